@@ -1,0 +1,133 @@
+"""Type stubs for the Rust extension module ``obliqueforest._core``.
+
+The extension is a thin boundary: it converts numpy arrays and errors and
+releases the GIL while the Rust engine works. All validation of forest
+parameters happens in Rust (``ForestParams::check``); errors arrive as
+:class:`ForestError`, a subclass of :class:`ValueError`.
+"""
+
+from typing import Any, Optional
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+FORMAT_VERSION: int
+"""Version of the binary model format written by :meth:`Forest.to_bytes`."""
+
+class ForestError(ValueError):
+    """Any error raised by the Rust core (bad parameters, bad input, corrupt model bytes)."""
+
+class Progress:
+    """A counter of grown trees, shared with a running fit (read it from another thread)."""
+
+    def __init__(self) -> None: ...
+    @property
+    def trees_done(self) -> int: ...
+
+class Forest:
+    """A fitted projection forest (all trees, their projections and leaf values).
+
+    Construct with :meth:`Forest.fit` or :meth:`Forest.from_bytes`.
+    """
+
+    @staticmethod
+    def fit(
+        X: npt.NDArray[np.float32],
+        y: npt.NDArray[np.float64],
+        sample_weight: Optional[npt.NDArray[np.float64]],
+        params: dict[str, Any],
+        progress: Optional[Progress] = None,
+    ) -> "Forest":
+        """Grow a forest.
+
+        ``X`` has shape (n_samples, n_features), any memory order. For
+        classification ``y`` holds class codes 0..n_classes-1 as floats.
+        ``params`` keys (unknown keys are an error):
+
+        - ``task``: "classification" | "regression"
+        - ``n_classes``: int (classification)
+        - ``criterion``: "gini" | "entropy" | "squared_error"
+        - ``projection``: dict with ``kind`` in "axis", "sparse", "forest_rc",
+          "gaussian", "patch" and the kind's settings (``density`` or
+          ``feature_combinations`` for sparse, ``n_combined`` for forest_rc,
+          ``data_shape``, ``channel_axis``, ``min_patch_size``,
+          ``max_patch_size``, ``periodic`` for patch)
+        - ``max_features``: None | int | float | "sqrt" | "log2"
+          (the number d of candidate projections per node)
+        - ``n_estimators``, ``max_depth``, ``min_samples_split``,
+          ``min_samples_leaf``, ``min_weight_fraction_leaf``,
+          ``min_impurity_decrease``, ``max_leaf_nodes``, ``bootstrap``,
+          ``max_samples``, ``class_weight_subsample``, ``oob``, ``seed``,
+          ``n_jobs``
+        """
+    def fit_more(
+        self,
+        X: npt.NDArray[np.float32],
+        y: npt.NDArray[np.float64],
+        sample_weight: Optional[npt.NDArray[np.float64]],
+        n_more: int,
+        progress: Optional[Progress] = None,
+    ) -> None:
+        """Grow ``n_more`` further trees (tree indices continue), same params and seed."""
+    def truncate(self, n_trees: int) -> None:
+        """Keep only the first ``n_trees`` trees."""
+    def select_trees(self, indices: npt.NDArray[np.int64]) -> "Forest":
+        """A new forest holding the given trees (in the given order)."""
+    @property
+    def n_trees(self) -> int: ...
+    @property
+    def n_features(self) -> int: ...
+    @property
+    def n_outputs(self) -> int:
+        """n_classes for classification, 1 for regression."""
+    @property
+    def is_classifier(self) -> bool: ...
+    def predict(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.float64]:
+        """Mean over trees of leaf values, shape (n_samples, n_outputs).
+
+        Class probabilities for classification, the prediction for regression.
+        """
+    def predict_trees(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.float64]:
+        """Per-tree leaf values, shape (n_trees, n_samples, n_outputs)."""
+    def apply(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.int64]:
+        """Leaf node index (within its tree) per tree, shape (n_samples, n_trees)."""
+    def leaf_offsets(self) -> npt.NDArray[np.int64]:
+        """Global leaf numbering: leaf ``l`` of tree ``t`` has global id
+        ``leaf_offsets()[t] + leaf_rank[t][l]``; shape (n_trees + 1,)."""
+    def apply_leaves(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.int64]:
+        """Global leaf id (0..total_leaves) per tree, shape (n_samples, n_trees)."""
+    def oob_prediction(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
+        """(sum over OOB trees of leaf values (n_samples, n_outputs), OOB tree count (n_samples,)).
+
+        Only available when fitted with ``oob=True`` and ``bootstrap=True``.
+        """
+    def feature_importances(self) -> npt.NDArray[np.float64]:
+        """Mean decrease in impurity, shared among a projection's features by |weight|; sums to 1."""
+    def projection_counts(self) -> npt.NDArray[np.float64]:
+        """How often each feature appears in a split projection, normalised to sum to 1 (MORF's pi_k)."""
+    def tree_stats(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(n_nodes, max_depth, n_leaves) per tree, each shape (n_trees,)."""
+    def tree_nodes(self, tree: int) -> dict[str, npt.NDArray[Any]]:
+        """The node table of one tree as numpy arrays: ``left``, ``right`` (-1 at leaves),
+        ``threshold``, ``proj_ptr`` (CSR offsets, n_nodes + 1), ``proj_features``,
+        ``proj_weights``, ``impurity``, ``n_node_samples``, ``weighted_n_node_samples``,
+        ``value`` (n_nodes, n_outputs), ``depth``.
+
+        A row goes left at an inner node when sum(w * x[f]) <= threshold.
+        Patch projections are expanded into their features with weight 1.
+        """
+    def leaf_bounds(
+        self, X: npt.NDArray[np.float32], n_jobs: int = 1
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per row, the box (lower, upper), each shape (n_samples, n_features), that is the
+        intersection over trees of the row's leaf regions, using the axis-aligned splits on
+        the path (single-feature projections); -inf/+inf where unconstrained."""
+    def to_bytes(self) -> bytes:
+        """Serialize: header (magic, format version, length, CRC-32) then the forest."""
+    @staticmethod
+    def from_bytes(data: bytes) -> "Forest":
+        """Inverse of :meth:`to_bytes`; raises ForestError on any corrupt, truncated or
+        newer-version input after validating every index and array length."""
+    def params(self) -> dict[str, Any]:
+        """The resolved parameters the forest was grown with."""

@@ -1,0 +1,701 @@
+"""scikit-learn estimators over the Rust projection-forest engine.
+
+One generic estimator per task (:class:`ObliqueForestClassifier`,
+:class:`ObliqueForestRegressor`) takes a projection distribution; the named
+forests (RandomForest, SPORF, MORF) are thin presets that only choose it.
+Python owns validation in scikit-learn's terms, label encoding and the API;
+everything numeric happens in ``obliqueforest._core``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from joblib import effective_n_jobs
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.exceptions import DataConversionWarning
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils import check_random_state, compute_sample_weight
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from . import _core
+from ._progress import run_with_progress
+from .projections import AxisAligned, Patch, SparseSigned, _Projection
+
+try:  # scikit-learn >= 1.6
+    from sklearn.utils.validation import validate_data as _validate_data
+except ImportError:  # pragma: no cover - older scikit-learn
+
+    def _validate_data(est, *args, **kwargs):
+        return est._validate_data(*args, **kwargs)
+
+
+__all__ = [
+    "ObliqueForestClassifier",
+    "ObliqueForestRegressor",
+    "RandomForestClassifier",
+    "RandomForestRegressor",
+    "SPORFClassifier",
+    "SPORFRegressor",
+]
+
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
+def as_float32(X):
+    """Casts validated float data to float32, refusing values float32 cannot hold."""
+    if X.dtype == np.float32:
+        return X
+    if X.size and np.abs(X).max() > _F32_MAX:
+        raise ValueError(
+            "X has values too large for float32 (|x| > 3.4e38); the forests compute in float32"
+        )
+    return X.astype(np.float32)
+
+
+class _BaseForest(BaseEstimator):
+    """Shared machinery of every projection forest. Subclasses define ``__init__`` (so that
+    scikit-learn sees their parameters) and ``_projection_config``."""
+
+    _parameter_constraints: dict = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "splitter": [StrOptions({"best", "random"})],
+        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+        "min_samples_split": [
+            Interval(Integral, 2, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="right"),
+        ],
+        "min_samples_leaf": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0.0, 1.0, closed="neither"),
+        ],
+        "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
+        "max_features": [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0.0, None, closed="neither"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+        "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
+        "bootstrap": ["boolean"],
+        "oob_score": ["boolean", callable],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "warm_start": ["boolean"],
+        "max_samples": [
+            None,
+            Interval(Real, 0.0, 1.0, closed="right"),
+            Interval(Integral, 1, None, closed="left"),
+        ],
+    }
+
+    # -- hooks ---------------------------------------------------------------------------
+    def _projection_config(self, n_features: int) -> dict:
+        raise NotImplementedError
+
+    def _task_params(self, y) -> dict:
+        raise NotImplementedError
+
+    # -- fitting -------------------------------------------------------------------------
+    def _core_params(self, n_features: int, task: dict) -> dict:
+        if self.n_jobs == 0:
+            raise ValueError("n_jobs == 0 has no meaning; use None, a positive number or -1")
+        if self.oob_score and not self.bootstrap:
+            raise ValueError("Out of bag estimation only available if bootstrap=True")
+        if self.max_samples is not None and not self.bootstrap:
+            raise ValueError(
+                "`max_sample` cannot be set if `bootstrap=False`. Either switch to "
+                "`bootstrap=True` or set `max_sample=None`."
+            )
+        params = dict(task)
+        params.update(
+            projection=self._projection_config(n_features),
+            splitter=getattr(self, "splitter", "best"),
+            max_features=self.max_features,
+            n_estimators=self.n_estimators,
+            max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            min_weight_fraction_leaf=float(self.min_weight_fraction_leaf),
+            min_impurity_decrease=float(self.min_impurity_decrease),
+            max_leaf_nodes=self.max_leaf_nodes,
+            bootstrap=bool(self.bootstrap),
+            max_samples=self.max_samples,
+            oob=bool(self.oob_score),
+            seed=int(self._seed),
+            n_jobs=self._n_threads(),
+        )
+        return params
+
+    def _n_threads(self) -> int:
+        return int(effective_n_jobs(self.n_jobs))
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "_forest")
+        X = _validate_data(
+            self, X, dtype=[np.float32, np.float64], reset=False, ensure_all_finite=True
+        )
+        return np.ascontiguousarray(as_float32(X))
+
+    def _fit_forest(self, X, y_core, sample_weight, task):
+        """Grows (or, with warm_start, extends) the core forest."""
+        X32 = as_float32(X)
+        y_core = np.ascontiguousarray(y_core, dtype=np.float64)
+        sw = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float64)
+        fitted = getattr(self, "_forest", None)
+        if self.warm_start and fitted is not None:
+            n_more = self.n_estimators - fitted.n_trees
+            if n_more < 0:
+                raise ValueError(
+                    f"n_estimators={self.n_estimators} must be larger or equal to "
+                    f"len(estimators_)={fitted.n_trees} when warm_start==True"
+                )
+            if n_more == 0:
+                warnings.warn(
+                    "Warm-start fitting without increasing n_estimators does not fit new trees.",
+                    UserWarning,
+                )
+                return
+            run_with_progress(
+                lambda p: fitted.fit_more(X32, y_core, sw, n_more, p), n_more, self.verbose
+            )
+            return
+        self._seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
+        params = self._core_params(X.shape[1], task)
+        self._forest = run_with_progress(
+            lambda p: _core.Forest.fit(X32, y_core, sw, params, p), self.n_estimators, self.verbose
+        )
+
+    # -- shared API ----------------------------------------------------------------------
+    def apply(self, X):
+        """Leaf index reached in each tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples, n_estimators)
+            Node index (within its tree) of the leaf each sample ends in.
+        """
+        X = self._validate_X_predict(X)
+        return self._forest.apply(X, self._n_threads())
+
+    @property
+    def feature_importances_(self):
+        """Impurity-based importances, shape (n_features,), summing to 1.
+
+        A split's weighted impurity decrease is shared among the features of its projection
+        in proportion to their absolute weights (Tomita et al. 2020).
+        """
+        check_is_fitted(self, "_forest")
+        return self._forest.feature_importances()
+
+    @property
+    def projection_counts_(self):
+        """How often each feature is part of a split projection, normalised to sum to 1
+        (the count-based importance pi_k of Perry et al., Sect. 3.2), shape (n_features,)."""
+        check_is_fitted(self, "_forest")
+        return self._forest.projection_counts()
+
+    @property
+    def n_estimators_(self):
+        """Number of fitted trees."""
+        check_is_fitted(self, "_forest")
+        return self._forest.n_trees
+
+    def tree_stats(self):
+        """Per-tree (n_nodes, max_depth, n_leaves), each an int array of shape (n_trees,)."""
+        check_is_fitted(self, "_forest")
+        return self._forest.tree_stats()
+
+    def save(self, path):
+        """Writes the fitted estimator to ``path`` in obliqueforest's safe model format.
+
+        See :func:`obliqueforest.load`; unlike pickle, loading never executes code.
+        """
+        from ._io import save
+
+        save(self, path)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        tags.non_deterministic = False
+        return tags
+
+
+class _ClassifierMixin(ClassifierMixin):
+    """Classification half of the forests (label encoding, class weights, OOB)."""
+
+    def _task_params(self, y):
+        return {
+            "task": "classification",
+            "n_classes": int(len(self.classes_)),
+            "criterion": self.criterion,
+            "class_weight_subsample": self.class_weight == "balanced_subsample",
+        }
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Grow the forest.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; converted to float32 (NaN and infinity are rejected).
+        y : array-like of shape (n_samples,)
+            Class labels.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights; None means equal weights.
+
+        Returns
+        -------
+        self : object
+        """
+        X, y = _validate_data(
+            self, X, y, dtype=[np.float32, np.float64], ensure_all_finite=True,
+            multi_output=False, reset=not (self.warm_start and hasattr(self, "_forest")),
+        )
+        check_classification_targets(y)
+        classes, y_enc = np.unique(y, return_inverse=True)
+        if self.warm_start and hasattr(self, "_forest"):
+            if not np.array_equal(classes, self.classes_):
+                raise ValueError("warm_start needs the same classes as the first fit")
+        self.classes_ = classes
+        self.n_classes_ = len(classes)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if self.class_weight is not None and self.class_weight != "balanced_subsample":
+            cw = compute_sample_weight(self.class_weight, y)
+            sample_weight = cw if sample_weight is None else sample_weight * cw
+        self._fit_forest(X, y_enc, sample_weight, self._task_params(y))
+        if self.oob_score:
+            self._set_oob(y_enc)
+        return self
+
+    def _set_oob(self, y_enc):
+        sums, counts = self._forest.oob_prediction()
+        if (counts == 0).any():
+            warnings.warn(
+                "Some inputs do not have OOB scores. This probably means too few trees were "
+                "used to compute any reliable OOB estimates.",
+                UserWarning,
+            )
+        self.oob_decision_function_ = sums / np.maximum(counts, 1)[:, None]
+        pred = self.oob_decision_function_.argmax(axis=1)
+        scorer = self.oob_score if callable(self.oob_score) else accuracy_score
+        self.oob_score_ = scorer(y_enc, pred)
+
+    def predict_proba(self, X):
+        """Class probabilities: the mean over trees of the leaves' class distributions.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        X = self._validate_X_predict(X)
+        return self._forest.predict(X, self._n_threads())
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`, shape (n_samples, n_classes)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Most probable class, shape (n_samples,)."""
+        return self.classes_.take(self.predict_proba(X).argmax(axis=1))
+
+
+class _RegressorMixin(RegressorMixin):
+    """Regression half of the forests."""
+
+    def _task_params(self, y):
+        return {"task": "regression", "criterion": self.criterion}
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Grow the forest.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data; converted to float32 (NaN and infinity are rejected).
+        y : array-like of shape (n_samples,)
+            Real targets.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : object
+        """
+        X, y = _validate_data(
+            self, X, y, dtype=[np.float32, np.float64], ensure_all_finite=True,
+            multi_output=False, y_numeric=True,
+            reset=not (self.warm_start and hasattr(self, "_forest")),
+        )
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        self._fit_forest(X, np.asarray(y, dtype=np.float64), sample_weight, self._task_params(y))
+        if self.oob_score:
+            sums, counts = self._forest.oob_prediction()
+            if (counts == 0).any():
+                warnings.warn(
+                    "Some inputs do not have OOB scores. This probably means too few trees "
+                    "were used to compute any reliable OOB estimates.",
+                    UserWarning,
+                )
+            self.oob_prediction_ = sums[:, 0] / np.maximum(counts, 1)
+            scorer = self.oob_score if callable(self.oob_score) else r2_score
+            self.oob_score_ = scorer(y, self.oob_prediction_)
+        return self
+
+    def predict(self, X):
+        """Mean over trees of the leaf means, shape (n_samples,)."""
+        X = self._validate_X_predict(X)
+        return self._forest.predict(X, self._n_threads())[:, 0]
+
+
+_CLF_CONSTRAINTS = {
+    **_BaseForest._parameter_constraints,
+    "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
+    "class_weight": [StrOptions({"balanced", "balanced_subsample"}), dict, list, None],
+}
+_REG_CONSTRAINTS = {
+    **_BaseForest._parameter_constraints,
+    "criterion": [StrOptions({"squared_error"})],
+}
+_PROJ_CONSTRAINTS = {"projection": [_Projection, None]}
+_SPORF_CONSTRAINTS = {"feature_combinations": [Interval(Real, 0.0, None, closed="neither")]}
+
+_COMMON_DOC = """
+    n_estimators : int, default=100
+        Number of trees.
+    criterion : str
+        Impurity criterion: "gini" or "entropy" (classification), "squared_error"
+        (regression).
+    max_depth : int, default=None
+        Maximum depth; None grows until leaves are pure or another rule stops them.
+    min_samples_split : int or float, default=2
+        Minimum samples to split a node (a float is a fraction of n_samples).
+    min_samples_leaf : int or float, default=1
+        Minimum samples in each leaf (a float is a fraction of n_samples).
+    min_weight_fraction_leaf : float, default=0.0
+        Minimum fraction of the total sample weight in each leaf.
+    max_leaf_nodes : int, default=None
+        Grow best-first with at most this many leaves.
+    min_impurity_decrease : float, default=0.0
+        Split only if the weighted impurity decrease is at least this.
+    bootstrap : bool, default=True
+        Draw a bootstrap sample per tree.
+    oob_score : bool or callable, default=False
+        Estimate the generalisation score on out-of-bag samples.
+    n_jobs : int, default=None
+        Threads for fit and predict (-1 = all cores). Never changes the model.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the forest; tree t draws from streams keyed by (seed, t).
+    verbose : int, default=0
+        Show a progress bar of grown trees.
+    warm_start : bool, default=False
+        Add trees to the fitted forest instead of growing a new one.
+    max_samples : int or float, default=None
+        Bootstrap sample size (a float is a fraction of n_samples).
+    splitter : {"best", "random"}, default="best"
+        "best" scans every threshold of each candidate projection; "random" draws one
+        threshold per candidate (extremely randomized trees)."""
+
+_ATTR_DOC = """
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels (classifiers only).
+    n_features_in_ : int
+        Number of features seen in fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+    feature_importances_ : ndarray of shape (n_features,)
+        Impurity-based importances, shared within a projection by |weight|.
+    projection_counts_ : ndarray of shape (n_features,)
+        Normalised count of split projections using each feature.
+    oob_score_ : float
+        Out-of-bag score (when ``oob_score`` is set).
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
+        Out-of-bag class probabilities (classifiers, when ``oob_score`` is set).
+    oob_prediction_ : ndarray of shape (n_samples,)
+        Out-of-bag predictions (regressors, when ``oob_score`` is set).
+
+    References
+    ----------
+    .. [1] T. M. Tomita, J. Browne, C. Shen, J. Chung, J. L. Patsolic, B. Falk, C. E. Priebe,
+       J. Yim, R. Burns, M. Maggioni, J. T. Vogelstein, "Sparse Projection Oblique Randomer
+       Forests", JMLR 21(104):1-39, 2020.
+    .. [2] L. Breiman, "Random Forests", Machine Learning 45(1):5-32, 2001.
+"""
+
+
+class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
+    __doc__ = (
+        """A projection forest classifier with a chosen projection distribution.
+
+    Every split node samples ``max_features`` candidate projections from ``projection``
+    and splits on the best (Tomita et al. 2020, Algorithm 1).
+
+    Parameters
+    ----------
+    projection : projection object, default=None
+        One of :mod:`obliqueforest.projections` (``AxisAligned()``,
+        ``SparseSigned(...)``, ``ForestRC(...)``, ``Gaussian()``, ``Patch(...)``);
+        None means ``SparseSigned()``.
+    max_features : int, float, "sqrt", "log2" or None, default=1.0
+        Number d of candidate projections per node: an int, a fraction of n_features
+        (may exceed 1.0 for oblique projections), or None for n_features.
+    class_weight : "balanced", "balanced_subsample", dict or None, default=None
+        Class weights as in scikit-learn."""
+        + _COMMON_DOC
+        + _ATTR_DOC
+    )
+    _parameter_constraints = {**_CLF_CONSTRAINTS, **_PROJ_CONSTRAINTS}
+
+    def __init__(self, projection=None, n_estimators=100, *, criterion="gini",
+                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False, class_weight=None,
+                 max_samples=None, splitter="best"):
+        self.projection = projection
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.class_weight = class_weight
+        self.max_samples = max_samples
+        self.splitter = splitter
+
+    def _projection_config(self, n_features):
+        return _generic_projection(self.projection, n_features)
+
+
+class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
+    __doc__ = (
+        """A projection forest regressor with a chosen projection distribution.
+
+    Parameters
+    ----------
+    projection : projection object, default=None
+        One of :mod:`obliqueforest.projections`; None means ``SparseSigned()``.
+    max_features : int, float, "sqrt", "log2" or None, default=1.0
+        Number d of candidate projections per node."""
+        + _COMMON_DOC
+        + _ATTR_DOC
+    )
+    _parameter_constraints = {**_REG_CONSTRAINTS, **_PROJ_CONSTRAINTS}
+
+    def __init__(self, projection=None, n_estimators=100, *, criterion="squared_error",
+                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False, max_samples=None,
+                 splitter="best"):
+        self.projection = projection
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.max_samples = max_samples
+        self.splitter = splitter
+
+    def _projection_config(self, n_features):
+        return _generic_projection(self.projection, n_features)
+
+
+def _generic_projection(projection, n_features):
+    if projection is None:
+        return SparseSigned().to_config()
+    if isinstance(projection, Patch):
+        return projection.resolve(n_features)
+    return projection.to_config()
+
+
+class RandomForestClassifier(ObliqueForestClassifier):
+    __doc__ = (
+        """Axis-aligned random forest classifier (Breiman 2001) on the obliqueforest engine.
+
+    A preset of :class:`ObliqueForestClassifier` with ``AxisAligned()`` projections and
+    scikit-learn's defaults.
+
+    Parameters
+    ----------
+    max_features : int, float, "sqrt", "log2" or None, default="sqrt"
+        Candidate features per node.
+    class_weight : "balanced", "balanced_subsample", dict or None, default=None"""
+        + _COMMON_DOC
+        + _ATTR_DOC
+    )
+    _parameter_constraints = dict(_CLF_CONSTRAINTS)
+
+    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False, class_weight=None, max_samples=None, splitter="best"):
+        super().__init__(
+            projection=None, n_estimators=n_estimators, criterion=criterion,
+            max_depth=max_depth, min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+            warm_start=warm_start, class_weight=class_weight, max_samples=max_samples,
+            splitter=splitter,
+        )
+        del self.projection
+
+    def _projection_config(self, n_features):
+        return AxisAligned().to_config()
+
+
+class RandomForestRegressor(ObliqueForestRegressor):
+    __doc__ = (
+        """Axis-aligned random forest regressor (Breiman 2001) on the obliqueforest engine.
+
+    Parameters
+    ----------
+    max_features : int, float, "sqrt", "log2" or None, default=1.0
+        Candidate features per node (scikit-learn's regression default: all)."""
+        + _COMMON_DOC
+        + _ATTR_DOC
+    )
+    _parameter_constraints = dict(_REG_CONSTRAINTS)
+
+    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
+                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
+                 warm_start=False, max_samples=None, splitter="best"):
+        super().__init__(
+            projection=None, n_estimators=n_estimators, criterion=criterion,
+            max_depth=max_depth, min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+            warm_start=warm_start, max_samples=max_samples, splitter=splitter,
+        )
+        del self.projection
+
+    def _projection_config(self, n_features):
+        return AxisAligned().to_config()
+
+
+class SPORFClassifier(ObliqueForestClassifier):
+    __doc__ = (
+        """Sparse Projection Oblique Randomer Forest classifier (Tomita et al. 2020).
+
+    A preset of :class:`ObliqueForestClassifier` with ``SparseSigned`` projections and the
+    paper's recommended defaults (Sect. 5.2): d = p candidate projections and
+    lambda = 3/p, i.e. on average 3 features per projection.
+
+    Parameters
+    ----------
+    max_features : int, float, "sqrt", "log2" or None, default=1.0
+        Number d of candidate projections per node; a float is a fraction of n_features and
+        may exceed 1.0.
+    feature_combinations : float, default=3.0
+        Average number of features per projection (lambda * p), capped at n_features.
+    class_weight : "balanced", "balanced_subsample", dict or None, default=None"""
+        + _COMMON_DOC
+        + _ATTR_DOC
+    )
+    _parameter_constraints = {**_CLF_CONSTRAINTS, **_SPORF_CONSTRAINTS}
+
+    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=1.0, feature_combinations=3.0, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False, class_weight=None,
+                 max_samples=None, splitter="best"):
+        super().__init__(
+            projection=None, n_estimators=n_estimators, criterion=criterion,
+            max_depth=max_depth, min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+            warm_start=warm_start, class_weight=class_weight, max_samples=max_samples,
+            splitter=splitter,
+        )
+        del self.projection
+        self.feature_combinations = feature_combinations
+
+    def _projection_config(self, n_features):
+        return SparseSigned(feature_combinations=self.feature_combinations).to_config()
+
+
+class SPORFRegressor(ObliqueForestRegressor):
+    __doc__ = (
+        """Sparse Projection Oblique Randomer Forest regressor (Tomita et al. 2020).
+
+    Parameters
+    ----------
+    max_features : int, float, "sqrt", "log2" or None, default=1.0
+        Number d of candidate projections per node.
+    feature_combinations : float, default=3.0
+        Average number of features per projection (lambda * p), capped at n_features."""
+        + _COMMON_DOC
+        + _ATTR_DOC
+    )
+    _parameter_constraints = {**_REG_CONSTRAINTS, **_SPORF_CONSTRAINTS}
+
+    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
+                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
+                 max_features=1.0, feature_combinations=3.0, max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False, max_samples=None,
+                 splitter="best"):
+        super().__init__(
+            projection=None, n_estimators=n_estimators, criterion=criterion,
+            max_depth=max_depth, min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+            warm_start=warm_start, max_samples=max_samples, splitter=splitter,
+        )
+        del self.projection
+        self.feature_combinations = feature_combinations
+
+    def _projection_config(self, n_features):
+        return SparseSigned(feature_combinations=self.feature_combinations).to_config()

@@ -1,0 +1,175 @@
+"""Manifold Oblique Random Forests (MORF): patch projections for images, time series,
+multi-channel and cyclic data.
+
+The estimators are presets of the generic projection forests whose sampler draws
+contiguous patches (Perry et al., Sect. 3.1); the tree engine is the same.
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted
+
+from ._forest import (
+    _ATTR_DOC,
+    _CLF_CONSTRAINTS,
+    _COMMON_DOC,
+    _REG_CONSTRAINTS,
+    ObliqueForestClassifier,
+    ObliqueForestRegressor,
+)
+from .projections import Patch
+
+__all__ = ["MORFClassifier", "MORFRegressor"]
+
+_GEOMETRY_CONSTRAINTS = {
+    "data_shape": [tuple, list, Interval(Integral, 1, None, closed="left"), None],
+    "channel_axis": [Integral, None],
+    "min_patch_size": [tuple, list, Interval(Integral, 1, None, closed="left")],
+    "max_patch_size": [tuple, list, Interval(Integral, 1, None, closed="left"), None],
+    "periodic": ["boolean", tuple, list],
+}
+
+_GEOMETRY_DOC = """
+    data_shape : tuple of int, default=None
+        Shape of one sample, e.g. ``(28, 28)`` for an image, ``(100,)`` for a series,
+        ``(channels, length)`` or ``(channels, height, width)``; its product must equal
+        n_features. None means a 1-D series of length n_features.
+    channel_axis : int, default=None
+        Axis of ``data_shape`` holding channels. Patches are contiguous along the other axes
+        and span a random non-empty subset of channels.
+    min_patch_size, max_patch_size : int or tuple of int, default=1 and None
+        Patch size bounds, one entry per non-channel axis (an int applies to every axis).
+        A size is drawn uniformly between them. ``max_patch_size=None`` means a quarter of
+        each axis (at least ``min_patch_size``).
+    periodic : bool or tuple of bool, default=False
+        Whether each non-channel axis wraps around (cyclic data, e.g. angles).
+    max_features : int, float, "sqrt", "log2" or None, default="sqrt"
+        Number d of candidate patches per node (a float is a fraction of n_features)."""
+
+_MORF_REF = """
+    .. [3] A. Li, R. Perry, C. Huynh, T. M. Tomita, R. Mehta, J. Arroyo, J. Patsolic,
+       B. Falk, S. Sarma, J. T. Vogelstein, "Manifold Oblique Random Forests: Towards
+       Closing the Gap on Convolutional Deep Networks" (Perry et al., MORF).
+"""
+
+
+class _MORFMixin:
+    def _projection_config(self, n_features):
+        return Patch(
+            self.data_shape, self.channel_axis, self.min_patch_size, self.max_patch_size,
+            self.periodic,
+        ).resolve(n_features)
+
+    def _shape(self):
+        check_is_fitted(self, "_forest")
+        cfg = self._projection_config(self.n_features_in_)
+        return tuple(cfg["data_shape"])
+
+    def feature_importance_map(self, kind="impurity"):
+        """Importances reshaped to ``data_shape``.
+
+        Parameters
+        ----------
+        kind : {"impurity", "count"}, default="impurity"
+            "impurity": :attr:`feature_importances_`; "count": the normalised number of split
+            projections using each feature, pi_k of Perry et al. (Sect. 3.2).
+
+        Returns
+        -------
+        importance : ndarray of shape ``data_shape``
+        """
+        if kind == "impurity":
+            values = self.feature_importances_
+        elif kind == "count":
+            values = self.projection_counts_
+        else:
+            raise ValueError(f"kind must be 'impurity' or 'count', got {kind!r}")
+        return np.asarray(values).reshape(self._shape())
+
+    def plot_importance_map(self, kind="impurity", ax=None, **imshow_kwargs):
+        """Draws :meth:`feature_importance_map` (needs matplotlib: ``pip install
+        obliqueforest[plot]``). Returns the matplotlib Axes."""
+        from .plotting import plot_importance_map
+
+        return plot_importance_map(self.feature_importance_map(kind), ax=ax, **imshow_kwargs)
+
+
+class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
+    __doc__ = (
+        """Manifold Oblique Random Forest classifier: splits on sums over contiguous patches.
+
+    Parameters
+    ----------"""
+        + _GEOMETRY_DOC
+        + """
+    class_weight : "balanced", "balanced_subsample", dict or None, default=None"""
+        + _COMMON_DOC
+        + _ATTR_DOC
+        + _MORF_REF
+    )
+    _parameter_constraints = {**_CLF_CONSTRAINTS, **_GEOMETRY_CONSTRAINTS}
+
+    def __init__(self, n_estimators=100, *, data_shape=None, channel_axis=None,
+                 min_patch_size=1, max_patch_size=None, periodic=False, criterion="gini",
+                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
+                 min_weight_fraction_leaf=0.0, max_features="sqrt", max_leaf_nodes=None,
+                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
+                 random_state=None, verbose=0, warm_start=False, class_weight=None,
+                 max_samples=None, splitter="best"):
+        super().__init__(
+            projection=None, n_estimators=n_estimators, criterion=criterion,
+            max_depth=max_depth, min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+            warm_start=warm_start, class_weight=class_weight, max_samples=max_samples,
+            splitter=splitter,
+        )
+        del self.projection
+        self.data_shape = data_shape
+        self.channel_axis = channel_axis
+        self.min_patch_size = min_patch_size
+        self.max_patch_size = max_patch_size
+        self.periodic = periodic
+
+
+class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
+    __doc__ = (
+        """Manifold Oblique Random Forest regressor: splits on sums over contiguous patches.
+
+    Parameters
+    ----------"""
+        + _GEOMETRY_DOC
+        + _COMMON_DOC
+        + _ATTR_DOC
+        + _MORF_REF
+    )
+    _parameter_constraints = {**_REG_CONSTRAINTS, **_GEOMETRY_CONSTRAINTS}
+
+    def __init__(self, n_estimators=100, *, data_shape=None, channel_axis=None,
+                 min_patch_size=1, max_patch_size=None, periodic=False,
+                 criterion="squared_error", max_depth=None, min_samples_split=2,
+                 min_samples_leaf=1, min_weight_fraction_leaf=0.0, max_features="sqrt",
+                 max_leaf_nodes=None, min_impurity_decrease=0.0, bootstrap=True,
+                 oob_score=False, n_jobs=None, random_state=None, verbose=0, warm_start=False,
+                 max_samples=None, splitter="best"):
+        super().__init__(
+            projection=None, n_estimators=n_estimators, criterion=criterion,
+            max_depth=max_depth, min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
+            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
+            warm_start=warm_start, max_samples=max_samples, splitter=splitter,
+        )
+        del self.projection
+        self.data_shape = data_shape
+        self.channel_axis = channel_axis
+        self.min_patch_size = min_patch_size
+        self.max_patch_size = max_patch_size
+        self.periodic = periodic

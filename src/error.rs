@@ -1,0 +1,36 @@
+//! The crate's one error type. Every fallible public function returns
+//! [`Result`]; the Python boundary maps [`Error`] to a `ValueError` subclass in
+//! a single place (`python.rs`).
+
+/// Everything that can go wrong when growing, using or loading a forest.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum Error {
+    /// A parameter value is outside its valid range.
+    #[error("invalid parameter {name}: {reason}")]
+    InvalidParameter { name: &'static str, reason: String },
+    /// The input matrix or targets are unusable.
+    #[error("invalid input: {0}")]
+    InvalidInput(String),
+    /// Prediction input does not have the number of features the model was fitted with.
+    #[error("X has {got} features, but the model was fitted with {expected} features")]
+    FeatureMismatch { expected: usize, got: usize },
+    /// A serialized model could not be read.
+    #[error("corrupt model data: {0}")]
+    CorruptModel(String),
+    /// A serialized model comes from a newer format than this library understands.
+    #[error("model format version {found} is newer than the supported version {supported}; upgrade obliqueforest")]
+    UnsupportedVersion { found: u32, supported: u32 },
+    /// An internal invariant was broken (a bug); reported instead of panicking.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Shorthand for `std::result::Result<T, obliqueforest::Error>`.
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> Error {
+    Error::InvalidParameter {
+        name,
+        reason: reason.into(),
+    }
+}

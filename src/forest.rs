@@ -1,0 +1,560 @@
+//! A forest: trees grown in parallel, each from its own random streams keyed by
+//! (seed, tree index), so the fitted forest is the same for every thread count.
+//! Predictions add trees in index order for the same reason.
+
+use crate::data::{check_weights, ColMajor, Targets};
+use crate::error::{Error, Result};
+use crate::params::{ForestParams, Task, TreeConfig};
+use crate::projection::{AnySampler, PatchGeometry};
+use crate::rng::{Purpose, Rng};
+use crate::tree::{normalise, Grower, Tree, Workspace};
+use ndarray::{Array2, Array3, ArrayView2};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Out-of-bag sums of tree predictions and the number of trees each row was out of bag for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OobPrediction {
+    /// Shape (n_samples, n_outputs), row-major.
+    pub sums: Vec<f64>,
+    pub counts: Vec<u32>,
+}
+
+/// A fitted projection forest.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Forest {
+    pub(crate) params: ForestParams,
+    pub(crate) n_features: usize,
+    pub(crate) trees: Vec<Tree>,
+    #[serde(skip)]
+    pub(crate) oob: Option<OobPrediction>,
+}
+
+/// Shared, read-only inputs of a fit.
+struct FitData<'a> {
+    params: &'a ForestParams,
+    cfg: TreeConfig,
+    x: ColMajor,
+    y: Targets,
+    sample_weight: Vec<f64>,
+}
+
+impl Forest {
+    /// Grows a forest on `x` (n_samples × n_features, any memory order) and `y` (class codes
+    /// `0..n_classes` as floats, or real targets).
+    ///
+    /// # Errors
+    /// Invalid parameters, NaN/inf in the data, mismatched lengths, bad weights.
+    pub fn fit(
+        params: &ForestParams,
+        x: ArrayView2<'_, f32>,
+        y: &[f64],
+        sample_weight: Option<&[f64]>,
+    ) -> Result<Forest> {
+        Self::fit_with_progress(params, x, y, sample_weight, None)
+    }
+
+    /// [`Forest::fit`], counting finished trees in `progress` (read it from another thread).
+    ///
+    /// # Errors
+    /// As [`Forest::fit`].
+    pub fn fit_with_progress(
+        params: &ForestParams,
+        x: ArrayView2<'_, f32>,
+        y: &[f64],
+        sample_weight: Option<&[f64]>,
+        progress: Option<&AtomicUsize>,
+    ) -> Result<Forest> {
+        let data = prepare(params, x, y, sample_weight)?;
+        let mut forest = Forest {
+            params: params.clone(),
+            n_features: data.x.n_features,
+            trees: Vec::new(),
+            oob: None,
+        };
+        forest.grow(&data, params.n_estimators, progress)?;
+        Ok(forest)
+    }
+
+    /// Grows `n_more` further trees with the same parameters and seed (warm start). `x`, `y`
+    /// and the weights must be the training data of the first fit for OOB estimates to mean
+    /// anything.
+    ///
+    /// # Errors
+    /// As [`Forest::fit`], plus a feature-count mismatch.
+    pub fn grow_more(
+        &mut self,
+        x: ArrayView2<'_, f32>,
+        y: &[f64],
+        sample_weight: Option<&[f64]>,
+        n_more: usize,
+        progress: Option<&AtomicUsize>,
+    ) -> Result<()> {
+        if x.ncols() != self.n_features {
+            return Err(Error::FeatureMismatch {
+                expected: self.n_features,
+                got: x.ncols(),
+            });
+        }
+        let params = self.params.clone();
+        let data = prepare(&params, x, y, sample_weight)?;
+        self.grow(&data, n_more, progress)?;
+        self.params.n_estimators = self.trees.len();
+        Ok(())
+    }
+
+    fn grow(
+        &mut self,
+        data: &FitData<'_>,
+        n_more: usize,
+        progress: Option<&AtomicUsize>,
+    ) -> Result<()> {
+        let first = self.trees.len();
+        let sampler = data.params.projection.sampler(data.x.n_features);
+        let geometry = data.params.projection.geometry();
+        let grower = Grower {
+            cfg: &data.cfg,
+            sampler: &sampler,
+            geometry,
+            x: &data.x,
+            y: &data.y,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(data.params.n_threads())
+            .build()
+            .map_err(|e| Error::Internal(format!("thread pool: {e}")))?;
+        let grown: Vec<(Tree, Option<Vec<(u32, f64)>>)> = pool.install(|| {
+            (first..first + n_more)
+                .into_par_iter()
+                .map_init(Workspace::default, |ws, t| {
+                    let tree_result = grow_one(data, &grower, t, ws);
+                    if let Some(p) = progress {
+                        p.fetch_add(1, Ordering::Relaxed);
+                    }
+                    tree_result
+                })
+                .collect()
+        });
+        let n = data.x.n_samples;
+        let k = data.cfg.n_outputs;
+        if data.params.oob {
+            let oob = self.oob.get_or_insert_with(|| OobPrediction {
+                sums: vec![0.0; n * k],
+                counts: vec![0; n],
+            });
+            if oob.counts.len() != n {
+                return Err(Error::InvalidInput(
+                    "warm start with a different number of rows".into(),
+                ));
+            }
+            for (tree, rows) in &grown {
+                for &(row, _) in rows.iter().flatten() {
+                    let leaf = tree.leaf_by(geometry, |j| data.x.get(row as usize, j));
+                    let r = row as usize;
+                    for (s, v) in oob.sums[r * k..(r + 1) * k]
+                        .iter_mut()
+                        .zip(tree.value(leaf))
+                    {
+                        *s += v;
+                    }
+                    oob.counts[r] += 1;
+                }
+            }
+        }
+        self.trees.extend(grown.into_iter().map(|(t, _)| t));
+        Ok(())
+    }
+
+    pub fn params(&self) -> &ForestParams {
+        &self.params
+    }
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+    pub fn n_outputs(&self) -> usize {
+        self.params.task.n_outputs()
+    }
+    pub fn trees(&self) -> &[Tree] {
+        &self.trees
+    }
+    pub fn geometry(&self) -> Option<&PatchGeometry> {
+        self.params.projection.geometry()
+    }
+    /// Out-of-bag predictions, when fitted with `oob = true`.
+    pub fn oob(&self) -> Option<&OobPrediction> {
+        self.oob.as_ref()
+    }
+
+    /// Keeps the first `n` trees.
+    pub fn truncate(&mut self, n: usize) {
+        self.trees.truncate(n);
+        self.params.n_estimators = self.trees.len();
+        self.oob = None;
+    }
+
+    /// A forest made of the trees at `indices` (repeats allowed).
+    ///
+    /// # Errors
+    /// An index out of range or an empty selection.
+    pub fn select(&self, indices: &[usize]) -> Result<Forest> {
+        if indices.is_empty() {
+            return Err(Error::InvalidInput("select at least one tree".into()));
+        }
+        let trees = indices
+            .iter()
+            .map(|&i| {
+                self.trees
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| Error::InvalidInput(format!("tree {i} does not exist")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut params = self.params.clone();
+        params.n_estimators = trees.len();
+        Ok(Forest {
+            params,
+            n_features: self.n_features,
+            trees,
+            oob: None,
+        })
+    }
+
+    fn rows<'a>(
+        &self,
+        x: &'a ArrayView2<'a, f32>,
+    ) -> Result<ndarray::CowArray<'a, f32, ndarray::Ix2>> {
+        if x.ncols() != self.n_features {
+            return Err(Error::FeatureMismatch {
+                expected: self.n_features,
+                got: x.ncols(),
+            });
+        }
+        if x.iter().any(|v| !v.is_finite()) {
+            return Err(Error::InvalidInput(
+                "X contains NaN or infinity; missing values are not supported".into(),
+            ));
+        }
+        Ok(x.as_standard_layout())
+    }
+
+    fn pool(n_jobs: i64) -> Result<rayon::ThreadPool> {
+        let n = if n_jobs < 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            n_jobs.max(1) as usize
+        };
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| Error::Internal(format!("thread pool: {e}")))
+    }
+
+    /// Runs `f(row, out_row)` for every row, in parallel over blocks of rows.
+    fn per_row<T: Send + Clone + Default>(
+        &self,
+        x: ArrayView2<'_, f32>,
+        width: usize,
+        n_jobs: i64,
+        f: impl Fn(&[f32], &mut [T]) + Sync,
+    ) -> Result<Vec<T>> {
+        let rows = self.rows(&x)?;
+        let p = self.n_features;
+        let flat = rows
+            .as_slice()
+            .ok_or_else(|| Error::Internal("rows not contiguous".into()))?;
+        let mut out = vec![T::default(); rows.nrows() * width];
+        if width == 0 {
+            return Ok(out);
+        }
+        let block = 64;
+        Self::pool(n_jobs)?.install(|| {
+            out.par_chunks_mut(block * width)
+                .enumerate()
+                .for_each(|(b, chunk)| {
+                    for (r, o) in chunk.chunks_mut(width).enumerate() {
+                        let i = b * block + r;
+                        f(&flat[i * p..(i + 1) * p], o);
+                    }
+                })
+        });
+        Ok(out)
+    }
+
+    /// Mean over trees of the leaf values: class probabilities or the regression estimate,
+    /// shape (n_samples, n_outputs).
+    ///
+    /// # Errors
+    /// Wrong number of features, or NaN/inf in `x`.
+    pub fn predict(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<f64>> {
+        let k = self.n_outputs();
+        let g = self.geometry();
+        let n_trees = self.trees.len() as f64;
+        let n = x.nrows();
+        let out = self.per_row(x, k, n_jobs, |row, o| {
+            for tree in &self.trees {
+                let leaf = tree.leaf(g, row);
+                for (s, v) in o.iter_mut().zip(tree.value(leaf)) {
+                    *s += v;
+                }
+            }
+            o.iter_mut().for_each(|s| *s /= n_trees);
+        })?;
+        Array2::from_shape_vec((n, k), out).map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// Each tree's leaf values, shape (n_trees, n_samples, n_outputs).
+    ///
+    /// # Errors
+    /// As [`Forest::predict`].
+    pub fn predict_trees(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array3<f64>> {
+        let k = self.n_outputs();
+        let (g, t, n) = (self.geometry(), self.trees.len(), x.nrows());
+        let out = self.per_row(x, k * t, n_jobs, |row, o| {
+            for (tree, o) in self.trees.iter().zip(o.chunks_mut(k)) {
+                o.copy_from_slice(tree.value(tree.leaf(g, row)));
+            }
+        })?;
+        let a =
+            Array3::from_shape_vec((n, t, k), out).map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(a.permuted_axes([1, 0, 2]).as_standard_layout().into_owned())
+    }
+
+    /// The leaf (node index within its tree) each row reaches in each tree, shape (n_samples, n_trees).
+    ///
+    /// # Errors
+    /// As [`Forest::predict`].
+    pub fn apply(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<i64>> {
+        let (g, t, n) = (self.geometry(), self.trees.len(), x.nrows());
+        let out = self.per_row(x, t, n_jobs, |row, o| {
+            for (tree, o) in self.trees.iter().zip(o.iter_mut()) {
+                *o = tree.leaf(g, row) as i64;
+            }
+        })?;
+        Array2::from_shape_vec((n, t), out).map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// Offsets of each tree's leaves in the forest-wide leaf numbering, length n_trees + 1.
+    pub fn leaf_offsets(&self) -> Vec<usize> {
+        let mut off = vec![0usize];
+        for t in &self.trees {
+            off.push(off.last().copied().unwrap_or(0) + t.n_leaves());
+        }
+        off
+    }
+
+    /// Forest-wide leaf ids (0..total leaves), shape (n_samples, n_trees); tree t's leaves are
+    /// numbered in node order starting at `leaf_offsets()[t]`.
+    ///
+    /// # Errors
+    /// As [`Forest::predict`].
+    pub fn apply_leaves(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<i64>> {
+        let off = self.leaf_offsets();
+        let ranks: Vec<Vec<u32>> = self
+            .trees
+            .iter()
+            .map(|t| {
+                let mut r = 0u32;
+                (0..t.n_nodes())
+                    .map(|i| {
+                        let v = r;
+                        if t.is_leaf(i) {
+                            r += 1;
+                        }
+                        v
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut a = self.apply(x, n_jobs)?;
+        for mut row in a.rows_mut() {
+            for (t, v) in row.iter_mut().enumerate() {
+                *v = (off[t] + ranks[t][*v as usize] as usize) as i64;
+            }
+        }
+        Ok(a)
+    }
+
+    /// Per row, the box given by the axis-aligned splits on its paths through all trees:
+    /// (lower, upper), each n_samples × n_features; ±inf where unconstrained.
+    ///
+    /// # Errors
+    /// As [`Forest::predict`].
+    pub fn leaf_bounds(
+        &self,
+        x: ArrayView2<'_, f32>,
+        n_jobs: i64,
+    ) -> Result<(Array2<f64>, Array2<f64>)> {
+        let (p, n, g) = (self.n_features, x.nrows(), self.geometry());
+        let out = self.per_row(x, 2 * p, n_jobs, |row, o| {
+            let (lo, hi) = o.split_at_mut(p);
+            lo.fill(f64::NEG_INFINITY);
+            hi.fill(f64::INFINITY);
+            for tree in &self.trees {
+                let mut node = 0usize;
+                while !tree.is_leaf(node) {
+                    let proj = tree.proj(node, g);
+                    let v = proj.dot(row);
+                    let go_left = v <= tree.threshold[node];
+                    if let crate::projection::ProjRef::Sparse { idx: [j], w: [w] } = proj {
+                        if *w != 0.0 {
+                            let cut = tree.threshold[node] as f64 / *w as f64;
+                            let j = *j as usize;
+                            // w·x <= t  ⇔  x <= t/w for w > 0, x >= t/w for w < 0
+                            if go_left == (*w > 0.0) {
+                                hi[j] = hi[j].min(cut);
+                            } else {
+                                lo[j] = lo[j].max(cut);
+                            }
+                        }
+                    }
+                    node = if go_left {
+                        tree.left[node]
+                    } else {
+                        tree.right[node]
+                    } as usize;
+                }
+            }
+        })?;
+        let both =
+            Array2::from_shape_vec((n, 2 * p), out).map_err(|e| Error::Internal(e.to_string()))?;
+        Ok((
+            both.slice(ndarray::s![.., ..p]).to_owned(),
+            both.slice(ndarray::s![.., p..]).to_owned(),
+        ))
+    }
+
+    /// Mean decrease in impurity per feature (each tree normalised, averaged, renormalised).
+    pub fn feature_importances(&self) -> Vec<f64> {
+        let mut imp = vec![0.0; self.n_features];
+        for t in &self.trees {
+            for (a, b) in imp
+                .iter_mut()
+                .zip(t.feature_importances(self.n_features, self.geometry()))
+            {
+                *a += b;
+            }
+        }
+        normalise(&mut imp);
+        imp
+    }
+
+    /// How often each feature is part of a split projection, normalised to sum to 1
+    /// (the count-based importance of MORF, Sect. 3.2).
+    pub fn projection_counts(&self) -> Vec<f64> {
+        let mut c = vec![0.0; self.n_features];
+        for t in &self.trees {
+            t.add_projection_counts(self.geometry(), &mut c);
+        }
+        normalise(&mut c);
+        c
+    }
+
+    /// Checks the structure of a forest read from outside (every index in range).
+    ///
+    /// # Errors
+    /// [`Error::CorruptModel`] describing the first inconsistency.
+    pub fn validate(&self) -> Result<()> {
+        if self.n_features == 0 || self.trees.is_empty() {
+            return Err(Error::CorruptModel("empty forest".into()));
+        }
+        if let Task::Classification { n_classes: 0 } = self.params.task {
+            return Err(Error::CorruptModel("zero classes".into()));
+        }
+        self.params
+            .projection
+            .check(self.n_features)
+            .map_err(|e| Error::CorruptModel(e.to_string()))?;
+        for t in &self.trees {
+            if t.n_outputs != self.n_outputs() {
+                return Err(Error::CorruptModel("tree output width".into()));
+            }
+            t.validate(self.n_features, self.geometry())?;
+        }
+        Ok(())
+    }
+}
+
+fn prepare<'a>(
+    params: &'a ForestParams,
+    x: ArrayView2<'_, f32>,
+    y: &[f64],
+    sample_weight: Option<&[f64]>,
+) -> Result<FitData<'a>> {
+    let (n, p) = x.dim();
+    let cfg = params.check(n, p)?;
+    if y.len() != n {
+        return Err(Error::InvalidInput(format!(
+            "y has {} entries but X has {n} rows",
+            y.len()
+        )));
+    }
+    let n_classes = match params.task {
+        Task::Classification { n_classes } => Some(n_classes),
+        Task::Regression => None,
+    };
+    let y = Targets::new(y, n_classes)?;
+    let sample_weight = check_weights(sample_weight, n)?;
+    let x = ColMajor::from_view(x)?;
+    Ok(FitData {
+        params,
+        cfg,
+        x,
+        y,
+        sample_weight,
+    })
+}
+
+/// Grows tree `t`; returns it with its out-of-bag rows when OOB is requested.
+fn grow_one(
+    data: &FitData<'_>,
+    grower: &Grower<'_, AnySampler>,
+    t: usize,
+    ws: &mut Workspace,
+) -> (Tree, Option<Vec<(u32, f64)>>) {
+    let n = data.x.n_samples;
+    let mut weights = data.sample_weight.clone();
+    if data.params.bootstrap {
+        let mut counts = vec![0u32; n];
+        let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Bootstrap);
+        for _ in 0..data.cfg.n_draws {
+            counts[rng.below(n)] += 1;
+        }
+        if data.params.class_weight_subsample {
+            if let Targets::Classes(c) = &data.y {
+                let k = data.cfg.n_outputs;
+                let mut per_class = vec![0.0f64; k];
+                for (i, &cnt) in counts.iter().enumerate() {
+                    per_class[c[i] as usize] += cnt as f64;
+                }
+                let present = per_class.iter().filter(|&&v| v > 0.0).count() as f64;
+                let total: f64 = per_class.iter().sum();
+                for (i, w) in weights.iter_mut().enumerate() {
+                    let pc = per_class[c[i] as usize];
+                    *w *= if pc > 0.0 {
+                        total / (present * pc)
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+        for (w, &c) in weights.iter_mut().zip(&counts) {
+            *w *= c as f64;
+        }
+        let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
+        let tree = grower.grow(&weights, &mut rng, ws);
+        let oob = data.params.oob.then(|| {
+            counts
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c == 0)
+                .map(|(i, _)| (i as u32, 0.0))
+                .collect()
+        });
+        (tree, oob)
+    } else {
+        let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
+        (grower.grow(&weights, &mut rng, ws), None)
+    }
+}

@@ -1,0 +1,57 @@
+//! # obliqueforest
+//!
+//! Projection decision forests in one engine. Every split node samples d
+//! candidate directions from a projection distribution and splits on the best
+//! one (Tomita et al., *Sparse Projection Oblique Randomer Forests*, JMLR 2020,
+//! Sect. 3.1). Axis-aligned random forests, SPORF (sparse ±1 projections),
+//! Forest-RC, dense Gaussian projections and MORF patches (Perry et al.,
+//! *Manifold Oblique Random Forests*) are [`projection`] samplers of the same
+//! tree builder.
+//!
+//! The crate has no Python in its dependency tree; the pyo3 boundary lives in
+//! the `python` module behind the `python` cargo feature.
+//!
+//! ```
+//! use ndarray::Array2;
+//! use obliqueforest::{Forest, ForestParams, MaxFeatures, ProjectionKind, Density};
+//!
+//! // two classes separated by the sign of x0 + x1
+//! let x = Array2::from_shape_fn((200, 4), |(i, j)| (((i * 7 + j * 13) % 23) as f32 - 11.0) / 11.0);
+//! let y: Vec<f64> = x.rows().into_iter().map(|r| if r[0] + r[1] > 0.0 { 1.0 } else { 0.0 }).collect();
+//!
+//! let mut params = ForestParams::classification(2);
+//! params.projection = ProjectionKind::SparseSigned { density: Density::FeatureCombinations(2.0) };
+//! params.max_features = MaxFeatures::All;
+//! params.n_estimators = 20;
+//! params.seed = 42;
+//! let forest = Forest::fit(&params, x.view(), &y, None)?;
+//!
+//! let proba = forest.predict(x.view(), 1)?; // shape (200, 2)
+//! let accuracy = proba.rows().into_iter().zip(&y)
+//!     .filter(|(p, &t)| (p[1] > 0.5) == (t == 1.0)).count() as f64 / 200.0;
+//! assert!(accuracy > 0.95);
+//!
+//! // models round-trip through a validated, versioned byte format
+//! let bytes = forest.to_bytes()?;
+//! assert_eq!(Forest::from_bytes(&bytes)?, forest);
+//! # Ok::<(), obliqueforest::Error>(())
+//! ```
+
+pub mod data;
+pub mod error;
+pub mod forest;
+pub mod params;
+pub mod projection;
+pub mod rng;
+pub mod serialize;
+pub mod tree;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use error::{Error, Result};
+pub use forest::{Forest, OobPrediction};
+pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
+pub use projection::{Density, PatchGeometry, ProjectionKind, ProjectionSampler};
+pub use serialize::FORMAT_VERSION;
+pub use tree::Tree;

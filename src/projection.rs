@@ -1,0 +1,780 @@
+//! Projection samplers: the one place where forest families differ.
+//!
+//! At every split node the tree builder asks a [`ProjectionSampler`] for d
+//! candidate directions and keeps the best. A projection is stored sparsely:
+//! feature indices and weights (axis-aligned, SPORF, Forest-RC, Gaussian), or,
+//! for MORF patches, a compact descriptor (channels, then start and length per
+//! spatial axis) that is evaluated as a sum over the patch. Invariant: a
+//! [`ProjectionBuf`] holds `len()` projections whose entries are
+//! `idx[ptr[i]..ptr[i+1]]` (and `w[...]` for sparse ones).
+
+use crate::error::{invalid, Result};
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+
+/// The largest number of axes a patch geometry may have.
+pub const MAX_AXES: usize = 8;
+
+/// How dense a sparse signed projection matrix is.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Density {
+    /// λ: the fraction of nonzero entries in the p×d matrix, in (0, 1].
+    Fraction(f64),
+    /// λ·p: the average number of features per projection (capped at p).
+    FeatureCombinations(f64),
+}
+
+/// The projection distribution a forest samples candidate directions from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ProjectionKind {
+    /// Classic random forest: d distinct features, weight 1.
+    AxisAligned,
+    /// SPORF: ⌈λ·p·d⌉ nonzeros of ±1 placed uniformly in a p×d matrix.
+    SparseSigned { density: Density },
+    /// Forest-RC: each projection combines `n_combined` features, weights uniform in [−1, 1].
+    ForestRc { n_combined: usize },
+    /// Dense projections over every feature with N(0, 1) weights.
+    Gaussian,
+    /// MORF: contiguous patches over a structured sample shape.
+    Patch(PatchGeometry),
+}
+
+impl ProjectionKind {
+    /// Checks the projection settings against the data width.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidParameter`] naming the setting that is out of range.
+    pub fn check(&self, n_features: usize) -> Result<()> {
+        match self {
+            ProjectionKind::SparseSigned {
+                density: Density::Fraction(d),
+            } => {
+                if !(*d > 0.0 && *d <= 1.0) {
+                    return Err(invalid("density", format!("must be in (0, 1], got {d}")));
+                }
+            }
+            ProjectionKind::SparseSigned {
+                density: Density::FeatureCombinations(c),
+            } => {
+                if !(*c > 0.0 && c.is_finite()) {
+                    return Err(invalid(
+                        "feature_combinations",
+                        format!("must be > 0, got {c}"),
+                    ));
+                }
+            }
+            ProjectionKind::ForestRc { n_combined } => {
+                if *n_combined == 0 {
+                    return Err(invalid("n_combined", "must be at least 1"));
+                }
+            }
+            ProjectionKind::Patch(g) => g.check(n_features)?,
+            ProjectionKind::AxisAligned | ProjectionKind::Gaussian => {}
+        }
+        Ok(())
+    }
+
+    /// The patch geometry, for patch forests.
+    pub fn geometry(&self) -> Option<&PatchGeometry> {
+        match self {
+            ProjectionKind::Patch(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// The sampler for data with `n_features` columns (call after [`Self::check`]).
+    pub fn sampler(&self, n_features: usize) -> AnySampler {
+        match self {
+            ProjectionKind::AxisAligned => AnySampler::Axis(AxisAlignedSampler { n_features }),
+            ProjectionKind::SparseSigned { density } => {
+                let p = n_features as f64;
+                let density = match density {
+                    Density::Fraction(d) => *d,
+                    Density::FeatureCombinations(c) => (c / p).min(1.0),
+                };
+                AnySampler::Sparse(SparseSignedSampler {
+                    n_features,
+                    density,
+                })
+            }
+            ProjectionKind::ForestRc { n_combined } => AnySampler::ForestRc(ForestRcSampler {
+                n_features,
+                n_combined: (*n_combined).min(n_features),
+            }),
+            ProjectionKind::Gaussian => AnySampler::Gaussian(GaussianSampler { n_features }),
+            ProjectionKind::Patch(g) => AnySampler::Patch(PatchSampler {
+                geometry: g.clone(),
+            }),
+        }
+    }
+}
+
+/// The shape of one sample and where patches may lie in it (MORF, Sect. 3.1).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PatchGeometry {
+    /// Shape of one sample, e.g. `[28, 28]` or `[3, 32, 32]`; its product is n_features.
+    pub data_shape: Vec<usize>,
+    /// The axis of `data_shape` holding channels, if any.
+    pub channel_axis: Option<usize>,
+    /// Minimum patch size per non-channel axis.
+    pub min_patch_size: Vec<usize>,
+    /// Maximum patch size per non-channel axis.
+    pub max_patch_size: Vec<usize>,
+    /// Whether each non-channel axis wraps around.
+    pub periodic: Vec<bool>,
+}
+
+impl PatchGeometry {
+    /// The non-channel axes, in order.
+    pub fn spatial_axes(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.data_shape.len()).filter(move |&a| Some(a) != self.channel_axis)
+    }
+
+    fn n_channels(&self) -> usize {
+        self.channel_axis.map_or(1, |c| self.data_shape[c])
+    }
+
+    /// Row-major strides of `data_shape`.
+    fn strides(&self) -> [usize; MAX_AXES] {
+        let mut s = [0usize; MAX_AXES];
+        let mut acc = 1;
+        for a in (0..self.data_shape.len()).rev() {
+            s[a] = acc;
+            acc *= self.data_shape[a];
+        }
+        s
+    }
+
+    /// Checks the geometry against the data width.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidParameter`] naming `data_shape`, `channel_axis`,
+    /// `min_patch_size`, `max_patch_size` or `periodic`.
+    pub fn check(&self, n_features: usize) -> Result<()> {
+        let shape = &self.data_shape;
+        if shape.is_empty() || shape.len() > MAX_AXES {
+            return Err(invalid(
+                "data_shape",
+                format!("must have 1 to {MAX_AXES} axes"),
+            ));
+        }
+        if shape.contains(&0) {
+            return Err(invalid("data_shape", "every axis must have length >= 1"));
+        }
+        let product = shape.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+        if product != Some(n_features) {
+            return Err(invalid(
+                "data_shape",
+                format!("{shape:?} holds {product:?} values but X has {n_features} features"),
+            ));
+        }
+        if let Some(c) = self.channel_axis {
+            if c >= shape.len() {
+                return Err(invalid(
+                    "channel_axis",
+                    format!("{c} is not an axis of data_shape {shape:?}"),
+                ));
+            }
+            if shape.len() == 1 {
+                return Err(invalid(
+                    "channel_axis",
+                    "data_shape needs an axis besides the channels",
+                ));
+            }
+        }
+        let n_spatial = self.spatial_axes().count();
+        for (name, v) in [
+            ("min_patch_size", &self.min_patch_size),
+            ("max_patch_size", &self.max_patch_size),
+        ] {
+            if v.len() != n_spatial {
+                return Err(invalid(
+                    name,
+                    format!(
+                        "needs {n_spatial} entries (one per non-channel axis), got {}",
+                        v.len()
+                    ),
+                ));
+            }
+        }
+        if self.periodic.len() != n_spatial {
+            return Err(invalid(
+                "periodic",
+                format!("needs {n_spatial} entries (one per non-channel axis)"),
+            ));
+        }
+        for (i, a) in self.spatial_axes().enumerate() {
+            let (lo, hi) = (self.min_patch_size[i], self.max_patch_size[i]);
+            if lo == 0 {
+                return Err(invalid("min_patch_size", "patch sizes must be at least 1"));
+            }
+            if lo > hi {
+                return Err(invalid(
+                    "min_patch_size",
+                    format!("{lo} exceeds max_patch_size {hi} on axis {a}"),
+                ));
+            }
+            if hi > shape[a] {
+                return Err(invalid(
+                    "max_patch_size",
+                    format!("{hi} does not fit axis {a} of length {}", shape[a]),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that a stored patch descriptor fits this geometry (model loading).
+    pub(crate) fn valid_descriptor(&self, desc: &[u32]) -> bool {
+        let Some((&n_ch, rest)) = desc.split_first() else {
+            return false;
+        };
+        let n_ch = n_ch as usize;
+        let n_spatial = self.spatial_axes().count();
+        let want_ch = if self.channel_axis.is_some() { n_ch } else { 0 };
+        if n_ch != want_ch || rest.len() != n_ch + 2 * n_spatial {
+            return false;
+        }
+        if self.channel_axis.is_some()
+            && (n_ch == 0
+                || rest[..n_ch]
+                    .iter()
+                    .any(|&c| c as usize >= self.n_channels()))
+        {
+            return false;
+        }
+        self.spatial_axes().enumerate().all(|(i, a)| {
+            let (start, len) = (rest[n_ch + 2 * i] as usize, rest[n_ch + 2 * i + 1] as usize);
+            let size = self.data_shape[a];
+            len >= 1 && len <= size && start < size && (self.periodic[i] || start + len <= size)
+        })
+    }
+
+    /// Calls `f(feature)` for every feature inside the patch `desc`.
+    #[inline]
+    pub fn for_each_feature(&self, desc: &[u32], mut f: impl FnMut(usize)) {
+        let strides = self.strides();
+        let n_ch = desc[0] as usize;
+        let channels = &desc[1..1 + n_ch];
+        let boxes = &desc[1 + n_ch..];
+        let mut axes = [0usize; MAX_AXES];
+        let mut n_axes = 0;
+        for a in self.spatial_axes() {
+            axes[n_axes] = a;
+            n_axes += 1;
+        }
+        let mut counter = [0usize; MAX_AXES];
+        let channel_offsets = channels
+            .iter()
+            .map(|&c| c as usize * self.channel_axis.map_or(0, |ca| strides[ca]));
+        let run = |base: usize, counter: &mut [usize; MAX_AXES], f: &mut dyn FnMut(usize)| {
+            counter[..n_axes].fill(0);
+            loop {
+                let mut flat = base;
+                for k in 0..n_axes {
+                    let (start, size) = (boxes[2 * k] as usize, self.data_shape[axes[k]]);
+                    let mut coord = start + counter[k];
+                    if coord >= size {
+                        coord -= size; // periodic wrap; valid descriptors never exceed one turn
+                    }
+                    flat += coord * strides[axes[k]];
+                }
+                f(flat);
+                // odometer over the patch, last axis fastest
+                let mut k = n_axes;
+                loop {
+                    if k == 0 {
+                        return;
+                    }
+                    k -= 1;
+                    counter[k] += 1;
+                    if counter[k] < boxes[2 * k + 1] as usize {
+                        break;
+                    }
+                    counter[k] = 0;
+                }
+            }
+        };
+        if n_ch == 0 {
+            run(0, &mut counter, &mut f);
+        } else {
+            for off in channel_offsets {
+                run(off, &mut counter, &mut f);
+            }
+        }
+    }
+}
+
+/// A borrowed projection: where a node (or candidate) points in feature space.
+#[derive(Clone, Copy, Debug)]
+pub enum ProjRef<'a> {
+    Sparse {
+        idx: &'a [u32],
+        w: &'a [f32],
+    },
+    Patch {
+        desc: &'a [u32],
+        geometry: &'a PatchGeometry,
+    },
+}
+
+impl ProjRef<'_> {
+    /// Calls `f(feature, weight)` for every nonzero of the projection.
+    #[inline]
+    pub fn for_each(&self, mut f: impl FnMut(usize, f32)) {
+        match *self {
+            ProjRef::Sparse { idx, w } => {
+                for (&i, &w) in idx.iter().zip(w) {
+                    f(i as usize, w)
+                }
+            }
+            ProjRef::Patch { desc, geometry } => geometry.for_each_feature(desc, |i| f(i, 1.0)),
+        }
+    }
+
+    /// The projected value of one row (`row[j]` is feature j).
+    #[inline]
+    pub fn dot(&self, row: &[f32]) -> f32 {
+        match *self {
+            ProjRef::Sparse { idx, w } => {
+                let mut s = 0.0f32;
+                for (&i, &w) in idx.iter().zip(w) {
+                    s += w * row[i as usize];
+                }
+                s
+            }
+            ProjRef::Patch { .. } => {
+                let mut s = 0.0f32;
+                self.for_each(|i, _| s += row[i]);
+                s
+            }
+        }
+    }
+}
+
+/// A list of projections in CSR form; reused from node to node.
+#[derive(Clone, Debug, Default)]
+pub struct ProjectionBuf {
+    pub ptr: Vec<u32>,
+    pub idx: Vec<u32>,
+    /// Weights, parallel to `idx`; empty for patch projections.
+    pub w: Vec<f32>,
+}
+
+impl ProjectionBuf {
+    pub fn clear(&mut self) {
+        self.ptr.clear();
+        self.ptr.push(0);
+        self.idx.clear();
+        self.w.clear();
+    }
+    pub fn len(&self) -> usize {
+        self.ptr.len().saturating_sub(1)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Closes the projection whose entries were pushed since the last call.
+    fn close(&mut self) {
+        self.ptr.push(self.idx.len() as u32);
+    }
+    /// Projection `i`, read with the forest's patch geometry (if any).
+    #[inline]
+    pub fn get<'a>(&'a self, i: usize, geometry: Option<&'a PatchGeometry>) -> ProjRef<'a> {
+        let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
+        match geometry {
+            Some(geometry) => ProjRef::Patch {
+                desc: &self.idx[a..b],
+                geometry,
+            },
+            None => ProjRef::Sparse {
+                idx: &self.idx[a..b],
+                w: &self.w[a..b],
+            },
+        }
+    }
+}
+
+/// Reusable memory of a sampler (one per worker).
+#[derive(Debug, Default)]
+pub struct SamplerScratch {
+    perm: Vec<u32>,
+    chosen: Vec<u32>,
+    positions: Vec<u64>,
+    perm64: Vec<u64>,
+}
+
+/// Draws the candidate projections of one split node.
+pub trait ProjectionSampler {
+    /// Replaces the contents of `out` with up to `n_candidates` projections.
+    fn sample(
+        &self,
+        rng: &mut Rng,
+        n_candidates: usize,
+        scratch: &mut SamplerScratch,
+        out: &mut ProjectionBuf,
+    );
+}
+
+/// Classic random forest: `d` distinct features with weight 1 (at most p).
+#[derive(Clone, Debug)]
+pub struct AxisAlignedSampler {
+    pub n_features: usize,
+}
+
+impl ProjectionSampler for AxisAlignedSampler {
+    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+        out.clear();
+        rng.distinct(self.n_features, d, &mut s.perm, &mut s.chosen);
+        for &f in &s.chosen {
+            out.idx.push(f);
+            out.w.push(1.0);
+            out.close();
+        }
+    }
+}
+
+/// SPORF (Tomita et al. 2020, Sect. 3.1): ⌈λ·p·d⌉ nonzeros placed uniformly at random in
+/// a p×d matrix, each ±1 with equal probability; empty columns are dropped.
+#[derive(Clone, Debug)]
+pub struct SparseSignedSampler {
+    pub n_features: usize,
+    pub density: f64,
+}
+
+impl ProjectionSampler for SparseSignedSampler {
+    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+        out.clear();
+        let p = self.n_features as u64;
+        let total = p * d as u64;
+        let nnz = ((self.density * total as f64).ceil() as u64).clamp(1, total);
+        s.positions.clear();
+        if nnz * 2 > total {
+            // dense enough: partial Fisher-Yates over all positions
+            if s.perm64.len() as u64 != total {
+                s.perm64.clear();
+                s.perm64.extend(0..total);
+            }
+            for i in 0..nnz as usize {
+                let j = i + rng.below(total as usize - i);
+                s.perm64.swap(i, j);
+                s.positions.push(s.perm64[i]);
+            }
+            s.positions.sort_unstable();
+        } else {
+            // sparse: draw, sort, drop repeats, top up
+            while (s.positions.len() as u64) < nnz {
+                let missing = nnz as usize - s.positions.len();
+                for _ in 0..missing {
+                    s.positions
+                        .push((rng.next_u64() as u128 * total as u128 >> 64) as u64);
+                }
+                s.positions.sort_unstable();
+                s.positions.dedup();
+            }
+        }
+        // positions are column-major (col * p + row): consecutive runs are one projection
+        let mut current = u64::MAX;
+        for &pos in &s.positions {
+            let (col, row) = (pos / p, pos % p);
+            if col != current && current != u64::MAX {
+                out.close();
+            }
+            current = col;
+            out.idx.push(row as u32);
+            out.w.push(if rng.coin() { 1.0 } else { -1.0 });
+        }
+        if current != u64::MAX {
+            out.close();
+        }
+    }
+}
+
+/// Forest-RC (Breiman 2001): each projection combines L distinct features with weights
+/// uniform in [−1, 1].
+#[derive(Clone, Debug)]
+pub struct ForestRcSampler {
+    pub n_features: usize,
+    pub n_combined: usize,
+}
+
+impl ProjectionSampler for ForestRcSampler {
+    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+        out.clear();
+        for _ in 0..d {
+            rng.distinct(self.n_features, self.n_combined, &mut s.perm, &mut s.chosen);
+            for &f in &s.chosen {
+                out.idx.push(f);
+                out.w.push((2.0 * rng.unit() - 1.0) as f32);
+            }
+            out.close();
+        }
+    }
+}
+
+/// Dense random projections: every feature, N(0, 1) weights.
+#[derive(Clone, Debug)]
+pub struct GaussianSampler {
+    pub n_features: usize,
+}
+
+impl ProjectionSampler for GaussianSampler {
+    fn sample(&self, rng: &mut Rng, d: usize, _s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+        out.clear();
+        for _ in 0..d {
+            for f in 0..self.n_features {
+                out.idx.push(f as u32);
+                out.w.push(rng.normal() as f32);
+            }
+            out.close();
+        }
+    }
+}
+
+/// MORF (Perry et al., Sect. 3.1): for each axis a size uniform in [min, max], then a
+/// corner uniform over the zero-padded range u ∈ {−h+1, …, H−1} (clipped to the sample), so
+/// every feature is equally likely to be covered; periodic axes take u ∈ {0, …, H−1} and
+/// wrap. With a channel axis, the patch spans a random non-empty subset of channels.
+#[derive(Clone, Debug)]
+pub struct PatchSampler {
+    pub geometry: PatchGeometry,
+}
+
+impl ProjectionSampler for PatchSampler {
+    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+        let g = &self.geometry;
+        out.clear();
+        for _ in 0..d {
+            if let Some(ca) = g.channel_axis {
+                let n_ch = g.data_shape[ca];
+                let k = rng.between(1, n_ch);
+                rng.distinct(n_ch, k, &mut s.perm, &mut s.chosen);
+                s.chosen.sort_unstable();
+                out.idx.push(k as u32);
+                out.idx.extend_from_slice(&s.chosen);
+            } else {
+                out.idx.push(0);
+            }
+            for (i, a) in g.spatial_axes().enumerate() {
+                let size = g.data_shape[a];
+                let h = rng.between(g.min_patch_size[i], g.max_patch_size[i]);
+                let (start, len) = if g.periodic[i] {
+                    (rng.below(size), h)
+                } else {
+                    let u = rng.below(size + h - 1) as i64 - (h as i64 - 1);
+                    let start = u.max(0) as usize;
+                    let end = ((u + h as i64) as usize).min(size);
+                    (start, end - start)
+                };
+                out.idx.push(start as u32);
+                out.idx.push(len as u32);
+            }
+            out.close();
+        }
+    }
+}
+
+/// Static dispatch over the built-in samplers.
+#[derive(Clone, Debug)]
+pub enum AnySampler {
+    Axis(AxisAlignedSampler),
+    Sparse(SparseSignedSampler),
+    ForestRc(ForestRcSampler),
+    Gaussian(GaussianSampler),
+    Patch(PatchSampler),
+}
+
+impl ProjectionSampler for AnySampler {
+    #[inline]
+    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+        match self {
+            AnySampler::Axis(x) => x.sample(rng, d, s, out),
+            AnySampler::Sparse(x) => x.sample(rng, d, s, out),
+            AnySampler::ForestRc(x) => x.sample(rng, d, s, out),
+            AnySampler::Gaussian(x) => x.sample(rng, d, s, out),
+            AnySampler::Patch(x) => x.sample(rng, d, s, out),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn draw(sampler: &dyn ProjectionSampler, d: usize, seed: u64) -> ProjectionBuf {
+        let mut out = ProjectionBuf::default();
+        sampler.sample(
+            &mut Rng::from_seed(seed),
+            d,
+            &mut SamplerScratch::default(),
+            &mut out,
+        );
+        out
+    }
+
+    #[test]
+    fn axis_sampler_draws_distinct_unit_features() {
+        let out = draw(&AxisAlignedSampler { n_features: 10 }, 4, 1);
+        assert_eq!(out.len(), 4);
+        let mut f = out.idx.clone();
+        f.sort();
+        f.dedup();
+        assert_eq!(f.len(), 4);
+        assert!(out.w.iter().all(|&w| w == 1.0));
+    }
+
+    #[test]
+    fn sparse_sampler_draws_expected_density() {
+        let (p, d) = (50usize, 50usize);
+        let s = SparseSignedSampler {
+            n_features: p,
+            density: 3.0 / p as f64,
+        };
+        let mut total = 0;
+        for seed in 0..20 {
+            let out = draw(&s, d, seed);
+            assert_eq!(out.idx.len(), (3 * d) as usize); // ceil(λ p d) nonzeros exactly
+            assert!(out.len() <= d);
+            assert!(out.w.iter().all(|&w| w == 1.0 || w == -1.0));
+            for i in 0..out.len() {
+                let (a, b) = (out.ptr[i] as usize, out.ptr[i + 1] as usize);
+                assert!(b > a, "empty projections are dropped");
+                let mut f = out.idx[a..b].to_vec();
+                f.dedup();
+                assert_eq!(f.len(), b - a, "a feature appears once per projection");
+            }
+            total += out.w.iter().filter(|&&w| w > 0.0).count();
+        }
+        let frac = total as f64 / (20.0 * 150.0);
+        assert!((0.45..0.55).contains(&frac), "signs balanced: {frac}");
+    }
+
+    #[test]
+    fn sparse_sampler_allows_more_candidates_than_features_and_full_density() {
+        let out = draw(
+            &SparseSignedSampler {
+                n_features: 4,
+                density: 1.0,
+            },
+            9,
+            3,
+        );
+        assert_eq!(out.len(), 9);
+        assert_eq!(out.idx.len(), 36);
+    }
+
+    #[test]
+    fn forest_rc_sampler_combines_n_features_with_bounded_weights() {
+        let out = draw(
+            &ForestRcSampler {
+                n_features: 8,
+                n_combined: 3,
+            },
+            5,
+            4,
+        );
+        assert_eq!(out.len(), 5);
+        assert_eq!(out.idx.len(), 15);
+        assert!(out.w.iter().all(|w| (-1.0..=1.0).contains(w)));
+    }
+
+    fn geometry(shape: Vec<usize>, lo: usize, hi: usize, periodic: bool) -> PatchGeometry {
+        let n = shape.len();
+        PatchGeometry {
+            data_shape: shape,
+            channel_axis: None,
+            min_patch_size: vec![lo; n],
+            max_patch_size: vec![hi; n],
+            periodic: vec![periodic; n],
+        }
+    }
+
+    #[test]
+    fn patch_sampler_covers_every_feature_equally() {
+        let g = geometry(vec![6, 5], 1, 3, false);
+        let s = PatchSampler {
+            geometry: g.clone(),
+        };
+        let mut counts = vec![0usize; 30];
+        let out = draw(&s, 200_000, 5);
+        for i in 0..out.len() {
+            out.get(i, Some(&g)).for_each(|f, _| counts[f] += 1);
+        }
+        let mean = counts.iter().sum::<usize>() as f64 / 30.0;
+        for c in &counts {
+            assert!((*c as f64 - mean).abs() < 0.03 * mean, "{counts:?}");
+        }
+    }
+
+    #[test]
+    fn patch_sampler_wraps_only_on_periodic_axes() {
+        let g = PatchGeometry {
+            periodic: vec![true, false],
+            ..geometry(vec![6, 6], 2, 4, false)
+        };
+        let s = PatchSampler {
+            geometry: g.clone(),
+        };
+        let out = draw(&s, 5_000, 6);
+        let (mut wrapped_rows, mut wrapped_cols) = (0, 0);
+        for i in 0..out.len() {
+            let desc = &out.idx[out.ptr[i] as usize..out.ptr[i + 1] as usize];
+            assert!(g.valid_descriptor(desc));
+            let mut rows = vec![];
+            let mut cols = vec![];
+            out.get(i, Some(&g)).for_each(|f, _| {
+                rows.push(f / 6);
+                cols.push(f % 6);
+            });
+            let span = |v: &Vec<usize>| v.iter().max().unwrap() - v.iter().min().unwrap() + 1;
+            let distinct = |v: &Vec<usize>| {
+                let mut v = v.clone();
+                v.sort();
+                v.dedup();
+                v.len()
+            };
+            if span(&rows) > distinct(&rows) {
+                wrapped_rows += 1;
+            }
+            if span(&cols) > distinct(&cols) {
+                wrapped_cols += 1;
+            }
+        }
+        assert!(wrapped_rows > 100, "periodic axis wraps");
+        assert_eq!(wrapped_cols, 0, "non-periodic axis never wraps");
+    }
+
+    #[test]
+    fn patch_geometry_rejects_shapes_that_do_not_fit() {
+        assert!(geometry(vec![5, 5], 1, 3, false).check(24).is_err());
+        assert!(geometry(vec![5, 5], 1, 6, false).check(25).is_err());
+        assert!(geometry(vec![5, 5], 3, 2, false).check(25).is_err());
+        assert!(geometry(vec![5, 5], 1, 5, false).check(25).is_ok());
+    }
+
+    #[test]
+    fn patch_sampler_picks_channel_subsets() {
+        let g = PatchGeometry {
+            data_shape: vec![3, 10],
+            channel_axis: Some(0),
+            min_patch_size: vec![2],
+            max_patch_size: vec![4],
+            periodic: vec![false],
+        };
+        g.check(30).unwrap();
+        let out = draw(
+            &PatchSampler {
+                geometry: g.clone(),
+            },
+            300,
+            7,
+        );
+        let mut n_ch_seen = [0; 4];
+        for i in 0..out.len() {
+            let desc = &out.idx[out.ptr[i] as usize..out.ptr[i + 1] as usize];
+            assert!(g.valid_descriptor(desc));
+            n_ch_seen[desc[0] as usize] += 1;
+        }
+        assert!(n_ch_seen[1] > 0 && n_ch_seen[2] > 0 && n_ch_seen[3] > 0);
+    }
+}

@@ -1,0 +1,837 @@
+//! One projection tree: storage and growth.
+//!
+//! Storage is a table (struct of arrays). Node `i` is a leaf when
+//! `left[i] == LEAF`; otherwise a row goes to `left[i]` when its projection
+//! `sum_j w_j x_j` is `<= threshold[i]`, else to `right[i]`. Node `i`'s
+//! projection is `proj_idx[proj_ptr[i]..proj_ptr[i+1]]` (with weights in
+//! `proj_w`, or a patch descriptor in patch forests); leaves have an empty range.
+//! `value[i*n_outputs..]` holds the node's class distribution or mean.
+//!
+//! Growth: the in-bag rows live in one permutation array; a node owns the range
+//! `samples[start..end]`, and after a split `samples[start..start+n_left]` go left.
+
+use crate::data::{ColMajor, Targets};
+use crate::error::{Error, Result};
+use crate::params::{Criterion, Splitter, TreeConfig};
+use crate::projection::{PatchGeometry, ProjRef, ProjectionBuf, ProjectionSampler, SamplerScratch};
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Marks a leaf in [`Tree::left`] and [`Tree::right`].
+pub const LEAF: u32 = u32::MAX;
+/// Impurities at or below this are treated as pure nodes.
+const PURE: f64 = 1e-7;
+
+/// A fitted tree as a flat table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    pub n_outputs: usize,
+    pub left: Vec<u32>,
+    pub right: Vec<u32>,
+    pub threshold: Vec<f32>,
+    pub proj_ptr: Vec<u32>,
+    pub proj_idx: Vec<u32>,
+    pub proj_w: Vec<f32>,
+    pub impurity: Vec<f64>,
+    pub n_node_samples: Vec<u32>,
+    pub weighted_n_node_samples: Vec<f64>,
+    pub depth: Vec<u32>,
+    pub value: Vec<f64>,
+}
+
+impl Tree {
+    pub fn n_nodes(&self) -> usize {
+        self.left.len()
+    }
+
+    #[inline]
+    pub fn is_leaf(&self, node: usize) -> bool {
+        self.left[node] == LEAF
+    }
+
+    pub fn n_leaves(&self) -> usize {
+        self.left.iter().filter(|&&l| l == LEAF).count()
+    }
+
+    pub fn max_depth(&self) -> usize {
+        self.depth.iter().copied().max().unwrap_or(0) as usize
+    }
+
+    /// The projection of inner node `node`.
+    #[inline]
+    pub fn proj<'a>(&'a self, node: usize, geometry: Option<&'a PatchGeometry>) -> ProjRef<'a> {
+        let (a, b) = (
+            self.proj_ptr[node] as usize,
+            self.proj_ptr[node + 1] as usize,
+        );
+        match geometry {
+            Some(geometry) => ProjRef::Patch {
+                desc: &self.proj_idx[a..b],
+                geometry,
+            },
+            None => ProjRef::Sparse {
+                idx: &self.proj_idx[a..b],
+                w: &self.proj_w[a..b],
+            },
+        }
+    }
+
+    /// The node values (class distribution or mean) of `node`.
+    #[inline]
+    pub fn value(&self, node: usize) -> &[f64] {
+        &self.value[node * self.n_outputs..(node + 1) * self.n_outputs]
+    }
+
+    /// The leaf reached by a row whose feature j is `get(j)`.
+    #[inline]
+    pub fn leaf_by(&self, geometry: Option<&PatchGeometry>, get: impl Fn(usize) -> f32) -> usize {
+        let mut node = 0usize;
+        while self.left[node] != LEAF {
+            let mut v = 0.0f32;
+            self.proj(node, geometry).for_each(|j, w| v += w * get(j));
+            node = if v <= self.threshold[node] {
+                self.left[node]
+            } else {
+                self.right[node]
+            } as usize;
+        }
+        node
+    }
+
+    /// The leaf reached by a row given as a slice.
+    #[inline]
+    pub fn leaf(&self, geometry: Option<&PatchGeometry>, row: &[f32]) -> usize {
+        let mut node = 0usize;
+        while self.left[node] != LEAF {
+            let v = self.proj(node, geometry).dot(row);
+            node = if v <= self.threshold[node] {
+                self.left[node]
+            } else {
+                self.right[node]
+            } as usize;
+        }
+        node
+    }
+
+    /// Weighted impurity decrease of every split, shared among each projection's features
+    /// in proportion to |weight|, normalised to sum to 1 (all zeros for a single leaf).
+    pub fn feature_importances(
+        &self,
+        n_features: usize,
+        geometry: Option<&PatchGeometry>,
+    ) -> Vec<f64> {
+        let mut imp = vec![0.0; n_features];
+        for node in 0..self.n_nodes() {
+            if self.is_leaf(node) {
+                continue;
+            }
+            let (l, r) = (self.left[node] as usize, self.right[node] as usize);
+            let w = &self.weighted_n_node_samples;
+            let decrease =
+                w[node] * self.impurity[node] - w[l] * self.impurity[l] - w[r] * self.impurity[r];
+            let proj = self.proj(node, geometry);
+            let mut total_w = 0.0f64;
+            proj.for_each(|_, wt| total_w += wt.abs() as f64);
+            if total_w > 0.0 {
+                proj.for_each(|j, wt| imp[j] += decrease.max(0.0) * wt.abs() as f64 / total_w);
+            }
+        }
+        normalise(&mut imp);
+        imp
+    }
+
+    /// Adds to `counts[j]` the number of split projections that use feature j.
+    pub fn add_projection_counts(&self, geometry: Option<&PatchGeometry>, counts: &mut [f64]) {
+        for node in 0..self.n_nodes() {
+            if !self.is_leaf(node) {
+                self.proj(node, geometry).for_each(|j, _| counts[j] += 1.0);
+            }
+        }
+    }
+
+    /// Checks every index and length, so that traversal can never go out of bounds or loop.
+    pub(crate) fn validate(
+        &self,
+        n_features: usize,
+        geometry: Option<&PatchGeometry>,
+    ) -> Result<()> {
+        let n = self.n_nodes();
+        let bad = |what: &str| Err(Error::CorruptModel(format!("tree table: {what}")));
+        if n == 0 || n >= LEAF as usize {
+            return bad("node count");
+        }
+        for len in [
+            self.right.len(),
+            self.threshold.len(),
+            self.impurity.len(),
+            self.n_node_samples.len(),
+        ] {
+            if len != n {
+                return bad("array lengths differ");
+            }
+        }
+        if self.weighted_n_node_samples.len() != n
+            || self.depth.len() != n
+            || self.proj_ptr.len() != n + 1
+        {
+            return bad("array lengths differ");
+        }
+        if self.n_outputs == 0 || self.value.len() != n * self.n_outputs {
+            return bad("value table size");
+        }
+        if self.proj_ptr[0] != 0 || self.proj_ptr[n] as usize != self.proj_idx.len() {
+            return bad("projection offsets");
+        }
+        if geometry.is_none() && self.proj_w.len() != self.proj_idx.len() {
+            return bad("projection weights length");
+        }
+        if geometry.is_some() && !self.proj_w.is_empty() {
+            return bad("patch forest with weights");
+        }
+        for i in 0..n {
+            let (a, b) = (self.proj_ptr[i] as usize, self.proj_ptr[i + 1] as usize);
+            if a > b || b > self.proj_idx.len() {
+                return bad("projection offsets");
+            }
+            let (l, r) = (self.left[i], self.right[i]);
+            if l == LEAF {
+                if r != LEAF || a != b {
+                    return bad("leaf with children or projection");
+                }
+                continue;
+            }
+            // children always come after their parent: traversal terminates
+            if l as usize <= i || r as usize <= i || l as usize >= n || r as usize >= n || a == b {
+                return bad("child index");
+            }
+            if self.threshold[i].is_nan() {
+                return bad("NaN threshold");
+            }
+            match geometry {
+                None if self.proj_idx[a..b]
+                    .iter()
+                    .any(|&j| j as usize >= n_features) =>
+                {
+                    return bad("feature index out of range")
+                }
+                Some(g) if !g.valid_descriptor(&self.proj_idx[a..b]) => {
+                    return bad("patch descriptor")
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn normalise(v: &mut [f64]) {
+    let s: f64 = v.iter().sum();
+    if s > 0.0 {
+        v.iter_mut().for_each(|x| *x /= s);
+    }
+}
+
+/// A chosen split waiting to be applied.
+struct Pending {
+    node: u32,
+    start: usize,
+    end: usize,
+    depth: u32,
+    improvement: f64,
+    threshold: f32,
+    proj: (usize, usize),
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    // best-first: largest improvement first, ties to the older node
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.improvement
+            .total_cmp(&o.improvement)
+            .then(o.node.cmp(&self.node))
+    }
+}
+
+/// Per-worker memory reused across nodes and trees.
+#[derive(Default)]
+pub struct Workspace {
+    samples: Vec<u32>,
+    pairs: Vec<(f32, u32)>,
+    vals: Vec<f32>,
+    cand: ProjectionBuf,
+    scratch: SamplerScratch,
+    left: Vec<f64>,
+    right: Vec<f64>,
+    node_sums: Vec<f64>,
+    arena_idx: Vec<u32>,
+    arena_w: Vec<f32>,
+    node_proj: Vec<(u32, u32)>,
+}
+
+/// Everything fixed while growing one tree.
+pub struct Grower<'a, S: ProjectionSampler> {
+    pub cfg: &'a TreeConfig,
+    pub sampler: &'a S,
+    pub geometry: Option<&'a PatchGeometry>,
+    pub x: &'a ColMajor,
+    pub y: &'a Targets,
+}
+
+struct Best {
+    proxy: f64,
+    threshold: f32,
+    cand: usize,
+}
+
+impl<S: ProjectionSampler> Grower<'_, S> {
+    /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample weights).
+    pub fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
+        let k = self.cfg.n_outputs;
+        let stat_len = if matches!(self.y, Targets::Classes(_)) {
+            k
+        } else {
+            3
+        };
+        ws.left.resize(stat_len, 0.0);
+        ws.right.resize(stat_len, 0.0);
+        ws.node_sums.resize(stat_len, 0.0);
+        ws.samples.clear();
+        ws.samples
+            .extend((0..weights.len() as u32).filter(|&i| weights[i as usize] > 0.0));
+        ws.arena_idx.clear();
+        ws.arena_w.clear();
+        ws.node_proj.clear();
+        let mut tree = Tree {
+            n_outputs: k,
+            ..Tree::default()
+        };
+        let n_in_bag = ws.samples.len();
+        let root_weight: f64 = ws.samples.iter().map(|&s| weights[s as usize]).sum();
+        let min_weight_leaf = self.cfg.min_weight_fraction_leaf * root_weight;
+
+        let mut stack: Vec<Pending> = Vec::new();
+        let mut heap: BinaryHeap<Pending> = BinaryHeap::new();
+        let best_first = self.cfg.max_leaf_nodes.is_some();
+        let push = |p: Pending, stack: &mut Vec<Pending>, heap: &mut BinaryHeap<Pending>| {
+            if best_first {
+                heap.push(p)
+            } else {
+                stack.push(p)
+            }
+        };
+        if let Some(p) = self.add_node(
+            &mut tree,
+            ws,
+            weights,
+            rng,
+            0,
+            n_in_bag,
+            0,
+            root_weight,
+            min_weight_leaf,
+        ) {
+            push(p, &mut stack, &mut heap);
+        }
+        let mut n_leaves = 1usize;
+        loop {
+            let next = if best_first { heap.pop() } else { stack.pop() };
+            let Some(p) = next else { break };
+            if self.cfg.max_leaf_nodes.is_some_and(|m| n_leaves >= m) {
+                break;
+            }
+            let n_left = self.partition(ws, weights, &p);
+            if n_left == 0 || n_left == p.end - p.start {
+                continue; // cannot happen with a consistent projection; keep the node a leaf
+            }
+            let node = p.node as usize;
+            ws.node_proj[node] = (p.proj.0 as u32, p.proj.1 as u32);
+            tree.threshold[node] = p.threshold;
+            let mid = p.start + n_left;
+            let l = self.add_node(
+                &mut tree,
+                ws,
+                weights,
+                rng,
+                p.start,
+                mid,
+                p.depth + 1,
+                root_weight,
+                min_weight_leaf,
+            );
+            let left_id = tree.n_nodes() as u32 - 1;
+            let r = self.add_node(
+                &mut tree,
+                ws,
+                weights,
+                rng,
+                mid,
+                p.end,
+                p.depth + 1,
+                root_weight,
+                min_weight_leaf,
+            );
+            let right_id = tree.n_nodes() as u32 - 1;
+            tree.left[node] = left_id;
+            tree.right[node] = right_id;
+            n_leaves += 1;
+            // depth-first: the right child waits under the left one
+            if let Some(r) = r {
+                push(r, &mut stack, &mut heap);
+            }
+            if let Some(l) = l {
+                push(l, &mut stack, &mut heap);
+            }
+        }
+        // lay the projections of inner nodes out in node order (CSR)
+        tree.proj_ptr.push(0);
+        for node in 0..tree.n_nodes() {
+            if !tree.is_leaf(node) {
+                let (a, b) = ws.node_proj[node];
+                tree.proj_idx
+                    .extend_from_slice(&ws.arena_idx[a as usize..b as usize]);
+                if self.geometry.is_none() {
+                    tree.proj_w
+                        .extend_from_slice(&ws.arena_w[a as usize..b as usize]);
+                }
+            }
+            tree.proj_ptr.push(tree.proj_idx.len() as u32);
+        }
+        tree
+    }
+
+    /// Appends a node for `samples[start..end]` and, when it may split, finds its split.
+    #[allow(clippy::too_many_arguments)]
+    fn add_node(
+        &self,
+        tree: &mut Tree,
+        ws: &mut Workspace,
+        weights: &[f64],
+        rng: &mut Rng,
+        start: usize,
+        end: usize,
+        depth: u32,
+        root_weight: f64,
+        min_weight_leaf: f64,
+    ) -> Option<Pending> {
+        let node = tree.n_nodes();
+        ws.node_sums.fill(0.0);
+        let mut w_node = 0.0;
+        for &s in &ws.samples[start..end] {
+            let w = weights[s as usize];
+            w_node += w;
+            match self.y {
+                Targets::Classes(c) => ws.node_sums[c[s as usize] as usize] += w,
+                Targets::Values(v) => {
+                    let y = v[s as usize];
+                    ws.node_sums[0] += w;
+                    ws.node_sums[1] += w * y;
+                    ws.node_sums[2] += w * y * y;
+                }
+            }
+        }
+        let impurity = self.impurity(&ws.node_sums, w_node);
+        tree.left.push(LEAF);
+        tree.right.push(LEAF);
+        tree.threshold.push(0.0);
+        tree.impurity.push(impurity);
+        tree.n_node_samples.push((end - start) as u32);
+        tree.weighted_n_node_samples.push(w_node);
+        tree.depth.push(depth);
+        ws.node_proj.push((0, 0));
+        match self.y {
+            Targets::Classes(_) => tree.value.extend(ws.node_sums.iter().map(|s| {
+                if w_node > 0.0 {
+                    s / w_node
+                } else {
+                    0.0
+                }
+            })),
+            Targets::Values(_) => tree.value.push(if w_node > 0.0 {
+                ws.node_sums[1] / w_node
+            } else {
+                0.0
+            }),
+        }
+        let n = end - start;
+        let cfg = self.cfg;
+        if depth as usize >= cfg.max_depth
+            || n < cfg.min_samples_split
+            || n < 2 * cfg.min_samples_leaf
+            || w_node < 2.0 * min_weight_leaf
+            || impurity <= PURE
+        {
+            return None;
+        }
+        // the node totals leave the workspace while its buffers are borrowed by the search
+        let sums = std::mem::take(&mut ws.node_sums);
+        let found = self.find_split(ws, weights, rng, start, end, &sums, w_node, min_weight_leaf);
+        let parent = self.parent_proxy(&sums, w_node);
+        ws.node_sums = sums;
+        let (best, proj) = found?;
+        let improvement = best.proxy - parent;
+        if improvement / root_weight + 1e-10 < cfg.min_impurity_decrease {
+            return None;
+        }
+        Some(Pending {
+            node: node as u32,
+            start,
+            end,
+            depth,
+            improvement,
+            threshold: best.threshold,
+            proj,
+        })
+    }
+
+    fn impurity(&self, sums: &[f64], w: f64) -> f64 {
+        if w <= 0.0 {
+            return 0.0;
+        }
+        match self.cfg.criterion {
+            Criterion::Gini => 1.0 - sums.iter().map(|s| (s / w) * (s / w)).sum::<f64>(),
+            Criterion::Entropy => -sums
+                .iter()
+                .filter(|&&s| s > 0.0)
+                .map(|s| (s / w) * (s / w).log2())
+                .sum::<f64>(),
+            Criterion::SquaredError => (sums[2] / w - (sums[1] / w).powi(2)).max(0.0),
+        }
+    }
+
+    /// The proxy (improvement plus a node constant) of not splitting.
+    fn parent_proxy(&self, sums: &[f64], w: f64) -> f64 {
+        match self.cfg.criterion {
+            Criterion::Gini => sums.iter().map(|s| s * s).sum::<f64>() / w,
+            Criterion::Entropy => sums.iter().map(|&s| xlog2x(s)).sum::<f64>() - xlog2x(w),
+            Criterion::SquaredError => sums[1] * sums[1] / w,
+        }
+    }
+
+    /// Projected values of `samples[start..end]` under projection `proj`, into `out`.
+    #[inline]
+    fn project(&self, proj: ProjRef<'_>, samples: &[u32], out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(samples.len(), 0.0);
+        proj.for_each(|j, w| {
+            let col = self.x.col(j);
+            if w == 1.0 {
+                for (o, &s) in out.iter_mut().zip(samples) {
+                    *o += col[s as usize];
+                }
+            } else {
+                for (o, &s) in out.iter_mut().zip(samples) {
+                    *o += w * col[s as usize];
+                }
+            }
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn find_split(
+        &self,
+        ws: &mut Workspace,
+        weights: &[f64],
+        rng: &mut Rng,
+        start: usize,
+        end: usize,
+        stats: &[f64],
+        w_node: f64,
+        min_weight_leaf: f64,
+    ) -> Option<(Best, (usize, usize))> {
+        self.sampler
+            .sample(rng, self.cfg.n_candidates, &mut ws.scratch, &mut ws.cand);
+        let mut best: Option<Best> = None;
+        let n = end - start;
+        let min_leaf = self.cfg.min_samples_leaf;
+        for c in 0..ws.cand.len() {
+            let proj = ws.cand.get(c, self.geometry);
+            self.project(proj, &ws.samples[start..end], &mut ws.vals);
+            let found = match self.cfg.splitter {
+                Splitter::Best => {
+                    ws.pairs.clear();
+                    ws.pairs.extend(
+                        ws.vals
+                            .iter()
+                            .copied()
+                            .zip(ws.samples[start..end].iter().copied()),
+                    );
+                    ws.pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+                    let (lo, hi) = (ws.pairs[0].0, ws.pairs[n - 1].0);
+                    if !(lo.is_finite() && hi.is_finite()) || lo == hi {
+                        continue;
+                    }
+                    self.scan(
+                        &ws.pairs,
+                        weights,
+                        stats,
+                        w_node,
+                        min_leaf,
+                        min_weight_leaf,
+                        &mut ws.left,
+                        &mut ws.right,
+                    )
+                }
+                Splitter::Random => {
+                    let (lo, hi) = ws
+                        .vals
+                        .iter()
+                        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+                            (a.min(v), b.max(v))
+                        });
+                    if !(lo.is_finite() && hi.is_finite()) || lo == hi {
+                        continue;
+                    }
+                    let mut t = lo + (rng.unit() as f32) * (hi - lo);
+                    if t >= hi || t < lo {
+                        t = lo;
+                    }
+                    self.random_split(
+                        ws,
+                        weights,
+                        stats,
+                        start,
+                        end,
+                        t,
+                        w_node,
+                        min_leaf,
+                        min_weight_leaf,
+                    )
+                }
+            };
+            if let Some((proxy, threshold)) = found {
+                if best.as_ref().is_none_or(|b| proxy > b.proxy) {
+                    best = Some(Best {
+                        proxy,
+                        threshold,
+                        cand: c,
+                    });
+                }
+            }
+        }
+        let best = best?;
+        let (a, b) = (
+            ws.cand.ptr[best.cand] as usize,
+            ws.cand.ptr[best.cand + 1] as usize,
+        );
+        let at = ws.arena_idx.len();
+        ws.arena_idx.extend_from_slice(&ws.cand.idx[a..b]);
+        if self.geometry.is_none() {
+            ws.arena_w.extend_from_slice(&ws.cand.w[a..b]);
+        }
+        Some((best, (at, ws.arena_idx.len())))
+    }
+
+    /// Best midpoint threshold over sorted (value, sample) pairs: (proxy, threshold).
+    #[allow(clippy::too_many_arguments)]
+    fn scan(
+        &self,
+        pairs: &[(f32, u32)],
+        weights: &[f64],
+        stats: &[f64],
+        w_node: f64,
+        min_leaf: usize,
+        min_weight_leaf: f64,
+        left: &mut [f64],
+        right: &mut [f64],
+    ) -> Option<(f64, f32)> {
+        let n = pairs.len();
+        left.fill(0.0);
+        right.copy_from_slice(stats);
+        let (mut w_l, mut w_r) = (0.0f64, w_node);
+        let mut best: Option<(f64, usize)> = None;
+        match (self.y, self.cfg.criterion) {
+            (Targets::Classes(cls), Criterion::Gini) => {
+                let mut sq_l = 0.0f64;
+                let mut sq_r: f64 = right.iter().map(|s| s * s).sum();
+                for i in 0..n - 1 {
+                    let s = pairs[i].1 as usize;
+                    let (c, w) = (cls[s] as usize, weights[s]);
+                    sq_l += w * (2.0 * left[c] + w);
+                    sq_r -= w * (2.0 * right[c] - w);
+                    left[c] += w;
+                    right[c] -= w;
+                    w_l += w;
+                    w_r -= w;
+                    if pairs[i].0 == pairs[i + 1].0 || i + 1 < min_leaf {
+                        continue;
+                    }
+                    if n - i - 1 < min_leaf {
+                        break;
+                    }
+                    if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
+                        continue;
+                    }
+                    let proxy = sq_l / w_l + sq_r / w_r;
+                    if best.is_none_or(|b| proxy > b.0) {
+                        best = Some((proxy, i));
+                    }
+                }
+            }
+            (Targets::Classes(cls), _) => {
+                let mut t_l = 0.0f64;
+                let mut t_r: f64 = right.iter().map(|&s| xlog2x(s)).sum();
+                for i in 0..n - 1 {
+                    let s = pairs[i].1 as usize;
+                    let (c, w) = (cls[s] as usize, weights[s]);
+                    t_l += xlog2x(left[c] + w) - xlog2x(left[c]);
+                    t_r += xlog2x(right[c] - w) - xlog2x(right[c]);
+                    left[c] += w;
+                    right[c] -= w;
+                    w_l += w;
+                    w_r -= w;
+                    if pairs[i].0 == pairs[i + 1].0 || i + 1 < min_leaf {
+                        continue;
+                    }
+                    if n - i - 1 < min_leaf {
+                        break;
+                    }
+                    if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
+                        continue;
+                    }
+                    let proxy = t_l - xlog2x(w_l) + t_r - xlog2x(w_r);
+                    if best.is_none_or(|b| proxy > b.0) {
+                        best = Some((proxy, i));
+                    }
+                }
+            }
+            (Targets::Values(v), _) => {
+                let (mut s_l, mut s_r) = (0.0f64, stats[1]);
+                for i in 0..n - 1 {
+                    let s = pairs[i].1 as usize;
+                    let (w, wy) = (weights[s], weights[s] * v[s]);
+                    s_l += wy;
+                    s_r -= wy;
+                    w_l += w;
+                    w_r -= w;
+                    if pairs[i].0 == pairs[i + 1].0 || i + 1 < min_leaf {
+                        continue;
+                    }
+                    if n - i - 1 < min_leaf {
+                        break;
+                    }
+                    if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
+                        continue;
+                    }
+                    let proxy = s_l * s_l / w_l + s_r * s_r / w_r;
+                    if best.is_none_or(|b| proxy > b.0) {
+                        best = Some((proxy, i));
+                    }
+                }
+            }
+        }
+        let (proxy, i) = best?;
+        let (a, b) = (pairs[i].0, pairs[i + 1].0);
+        let mut t = a + (b - a) / 2.0;
+        if !(t >= a && t < b) {
+            t = a; // rounding pushed the midpoint onto b
+        }
+        Some((proxy, t))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn random_split(
+        &self,
+        ws: &mut Workspace,
+        weights: &[f64],
+        total: &[f64],
+        start: usize,
+        end: usize,
+        t: f32,
+        w_node: f64,
+        min_leaf: usize,
+        min_weight_leaf: f64,
+    ) -> Option<(f64, f32)> {
+        ws.left.fill(0.0);
+        let (mut w_l, mut n_l) = (0.0f64, 0usize);
+        for (k, &s) in ws.samples[start..end].iter().enumerate() {
+            if ws.vals[k] <= t {
+                let w = weights[s as usize];
+                n_l += 1;
+                w_l += w;
+                match self.y {
+                    Targets::Classes(c) => ws.left[c[s as usize] as usize] += w,
+                    Targets::Values(v) => ws.left[1] += w * v[s as usize],
+                }
+            }
+        }
+        let n = end - start;
+        let w_r = w_node - w_l;
+        if n_l < min_leaf
+            || n - n_l < min_leaf
+            || w_l < min_weight_leaf
+            || w_r < min_weight_leaf
+            || w_l <= 0.0
+            || w_r <= 0.0
+        {
+            return None;
+        }
+        let proxy = match (self.y, self.cfg.criterion) {
+            (Targets::Classes(_), Criterion::Gini) => {
+                let (mut a, mut b) = (0.0, 0.0);
+                for (l, t) in ws.left.iter().zip(total.iter()) {
+                    a += l * l;
+                    b += (t - l) * (t - l);
+                }
+                a / w_l + b / w_r
+            }
+            (Targets::Classes(_), _) => {
+                let mut s = -xlog2x(w_l) - xlog2x(w_r);
+                for (l, t) in ws.left.iter().zip(total.iter()) {
+                    s += xlog2x(*l) + xlog2x(t - l);
+                }
+                s
+            }
+            (Targets::Values(_), _) => {
+                let (sl, sr) = (ws.left[1], total[1] - ws.left[1]);
+                sl * sl / w_l + sr * sr / w_r
+            }
+        };
+        Some((proxy, t))
+    }
+
+    /// Moves the rows of `p` whose projection is `<= threshold` to the front; returns their count.
+    fn partition(&self, ws: &mut Workspace, _weights: &[f64], p: &Pending) -> usize {
+        let proj = match self.geometry {
+            Some(g) => ProjRef::Patch {
+                desc: &ws.arena_idx[p.proj.0..p.proj.1],
+                geometry: g,
+            },
+            None => ProjRef::Sparse {
+                idx: &ws.arena_idx[p.proj.0..p.proj.1],
+                w: &ws.arena_w[p.proj.0..p.proj.1],
+            },
+        };
+        self.project(proj, &ws.samples[p.start..p.end], &mut ws.vals);
+        let samples = &mut ws.samples[p.start..p.end];
+        let mut i = 0;
+        for k in 0..samples.len() {
+            if ws.vals[k] <= p.threshold {
+                samples.swap(i, k);
+                ws.vals.swap(i, k);
+                i += 1;
+            }
+        }
+        i
+    }
+}
+
+#[inline]
+fn xlog2x(x: f64) -> f64 {
+    if x > 0.0 {
+        x * x.log2()
+    } else {
+        0.0
+    }
+}

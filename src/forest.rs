@@ -7,11 +7,12 @@ use crate::error::{Error, Result};
 use crate::params::{ForestParams, Task, TreeConfig};
 use crate::projection::{AnySampler, PatchGeometry};
 use crate::rng::{Purpose, Rng};
-use crate::tree::{normalise, Grower, Tree, Workspace};
+use crate::tree::{normalise, Grower, PackedTree, Tree, Workspace};
 use ndarray::{Array2, Array3, ArrayView2};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// Out-of-bag sums of tree predictions and the number of trees each row was out of bag for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -22,13 +23,26 @@ pub struct OobPrediction {
 }
 
 /// A fitted projection forest.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Forest {
     pub(crate) params: ForestParams,
     pub(crate) n_features: usize,
     pub(crate) trees: Vec<Tree>,
     #[serde(skip)]
     pub(crate) oob: Option<OobPrediction>,
+    /// The prediction layout, built on first use (not serialized: derived from `trees`).
+    #[serde(skip)]
+    pub(crate) packed: OnceLock<Vec<PackedTree>>,
+}
+
+/// Two forests are equal when they hold the same trees grown with the same parameters
+/// (caches and out-of-bag bookkeeping aside).
+impl PartialEq for Forest {
+    fn eq(&self, other: &Self) -> bool {
+        self.params == other.params
+            && self.n_features == other.n_features
+            && self.trees == other.trees
+    }
 }
 
 /// Shared, read-only inputs of a fit.
@@ -72,6 +86,7 @@ impl Forest {
             n_features: data.x.n_features,
             trees: Vec::new(),
             oob: None,
+            packed: OnceLock::new(),
         };
         forest.grow(&data, params.n_estimators, progress)?;
         Ok(forest)
@@ -163,6 +178,7 @@ impl Forest {
             }
         }
         self.trees.extend(grown.into_iter().map(|(t, _)| t));
+        self.packed = OnceLock::new();
         Ok(())
     }
 
@@ -186,9 +202,42 @@ impl Forest {
         self.oob.as_ref()
     }
 
+    /// The packed prediction layout (empty for patch forests).
+    pub fn packed(&self) -> &[PackedTree] {
+        self.packed.get_or_init(|| {
+            self.trees
+                .iter()
+                .filter_map(|t| PackedTree::new(t, self.geometry()))
+                .collect()
+        })
+    }
+
+    /// Calls `f(tree index, row index in block, leaf)` for every tree (in index order) and
+    /// every row of a row-major block.
+    #[inline]
+    fn leaves_of_block(&self, rows: &[f32], mut f: impl FnMut(usize, usize, usize)) {
+        let p = self.n_features;
+        let packed = self.packed();
+        if packed.len() == self.trees.len() {
+            for (t, tree) in packed.iter().enumerate() {
+                for (r, row) in rows.chunks_exact(p).enumerate() {
+                    f(t, r, tree.leaf(row));
+                }
+            }
+        } else {
+            let g = self.geometry();
+            for (t, tree) in self.trees.iter().enumerate() {
+                for (r, row) in rows.chunks_exact(p).enumerate() {
+                    f(t, r, tree.leaf(g, row));
+                }
+            }
+        }
+    }
+
     /// Keeps the first `n` trees.
     pub fn truncate(&mut self, n: usize) {
         self.trees.truncate(n);
+        self.packed = OnceLock::new();
         self.params.n_estimators = self.trees.len();
         self.oob = None;
     }
@@ -217,6 +266,7 @@ impl Forest {
             n_features: self.n_features,
             trees,
             oob: None,
+            packed: OnceLock::new(),
         })
     }
 
@@ -250,8 +300,10 @@ impl Forest {
             .map_err(|e| Error::Internal(format!("thread pool: {e}")))
     }
 
-    /// Runs `f(row, out_row)` for every row, in parallel over blocks of rows.
-    fn per_row<T: Send + Clone + Default>(
+    /// Runs `f(rows, out)` over blocks of rows in parallel; `rows` holds whole rows
+    /// (row-major, n_features wide) and `out` their `width`-wide output rows. Blocks let a
+    /// caller walk one tree over many rows while its nodes are in cache.
+    fn per_block<T: Send + Clone + Default>(
         &self,
         x: ArrayView2<'_, f32>,
         width: usize,
@@ -264,20 +316,29 @@ impl Forest {
             .as_slice()
             .ok_or_else(|| Error::Internal("rows not contiguous".into()))?;
         let mut out = vec![T::default(); rows.nrows() * width];
-        if width == 0 {
+        if width == 0 || out.is_empty() {
             return Ok(out);
         }
-        let block = 64;
-        Self::pool(n_jobs)?.install(|| {
-            out.par_chunks_mut(block * width)
+        const BLOCK: usize = 128;
+        let work = || {
+            out.par_chunks_mut(BLOCK * width)
                 .enumerate()
                 .for_each(|(b, chunk)| {
-                    for (r, o) in chunk.chunks_mut(width).enumerate() {
-                        let i = b * block + r;
-                        f(&flat[i * p..(i + 1) * p], o);
-                    }
+                    let n_rows = chunk.len() / width;
+                    f(&flat[b * BLOCK * p..(b * BLOCK + n_rows) * p], chunk);
                 })
-        });
+        };
+        if n_jobs == 1 || rows.nrows() <= BLOCK {
+            // no pool for small or single-threaded calls: latency matters there
+            out.chunks_mut(BLOCK * width)
+                .enumerate()
+                .for_each(|(b, chunk)| {
+                    let n_rows = chunk.len() / width;
+                    f(&flat[b * BLOCK * p..(b * BLOCK + n_rows) * p], chunk);
+                });
+        } else {
+            Self::pool(n_jobs)?.install(work);
+        }
         Ok(out)
     }
 
@@ -287,18 +348,23 @@ impl Forest {
     /// # Errors
     /// Wrong number of features, or NaN/inf in `x`.
     pub fn predict(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<f64>> {
-        let k = self.n_outputs();
-        let g = self.geometry();
+        let (k, g, p, n) = (
+            self.n_outputs(),
+            self.geometry(),
+            self.n_features,
+            x.nrows(),
+        );
         let n_trees = self.trees.len() as f64;
-        let n = x.nrows();
-        let out = self.per_row(x, k, n_jobs, |row, o| {
+        let out = self.per_block(x, k, n_jobs, |rows, out| {
+            // trees in index order for every row: the sum does not depend on blocking
             for tree in &self.trees {
-                let leaf = tree.leaf(g, row);
-                for (s, v) in o.iter_mut().zip(tree.value(leaf)) {
-                    *s += v;
+                for (row, o) in rows.chunks_exact(p).zip(out.chunks_exact_mut(k)) {
+                    for (s, v) in o.iter_mut().zip(tree.value(tree.leaf(g, row))) {
+                        *s += v;
+                    }
                 }
             }
-            o.iter_mut().for_each(|s| *s /= n_trees);
+            out.iter_mut().for_each(|s| *s /= n_trees);
         })?;
         Array2::from_shape_vec((n, k), out).map_err(|e| Error::Internal(e.to_string()))
     }
@@ -309,11 +375,12 @@ impl Forest {
     /// As [`Forest::predict`].
     pub fn predict_trees(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array3<f64>> {
         let k = self.n_outputs();
-        let (g, t, n) = (self.geometry(), self.trees.len(), x.nrows());
-        let out = self.per_row(x, k * t, n_jobs, |row, o| {
-            for (tree, o) in self.trees.iter().zip(o.chunks_mut(k)) {
-                o.copy_from_slice(tree.value(tree.leaf(g, row)));
-            }
+        let (t, n) = (self.trees.len(), x.nrows());
+        let out = self.per_block(x, k * t, n_jobs, |rows, out| {
+            self.leaves_of_block(rows, |ti, r, leaf| {
+                let at = r * k * t + ti * k;
+                out[at..at + k].copy_from_slice(self.trees[ti].value(leaf));
+            });
         })?;
         let a =
             Array3::from_shape_vec((n, t, k), out).map_err(|e| Error::Internal(e.to_string()))?;
@@ -325,10 +392,17 @@ impl Forest {
     /// # Errors
     /// As [`Forest::predict`].
     pub fn apply(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<i64>> {
-        let (g, t, n) = (self.geometry(), self.trees.len(), x.nrows());
-        let out = self.per_row(x, t, n_jobs, |row, o| {
-            for (tree, o) in self.trees.iter().zip(o.iter_mut()) {
-                *o = tree.leaf(g, row) as i64;
+        let (g, p, t, n) = (
+            self.geometry(),
+            self.n_features,
+            self.trees.len(),
+            x.nrows(),
+        );
+        let out = self.per_block(x, t, n_jobs, |rows, out| {
+            for (ti, tree) in self.trees.iter().enumerate() {
+                for (row, o) in rows.chunks_exact(p).zip(out.chunks_exact_mut(t)) {
+                    o[ti] = tree.leaf(g, row) as i64;
+                }
             }
         })?;
         Array2::from_shape_vec((n, t), out).map_err(|e| Error::Internal(e.to_string()))
@@ -386,33 +460,35 @@ impl Forest {
         n_jobs: i64,
     ) -> Result<(Array2<f64>, Array2<f64>)> {
         let (p, n, g) = (self.n_features, x.nrows(), self.geometry());
-        let out = self.per_row(x, 2 * p, n_jobs, |row, o| {
-            let (lo, hi) = o.split_at_mut(p);
-            lo.fill(f64::NEG_INFINITY);
-            hi.fill(f64::INFINITY);
-            for tree in &self.trees {
-                let mut node = 0usize;
-                while !tree.is_leaf(node) {
-                    let proj = tree.proj(node, g);
-                    let v = proj.dot(row);
-                    let go_left = v <= tree.threshold[node];
-                    if let crate::projection::ProjRef::Sparse { idx: [j], w: [w] } = proj {
-                        if *w != 0.0 {
-                            let cut = tree.threshold[node] as f64 / *w as f64;
-                            let j = *j as usize;
-                            // w·x <= t  ⇔  x <= t/w for w > 0, x >= t/w for w < 0
-                            if go_left == (*w > 0.0) {
-                                hi[j] = hi[j].min(cut);
-                            } else {
-                                lo[j] = lo[j].max(cut);
+        let out = self.per_block(x, 2 * p, n_jobs, |rows, out| {
+            for (row, o) in rows.chunks_exact(p).zip(out.chunks_exact_mut(2 * p)) {
+                let (lo, hi) = o.split_at_mut(p);
+                lo.fill(f64::NEG_INFINITY);
+                hi.fill(f64::INFINITY);
+                for tree in &self.trees {
+                    let mut node = 0usize;
+                    while !tree.is_leaf(node) {
+                        let proj = tree.proj(node, g);
+                        let v = proj.dot(row);
+                        let go_left = v <= tree.threshold[node];
+                        if let crate::projection::ProjRef::Sparse { idx: [j], w: [w] } = proj {
+                            if *w != 0.0 {
+                                let cut = tree.threshold[node] as f64 / *w as f64;
+                                let j = *j as usize;
+                                // w·x <= t  ⇔  x <= t/w for w > 0, x >= t/w for w < 0
+                                if go_left == (*w > 0.0) {
+                                    hi[j] = hi[j].min(cut);
+                                } else {
+                                    lo[j] = lo[j].max(cut);
+                                }
                             }
                         }
+                        node = if go_left {
+                            tree.left[node]
+                        } else {
+                            tree.right[node]
+                        } as usize;
                     }
-                    node = if go_left {
-                        tree.left[node]
-                    } else {
-                        tree.right[node]
-                    } as usize;
                 }
             }
         })?;

@@ -86,7 +86,9 @@ pub struct ForestParams {
     /// Record out-of-bag predictions while fitting.
     pub oob: bool,
     pub seed: u64,
-    /// Worker threads; -1 means all cores. Never changes the fitted model.
+    /// Worker threads; -1 means all cores. Never changes the fitted model, so it is not
+    /// part of the serialized model either (a loaded model uses one thread until told).
+    #[serde(skip, default = "one_thread")]
     pub n_jobs: i64,
 }
 
@@ -278,6 +280,10 @@ impl ForestParams {
             self.n_jobs as usize
         }
     }
+}
+
+fn one_thread() -> i64 {
+    1
 }
 
 /// Resolved, validated settings for growing one tree.

@@ -9,7 +9,7 @@
 //! `idx[ptr[i]..ptr[i+1]]` (and `w[...]` for sparse ones).
 
 use crate::error::{invalid, Result};
-use crate::rng::Rng;
+use crate::rng::{IndexPool, Rng};
 use serde::{Deserialize, Serialize};
 
 /// The largest number of axes a patch geometry may have.
@@ -398,10 +398,9 @@ impl ProjectionBuf {
 /// Reusable memory of a sampler (one per worker).
 #[derive(Debug, Default)]
 pub struct SamplerScratch {
-    perm: Vec<u32>,
+    pool: IndexPool,
     chosen: Vec<u32>,
     positions: Vec<u64>,
-    perm64: Vec<u64>,
 }
 
 /// Draws the candidate projections of one split node.
@@ -425,7 +424,7 @@ pub struct AxisAlignedSampler {
 impl ProjectionSampler for AxisAlignedSampler {
     fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
         out.clear();
-        rng.distinct(self.n_features, d, &mut s.perm, &mut s.chosen);
+        rng.distinct(self.n_features, d, &mut s.pool, &mut s.chosen);
         for &f in &s.chosen {
             out.idx.push(f);
             out.w.push(1.0);
@@ -451,15 +450,7 @@ impl ProjectionSampler for SparseSignedSampler {
         s.positions.clear();
         if nnz * 2 > total {
             // dense enough: partial Fisher-Yates over all positions
-            if s.perm64.len() as u64 != total {
-                s.perm64.clear();
-                s.perm64.extend(0..total);
-            }
-            for i in 0..nnz as usize {
-                let j = i + rng.below(total as usize - i);
-                s.perm64.swap(i, j);
-                s.positions.push(s.perm64[i]);
-            }
+            rng.distinct_u64(total, nnz as usize, &mut s.pool, &mut s.positions);
             s.positions.sort_unstable();
         } else {
             // sparse: draw, sort, drop repeats, top up
@@ -502,7 +493,7 @@ impl ProjectionSampler for ForestRcSampler {
     fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
         out.clear();
         for _ in 0..d {
-            rng.distinct(self.n_features, self.n_combined, &mut s.perm, &mut s.chosen);
+            rng.distinct(self.n_features, self.n_combined, &mut s.pool, &mut s.chosen);
             for &f in &s.chosen {
                 out.idx.push(f);
                 out.w.push((2.0 * rng.unit() - 1.0) as f32);
@@ -548,7 +539,7 @@ impl ProjectionSampler for PatchSampler {
             if let Some(ca) = g.channel_axis {
                 let n_ch = g.data_shape[ca];
                 let k = rng.between(1, n_ch);
-                rng.distinct(n_ch, k, &mut s.perm, &mut s.chosen);
+                rng.distinct(n_ch, k, &mut s.pool, &mut s.chosen);
                 s.chosen.sort_unstable();
                 out.idx.push(k as u32);
                 out.idx.extend_from_slice(&s.chosen);

@@ -77,20 +77,56 @@ impl Rng {
         (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
     }
 
-    /// Writes `k` distinct values of `0..n` into `out` (partial Fisher-Yates over `scratch`).
-    /// `scratch` is reused across calls and must hold a permutation of `0..n` (it is (re)built
-    /// when its length differs).
-    pub fn distinct(&mut self, n: usize, k: usize, scratch: &mut Vec<u32>, out: &mut Vec<u32>) {
-        if scratch.len() != n {
-            scratch.clear();
-            scratch.extend(0..n as u32);
-        }
+    /// Writes `k` distinct values of `0..n` into `out` (partial Fisher-Yates). The pool is
+    /// restored to the identity afterwards, so the draw depends only on this generator,
+    /// never on earlier draws that shared the pool.
+    pub fn distinct(&mut self, n: usize, k: usize, pool: &mut IndexPool, out: &mut Vec<u32>) {
+        pool.reset(n);
         let k = k.min(n);
         out.clear();
+        pool.swaps.clear();
         for i in 0..k {
             let j = i + self.below(n - i);
-            scratch.swap(i, j);
-            out.push(scratch[i]);
+            pool.perm.swap(i, j);
+            out.push(pool.perm[i] as u32);
+            pool.swaps.push(j);
+        }
+        pool.undo();
+    }
+
+    /// Writes `k` distinct values of `0..n` (u64) into `out`; see [`Rng::distinct`].
+    pub fn distinct_u64(&mut self, n: u64, k: usize, pool: &mut IndexPool, out: &mut Vec<u64>) {
+        pool.reset(n as usize);
+        out.clear();
+        pool.swaps.clear();
+        for i in 0..k.min(n as usize) {
+            let j = i + self.below(n as usize - i);
+            pool.perm.swap(i, j);
+            out.push(pool.perm[i] as u64);
+            pool.swaps.push(j);
+        }
+        pool.undo();
+    }
+}
+
+/// Reusable memory for drawing distinct indices; holds the identity permutation between
+/// draws.
+#[derive(Clone, Debug, Default)]
+pub struct IndexPool {
+    perm: Vec<usize>,
+    swaps: Vec<usize>,
+}
+
+impl IndexPool {
+    fn reset(&mut self, n: usize) {
+        if self.perm.len() != n {
+            self.perm.clear();
+            self.perm.extend(0..n);
+        }
+    }
+    fn undo(&mut self) {
+        for (i, &j) in self.swaps.iter().enumerate().rev() {
+            self.perm.swap(i, j);
         }
     }
 }
@@ -124,12 +160,27 @@ mod tests {
     #[test]
     fn rng_distinct_draws_distinct_values() {
         let mut r = Rng::from_seed(2);
-        let (mut scratch, mut out) = (Vec::new(), Vec::new());
-        r.distinct(10, 6, &mut scratch, &mut out);
+        let (mut pool, mut out) = (IndexPool::default(), Vec::new());
+        r.distinct(10, 6, &mut pool, &mut out);
         let mut s = out.clone();
         s.sort();
         s.dedup();
         assert_eq!(s.len(), 6);
         assert!(out.iter().all(|&v| v < 10));
+    }
+
+    #[test]
+    fn rng_distinct_does_not_depend_on_pool_history() {
+        let mut pool = IndexPool::default();
+        let mut first = Vec::new();
+        Rng::from_seed(3).distinct(50, 7, &mut pool, &mut first);
+        let mut noise = Vec::new();
+        Rng::from_seed(99).distinct(50, 30, &mut pool, &mut noise);
+        let mut again = Vec::new();
+        Rng::from_seed(3).distinct(50, 7, &mut IndexPool::default(), &mut again);
+        let mut reused = Vec::new();
+        Rng::from_seed(3).distinct(50, 7, &mut pool, &mut reused);
+        assert_eq!(first, again);
+        assert_eq!(first, reused);
     }
 }

@@ -181,7 +181,10 @@ impl Tree {
         if self.n_outputs == 0 || self.value.len() != n * self.n_outputs {
             return bad("value table size");
         }
-        if self.proj_ptr[0] != 0 || self.proj_ptr[n] as usize != self.proj_idx.len() {
+        if self.proj_ptr[0] != 0
+            || self.proj_ptr[n] as usize != self.proj_idx.len()
+            || self.proj_idx.len() >= MULTI as usize
+        {
             return bad("projection offsets");
         }
         if geometry.is_none() && self.proj_w.len() != self.proj_idx.len() {
@@ -203,7 +206,7 @@ impl Tree {
                 continue;
             }
             // children always come after their parent: traversal terminates
-            if l as usize <= i || r as usize <= i || l as usize >= n || r as usize >= n || a == b {
+            if l as usize <= i || r != l + 1 || r as usize >= n || a == b {
                 return bad("child index");
             }
             if self.threshold[i].is_nan() {
@@ -223,6 +226,100 @@ impl Tree {
             }
         }
         Ok(())
+    }
+}
+
+/// Flags the packed `a` field of a node whose projection has several features.
+const MULTI: u32 = 1 << 31;
+
+/// One node of a [`PackedTree`]: 16 bytes, one cache line holds four.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+struct PackedNode {
+    /// Single feature index, or `MULTI | start` into the packed projection arrays.
+    a: u32,
+    /// The single feature's weight (f32 bits), or the projection's length.
+    b: u32,
+    threshold: f32,
+    /// Left child (the right child is `left + 1`), or [`LEAF`].
+    left: u32,
+}
+
+/// A tree laid out for prediction (SPORF paper, Sect. 6.4.3, "forest packing"): nodes as
+/// one array of 16-byte records with children adjacent, the common single-feature split
+/// stored inline so traversal touches one record per level. Node indices are those of
+/// the [`Tree`] it was built from, so leaves map back to `Tree::value` directly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackedTree {
+    nodes: Vec<PackedNode>,
+    idx: Vec<u32>,
+    w: Vec<f32>,
+}
+
+impl PackedTree {
+    /// Packs a sparse-projection tree (`None` for patch trees, which keep their compact
+    /// descriptors and use [`Tree::leaf`]).
+    pub fn new(tree: &Tree, geometry: Option<&PatchGeometry>) -> Option<PackedTree> {
+        if geometry.is_some() {
+            return None;
+        }
+        let mut p = PackedTree {
+            nodes: Vec::with_capacity(tree.n_nodes()),
+            idx: Vec::new(),
+            w: Vec::new(),
+        };
+        for node in 0..tree.n_nodes() {
+            let (lo, hi) = (
+                tree.proj_ptr[node] as usize,
+                tree.proj_ptr[node + 1] as usize,
+            );
+            let (a, b) = if tree.is_leaf(node) {
+                (0, 0)
+            } else if hi - lo == 1 {
+                (tree.proj_idx[lo], tree.proj_w[lo].to_bits())
+            } else {
+                let start = p.idx.len() as u32;
+                p.idx.extend_from_slice(&tree.proj_idx[lo..hi]);
+                p.w.extend_from_slice(&tree.proj_w[lo..hi]);
+                (MULTI | start, (hi - lo) as u32)
+            };
+            p.nodes.push(PackedNode {
+                a,
+                b,
+                threshold: tree.threshold[node],
+                left: tree.left[node],
+            });
+        }
+        Some(p)
+    }
+
+    /// The leaf (node index) a row reaches; identical to [`Tree::leaf`].
+    #[inline]
+    pub fn leaf(&self, row: &[f32]) -> usize {
+        let mut i = 0usize;
+        loop {
+            let nd = self.nodes[i];
+            if nd.left == LEAF {
+                return i;
+            }
+            let v = if nd.a & MULTI == 0 {
+                f32::from_bits(nd.b) * row[nd.a as usize]
+            } else {
+                let start = (nd.a & !MULTI) as usize;
+                let end = start + nd.b as usize;
+                let mut s = 0.0f32;
+                for (&j, &w) in self.idx[start..end].iter().zip(&self.w[start..end]) {
+                    s += w * row[j as usize];
+                }
+                s
+            };
+            i = nd.left as usize + (v > nd.threshold) as usize;
+        }
+    }
+
+    /// Bytes used by the packed layout.
+    pub fn n_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<PackedNode>() + self.idx.len() * 4 + self.w.len() * 4
     }
 }
 

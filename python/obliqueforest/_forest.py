@@ -15,7 +15,6 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import effective_n_jobs
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
-from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -238,7 +237,7 @@ class _ClassifierMixin(ClassifierMixin):
     def _task_params(self, y):
         return {
             "task": "classification",
-            "n_classes": int(len(self.classes_)),
+            "n_classes": len(self.classes_),
             "criterion": self.criterion,
             "class_weight_subsample": self.class_weight == "balanced_subsample",
         }
@@ -261,8 +260,13 @@ class _ClassifierMixin(ClassifierMixin):
         self : object
         """
         X, y = _validate_data(
-            self, X, y, dtype=[np.float32, np.float64], ensure_all_finite=True,
-            multi_output=False, reset=not (self.warm_start and hasattr(self, "_forest")),
+            self,
+            X,
+            y,
+            dtype=[np.float32, np.float64],
+            ensure_all_finite=True,
+            multi_output=False,
+            reset=not (self.warm_start and hasattr(self, "_forest")),
         )
         check_classification_targets(y)
         classes, y_enc = np.unique(y, return_inverse=True)
@@ -315,7 +319,8 @@ class _ClassifierMixin(ClassifierMixin):
 
     def predict(self, X):
         """Most probable class, shape (n_samples,)."""
-        return self.classes_.take(self.predict_proba(X).argmax(axis=1))
+        proba = self.predict_proba(X)
+        return self.classes_.take(proba.argmax(axis=1))
 
 
 class _RegressorMixin(RegressorMixin):
@@ -341,8 +346,13 @@ class _RegressorMixin(RegressorMixin):
         self : object
         """
         X, y = _validate_data(
-            self, X, y, dtype=[np.float32, np.float64], ensure_all_finite=True,
-            multi_output=False, y_numeric=True,
+            self,
+            X,
+            y,
+            dtype=[np.float32, np.float64],
+            ensure_all_finite=True,
+            multi_output=False,
+            y_numeric=True,
             reset=not (self.warm_start and hasattr(self, "_forest")),
         )
         if sample_weight is not None:
@@ -467,12 +477,29 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
     )
     _parameter_constraints = {**_CLF_CONSTRAINTS, **_PROJ_CONSTRAINTS}
 
-    def __init__(self, projection=None, n_estimators=100, *, criterion="gini",
-                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
-                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 random_state=None, verbose=0, warm_start=False, class_weight=None,
-                 max_samples=None, splitter="best"):
+    def __init__(
+        self,
+        projection=None,
+        n_estimators=100,
+        *,
+        criterion="gini",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=1.0,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        class_weight=None,
+        max_samples=None,
+        splitter="best",
+    ):
         self.projection = projection
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -512,12 +539,28 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
     )
     _parameter_constraints = {**_REG_CONSTRAINTS, **_PROJ_CONSTRAINTS}
 
-    def __init__(self, projection=None, n_estimators=100, *, criterion="squared_error",
-                 max_depth=None, min_samples_split=2, min_samples_leaf=1,
-                 min_weight_fraction_leaf=0.0, max_features=1.0, max_leaf_nodes=None,
-                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 random_state=None, verbose=0, warm_start=False, max_samples=None,
-                 splitter="best"):
+    def __init__(
+        self,
+        projection=None,
+        n_estimators=100,
+        *,
+        criterion="squared_error",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=1.0,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        max_samples=None,
+        splitter="best",
+    ):
         self.projection = projection
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -566,19 +609,47 @@ class RandomForestClassifier(ObliqueForestClassifier):
     )
     _parameter_constraints = dict(_CLF_CONSTRAINTS)
 
-    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, class_weight=None, max_samples=None, splitter="best"):
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="gini",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features="sqrt",
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        class_weight=None,
+        max_samples=None,
+        splitter="best",
+    ):
         super().__init__(
-            projection=None, n_estimators=n_estimators, criterion=criterion,
-            max_depth=max_depth, min_samples_split=min_samples_split,
-            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
-            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
-            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
-            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
-            warm_start=warm_start, class_weight=class_weight, max_samples=max_samples,
+            projection=None,
+            n_estimators=n_estimators,
+            criterion=criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+            class_weight=class_weight,
+            max_samples=max_samples,
             splitter=splitter,
         )
         del self.projection
@@ -600,19 +671,46 @@ class RandomForestRegressor(ObliqueForestRegressor):
     )
     _parameter_constraints = dict(_REG_CONSTRAINTS)
 
-    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
-                 bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, max_samples=None, splitter="best"):
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="squared_error",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=1.0,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        max_samples=None,
+        splitter="best",
+    ):
         super().__init__(
-            projection=None, n_estimators=n_estimators, criterion=criterion,
-            max_depth=max_depth, min_samples_split=min_samples_split,
-            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
-            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
-            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
-            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
-            warm_start=warm_start, max_samples=max_samples, splitter=splitter,
+            projection=None,
+            n_estimators=n_estimators,
+            criterion=criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+            max_samples=max_samples,
+            splitter=splitter,
         )
         del self.projection
 
@@ -641,20 +739,48 @@ class SPORFClassifier(ObliqueForestClassifier):
     )
     _parameter_constraints = {**_CLF_CONSTRAINTS, **_SPORF_CONSTRAINTS}
 
-    def __init__(self, n_estimators=100, *, criterion="gini", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features=1.0, feature_combinations=3.0, max_leaf_nodes=None,
-                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 random_state=None, verbose=0, warm_start=False, class_weight=None,
-                 max_samples=None, splitter="best"):
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="gini",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=1.0,
+        feature_combinations=3.0,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        class_weight=None,
+        max_samples=None,
+        splitter="best",
+    ):
         super().__init__(
-            projection=None, n_estimators=n_estimators, criterion=criterion,
-            max_depth=max_depth, min_samples_split=min_samples_split,
-            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
-            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
-            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
-            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
-            warm_start=warm_start, class_weight=class_weight, max_samples=max_samples,
+            projection=None,
+            n_estimators=n_estimators,
+            criterion=criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+            class_weight=class_weight,
+            max_samples=max_samples,
             splitter=splitter,
         )
         del self.projection
@@ -679,20 +805,47 @@ class SPORFRegressor(ObliqueForestRegressor):
     )
     _parameter_constraints = {**_REG_CONSTRAINTS, **_SPORF_CONSTRAINTS}
 
-    def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
-                 min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
-                 max_features=1.0, feature_combinations=3.0, max_leaf_nodes=None,
-                 min_impurity_decrease=0.0, bootstrap=True, oob_score=False, n_jobs=None,
-                 random_state=None, verbose=0, warm_start=False, max_samples=None,
-                 splitter="best"):
+    def __init__(
+        self,
+        n_estimators=100,
+        *,
+        criterion="squared_error",
+        max_depth=None,
+        min_samples_split=2,
+        min_samples_leaf=1,
+        min_weight_fraction_leaf=0.0,
+        max_features=1.0,
+        feature_combinations=3.0,
+        max_leaf_nodes=None,
+        min_impurity_decrease=0.0,
+        bootstrap=True,
+        oob_score=False,
+        n_jobs=None,
+        random_state=None,
+        verbose=0,
+        warm_start=False,
+        max_samples=None,
+        splitter="best",
+    ):
         super().__init__(
-            projection=None, n_estimators=n_estimators, criterion=criterion,
-            max_depth=max_depth, min_samples_split=min_samples_split,
-            min_samples_leaf=min_samples_leaf, min_weight_fraction_leaf=min_weight_fraction_leaf,
-            max_features=max_features, max_leaf_nodes=max_leaf_nodes,
-            min_impurity_decrease=min_impurity_decrease, bootstrap=bootstrap,
-            oob_score=oob_score, n_jobs=n_jobs, random_state=random_state, verbose=verbose,
-            warm_start=warm_start, max_samples=max_samples, splitter=splitter,
+            projection=None,
+            n_estimators=n_estimators,
+            criterion=criterion,
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            min_weight_fraction_leaf=min_weight_fraction_leaf,
+            max_features=max_features,
+            max_leaf_nodes=max_leaf_nodes,
+            min_impurity_decrease=min_impurity_decrease,
+            bootstrap=bootstrap,
+            oob_score=oob_score,
+            n_jobs=n_jobs,
+            random_state=random_state,
+            verbose=verbose,
+            warm_start=warm_start,
+            max_samples=max_samples,
+            splitter=splitter,
         )
         del self.projection
         self.feature_combinations = feature_combinations

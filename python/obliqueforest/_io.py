@@ -34,10 +34,14 @@ def _class_registry():
     from . import _forest, morf
 
     classes = [
-        _forest.ObliqueForestClassifier, _forest.ObliqueForestRegressor,
-        _forest.RandomForestClassifier, _forest.RandomForestRegressor,
-        _forest.SPORFClassifier, _forest.SPORFRegressor,
-        morf.MORFClassifier, morf.MORFRegressor,
+        _forest.ObliqueForestClassifier,
+        _forest.ObliqueForestRegressor,
+        _forest.RandomForestClassifier,
+        _forest.RandomForestRegressor,
+        _forest.SPORFClassifier,
+        _forest.SPORFRegressor,
+        morf.MORFClassifier,
+        morf.MORFRegressor,
     ]
     return {c.__name__: c for c in classes}
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from numbers import Integral, Real
 
-__all__ = ["AxisAligned", "SparseSigned", "ForestRC", "Gaussian", "Patch"]
+__all__ = ["AxisAligned", "ForestRC", "Gaussian", "Patch", "SparseSigned"]
 
 
 class _Projection:
@@ -110,8 +110,9 @@ class Patch(_Projection):
     object is what the MORF estimators hand to the core.
     """
 
-    def __init__(self, data_shape, channel_axis=None, min_patch_size=1, max_patch_size=None,
-                 periodic=False):
+    def __init__(
+        self, data_shape, channel_axis=None, min_patch_size=1, max_patch_size=None, periodic=False
+    ):
         self.data_shape = data_shape
         self.channel_axis = channel_axis
         self.min_patch_size = min_patch_size
@@ -120,8 +121,10 @@ class Patch(_Projection):
 
     def resolve(self, n_features: int) -> dict:
         """Checks the geometry against ``n_features`` and returns the core's config."""
-        shape = _as_int_tuple(self.data_shape, "data_shape") if self.data_shape is not None else (
-            n_features,
+        shape = (
+            _as_int_tuple(self.data_shape, "data_shape")
+            if self.data_shape is not None
+            else (n_features,)
         )
         if any(s < 1 for s in shape):
             raise ValueError(f"data_shape must have positive lengths, got {shape}")

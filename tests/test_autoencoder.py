@@ -1,0 +1,275 @@
+"""Tests of the random forest autoencoder (obliqueforest.autoencoder)."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from obliqueforest.autoencoder import (
+    ForestAutoencoder,
+    _kernel_graph_components,
+    _kernel_operator,
+    _kernel_sparse,
+    _leaf_membership,
+    _leaf_weights,
+    _top_eigenpairs,
+    distortion,
+)
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+
+def _blobs(n=150, p=5, seed=0):
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(scale=3.0, size=(3, p))
+    labels = rng.integers(0, 3, size=n)
+    return centers[labels] + rng.normal(size=(n, p)), labels
+
+
+def _small_ae(**kw):
+    params = {"n_components": 3, "n_estimators": 30, "unsupervised": "random", "random_state": 0}
+    params.update(kw)
+    return ForestAutoencoder(**params)
+
+
+@pytest.fixture(scope="module")
+def fitted():
+    X, labels = _blobs()
+    return _small_ae().fit(X), X, labels
+
+
+def _kernel_pieces(ae, X):
+    core = ae._core()
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    offsets = core.leaf_offsets()
+    membership = _leaf_membership(core.apply_leaves(X32), int(offsets[-1]))
+    weights, _ = _leaf_weights(membership, offsets, ae.kernel_trees_)
+    return membership, weights, int(ae.kernel_trees_.sum())
+
+
+def test_kernel_symmetric_stochastic_psd(fitted):
+    ae, X, _ = fitted
+    membership, weights, n_trees = _kernel_pieces(ae, X)
+    K = _kernel_sparse(membership, weights, n_trees).toarray()
+    np.testing.assert_allclose(K, K.T, atol=1e-12)
+    np.testing.assert_allclose(K.sum(axis=1), 1.0, atol=1e-12)
+    assert np.linalg.eigvalsh(K).min() >= -1e-8
+
+
+def test_kernel_operator_matches_sparse_kernel(fitted):
+    ae, X, _ = fitted
+    membership, weights, n_trees = _kernel_pieces(ae, X)
+    K = _kernel_sparse(membership, weights, n_trees)
+    op = _kernel_operator(membership, weights, n_trees)
+    V = np.random.default_rng(1).normal(size=(X.shape[0], 4))
+    np.testing.assert_allclose(op @ V, K @ V, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [40, 150])  # dense and eigsh paths
+def test_kernel_first_eigenvector_constant(n):
+    X, _ = _blobs(n=n)
+    ae = _small_ae().fit(X)
+    membership, weights, n_trees = _kernel_pieces(ae, X)
+    op = _kernel_operator(membership, weights, n_trees)
+    vals, vecs = _top_eigenpairs(op, 4, np.random.default_rng(0))
+    assert vals[0] == pytest.approx(1.0, abs=1e-8)
+    assert np.all(np.diff(vals) <= 1e-12)
+    np.testing.assert_allclose(np.abs(vecs[:, 0]), 1 / np.sqrt(n), atol=1e-7)
+
+
+def test_kernel_graph_components_detects_disconnected_rows():
+    leaves = np.array([[0, 2], [0, 2], [1, 3], [1, 3]])  # rows {0,1} never meet {2,3}
+    membership = _leaf_membership(leaves, 4)
+    weights, _ = _leaf_weights(membership, np.array([0, 2, 4]), np.array([True, True]))
+    assert _kernel_graph_components(membership, weights) == 2
+    leaves[2, 1] = 2
+    membership = _leaf_membership(leaves, 4)
+    assert _kernel_graph_components(membership, weights) == 1
+
+
+def test_autoencoder_single_leaf_forest_raises():
+    X, _ = _blobs(n=20)
+    with pytest.raises(ValueError, match="single leaf"):
+        _small_ae(n_components=2, min_samples_leaf=15).fit(X)
+
+
+def test_autoencoder_nystroem_reproduces_training_embedding(fitted):
+    ae, X, _ = fitted
+    np.testing.assert_allclose(ae.transform(X), ae.embedding_, atol=1e-6)
+    assert ae.embedding_.shape == (X.shape[0], 3)
+    assert np.all(np.diff(ae.eigenvalues_) <= 0) and ae.eigenvalues_[0] < 1
+
+
+def test_autoencoder_fit_transform_equals_embedding():
+    X, _ = _blobs()
+    ae = _small_ae()
+    np.testing.assert_allclose(ae.fit_transform(X), ae.embedding_)
+
+
+def test_autoencoder_knn_k1_decodes_inside_own_region(fitted):
+    ae, X, _ = fitted
+    ae1 = pickle.loads(pickle.dumps(ae)).set_params(k=1)
+    X_hat = ae1.inverse_transform(ae.embedding_)
+    lower, upper = ae._core().leaf_bounds(np.ascontiguousarray(X, dtype=np.float32))
+    lower = np.maximum(lower, X.min(axis=0))
+    upper = np.minimum(upper, X.max(axis=0))
+    tol = 1e-5 * (1 + np.abs(X).max())
+    assert np.all(X_hat >= lower - tol) and np.all(X_hat <= upper + tol)
+
+
+def test_autoencoder_reproducible_from_random_state():
+    X, _ = _blobs()
+    a = _small_ae(random_state=3).fit(X)
+    b = _small_ae(random_state=3).fit(X)
+    np.testing.assert_array_equal(a.embedding_, b.embedding_)
+    Z = a.transform(X[:20])
+    np.testing.assert_array_equal(a.inverse_transform(Z), b.inverse_transform(Z))
+
+
+def test_autoencoder_pickle_round_trip(fitted):
+    ae, X, _ = fitted
+    clone = pickle.loads(pickle.dumps(ae))
+    np.testing.assert_allclose(clone.transform(X[:10]), ae.transform(X[:10]))
+    np.testing.assert_array_equal(
+        clone.inverse_transform(ae.embedding_[:10]), ae.inverse_transform(ae.embedding_[:10])
+    )
+
+
+def test_autoencoder_categorical_round_trip():
+    pd = pytest.importorskip("pandas")
+    X, labels = _blobs(n=160, p=3)
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "a": X[:, 0],
+            "b": X[:, 1].astype(np.float32),
+            "count": rng.integers(0, 50, size=160),
+            "kind": pd.Categorical(np.array(["x", "y", "z"])[labels], categories=["z", "y", "x"]),
+            "name": np.array(["alpha", "beta", "gamma"])[labels].astype(object),
+            "flag": labels == 1,
+        }
+    )
+    ae = _small_ae(n_components=4, k=5).fit(df)
+    out = ae.inverse_transform(ae.transform(df))
+    assert list(out.columns) == list(df.columns)
+    assert list(out.dtypes) == list(df.dtypes)
+    assert set(out["name"]) <= {"alpha", "beta", "gamma"}
+    assert list(out["kind"].cat.categories) == ["z", "y", "x"]
+    # the categorical columns follow the clusters, so they are reconstructed well
+    per_col = distortion(df, out, per_column=True)
+    assert per_col[3:].max() < 0.2
+    # k = 1 on the training embedding keeps each row's codes inside its region
+    exact = ae.set_params(k=1).inverse_transform(ae.embedding_)
+    assert (exact["kind"] == df["kind"]).mean() > 0.9
+
+
+def test_autoencoder_adversarial_forest_converges():
+    X, _ = _blobs(n=120)
+    ae = ForestAutoencoder(n_components=2, n_estimators=30, random_state=0).fit(X)
+    assert 1 <= len(ae.arf_accuracies_) <= ae.arf_max_iter
+    assert ae.arf_accuracies_[-1] < ae.arf_accuracies_[0]
+
+
+def test_autoencoder_supervised_forest_separates_classes():
+    X, labels = _blobs(n=150)
+    ae = _small_ae(n_components=2).fit(X, labels)
+    Z = ae.embedding_
+    centroid = np.array([Z[labels == c].mean(axis=0) for c in range(3)])
+    within = np.mean(
+        [np.linalg.norm(Z[labels == c] - centroid[c], axis=1).mean() for c in range(3)]
+    )
+    between = np.min(
+        [np.linalg.norm(centroid[i] - centroid[j]) for i, j in [(0, 1), (0, 2), (1, 2)]]
+    )
+    assert between > within
+
+
+def test_autoencoder_takes_fitted_forest(fitted):
+    ae, X, _ = fitted
+    other = ForestAutoencoder(n_components=3, forest=ae.forest_, random_state=0).fit(X)
+    np.testing.assert_allclose(other.embedding_, ae.embedding_, atol=1e-8)
+
+
+def test_autoencoder_takes_library_estimator():
+    forests = pytest.importorskip("obliqueforest._forest")
+    X, labels = _blobs(n=120)
+    est = forests.RandomForestClassifier(n_estimators=20, min_samples_leaf=5, random_state=0)
+    ae = ForestAutoencoder(n_components=2, forest=est, random_state=0).fit(X, labels)
+    assert ae.embedding_.shape == (120, 2)
+    fitted_est = forests.RandomForestClassifier(
+        n_estimators=20, min_samples_leaf=5, random_state=0
+    ).fit(X, labels)
+    ae2 = ForestAutoencoder(n_components=2, forest=fitted_est).fit(X)
+    assert ae2.forest_ is fitted_est
+
+
+@pytest.mark.parametrize("decoder", ["relabel", "lasso"])
+def test_autoencoder_other_decoders_reconstruct(decoder):
+    X, _ = _blobs(n=100, p=3)
+    ae = _small_ae(n_components=3, n_estimators=15, decoder=decoder).fit(X)
+    X_hat = ae.inverse_transform(ae.embedding_[:25])
+    assert X_hat.shape == (25, 3) and np.all(np.isfinite(X_hat))
+    assert distortion(X[:25], X_hat) < 0.8
+
+
+def test_distortion_numeric_and_categorical():
+    pd = pytest.importorskip("pandas")
+    t = np.array([1.0, 2.0, 3.0, 4.0])
+    assert distortion(t[:, None], t[:, None]) == 0.0
+    assert distortion(t[:, None], np.full((4, 1), t.mean())) == pytest.approx(1.0)
+    assert distortion(t[:, None], -10 * t[:, None]) == 1.0  # clipped
+    df = pd.DataFrame({"x": t, "c": pd.Categorical(list("aabb"))})
+    hat = pd.DataFrame({"x": t, "c": pd.Categorical(list("abbb"))})
+    np.testing.assert_allclose(distortion(df, hat, per_column=True), [0.0, 0.25])
+    assert distortion(df, hat) == pytest.approx(0.125)
+
+
+def test_autoencoder_score_is_one_minus_distortion(fitted):
+    ae, X, _ = fitted
+    X_hat = ae.inverse_transform(ae.transform(X))
+    assert ae.score(X) == pytest.approx(1 - distortion(X, X_hat))
+
+
+def test_autoencoder_plot_embedding(fitted):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ae, _, labels = fitted
+    ax = ae.plot_embedding(labels=labels)
+    assert len(ax.collections) == 3
+
+
+def test_autoencoder_kernel_representations_agree():
+    X, _ = _blobs(n=120)
+    a = _small_ae(kernel="operator").fit(X)
+    b = _small_ae(kernel="sparse").fit(X)
+    np.testing.assert_allclose(a.embedding_, b.embedding_, atol=1e-6)
+    assert sp.issparse(_kernel_sparse(*_kernel_pieces(b, X)))
+
+
+_DISCONNECTED = (
+    "the check's data are two far-apart tight blobs: every tree separates them, the "
+    "kernel graph is disconnected and fit raises by design"
+)
+_TOO_SMALL = "10 rows with min_samples_leaf=5: every tree is a single leaf and fit raises"
+
+
+def _expected_failed_checks(estimator):
+    return {
+        "check_pipeline_consistency": _DISCONNECTED,
+        "check_estimators_pickle": _DISCONNECTED,
+        "check_transformer_data_not_an_array": _DISCONNECTED,
+        "check_transformer_general": _DISCONNECTED,
+        "check_transformer_preserve_dtypes": _DISCONNECTED,
+        "check_methods_subset_invariance": _DISCONNECTED,
+        "check_estimators_nan_inf": _TOO_SMALL,
+        "check_fit2d_1feature": _TOO_SMALL,
+    }
+
+
+@parametrize_with_checks(
+    [ForestAutoencoder(n_estimators=10, unsupervised="random", random_state=0)],
+    expected_failed_checks=_expected_failed_checks,
+)
+def test_autoencoder_sklearn_compatible(estimator, check):
+    check(estimator)

@@ -39,8 +39,15 @@ pub struct Forest {
 /// (caches and out-of-bag bookkeeping aside).
 impl PartialEq for Forest {
     fn eq(&self, other: &Self) -> bool {
-        self.params == other.params
-            && self.n_features == other.n_features
+        // n_jobs is how a forest was grown, not what it is
+        let (a, b) = (&self.params, &other.params);
+        ForestParams {
+            n_jobs: 1,
+            ..a.clone()
+        } == ForestParams {
+            n_jobs: 1,
+            ..b.clone()
+        } && self.n_features == other.n_features
             && self.trees == other.trees
     }
 }
@@ -139,7 +146,7 @@ impl Forest {
             .num_threads(data.params.n_threads())
             .build()
             .map_err(|e| Error::Internal(format!("thread pool: {e}")))?;
-        let grown: Vec<(Tree, Option<Vec<(u32, f64)>>)> = pool.install(|| {
+        let grown: Vec<(Tree, Option<Vec<u32>>)> = pool.install(|| {
             (first..first + n_more)
                 .into_par_iter()
                 .map_init(Workspace::default, |ws, t| {
@@ -164,7 +171,7 @@ impl Forest {
                 ));
             }
             for (tree, rows) in &grown {
-                for &(row, _) in rows.iter().flatten() {
+                for &row in rows.iter().flatten() {
                     let leaf = tree.leaf_by(geometry, |j| data.x.get(row as usize, j));
                     let r = row as usize;
                     for (s, v) in oob.sums[r * k..(r + 1) * k]
@@ -587,7 +594,7 @@ fn grow_one(
     grower: &Grower<'_, AnySampler>,
     t: usize,
     ws: &mut Workspace,
-) -> (Tree, Option<Vec<(u32, f64)>>) {
+) -> (Tree, Option<Vec<u32>>) {
     let n = data.x.n_samples;
     let mut weights = data.sample_weight.clone();
     if data.params.bootstrap {
@@ -625,12 +632,180 @@ fn grow_one(
                 .iter()
                 .enumerate()
                 .filter(|(_, &c)| c == 0)
-                .map(|(i, _)| (i as u32, 0.0))
+                .map(|(i, _)| i as u32)
                 .collect()
         });
         (tree, oob)
     } else {
         let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
         (grower.grow(&weights, &mut rng, ws), None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::MaxFeatures;
+    use crate::projection::{Density, ProjectionKind};
+    use ndarray::Array2;
+
+    fn data(n: usize, p: usize, seed: u64) -> (Array2<f32>, Vec<f64>) {
+        let mut rng = Rng::from_seed(seed);
+        let x = Array2::from_shape_fn((n, p), |_| (rng.unit() * 2.0 - 1.0) as f32);
+        let y = x
+            .rows()
+            .into_iter()
+            .map(|r| ((r[0] > 0.0) ^ (r[1] > 0.0)) as u8 as f64)
+            .collect();
+        (x, y)
+    }
+
+    fn sporf(n_estimators: usize) -> ForestParams {
+        let mut p = ForestParams::classification(2);
+        p.projection = ProjectionKind::SparseSigned {
+            density: Density::FeatureCombinations(2.0),
+        };
+        p.max_features = MaxFeatures::All;
+        p.n_estimators = n_estimators;
+        p.seed = 11;
+        p
+    }
+
+    #[test]
+    fn forest_does_not_depend_on_thread_count() {
+        let (x, y) = data(300, 6, 1);
+        let mut p = sporf(8);
+        let one = Forest::fit(&p, x.view(), &y, None).unwrap();
+        p.n_jobs = 3;
+        let three = Forest::fit(&p, x.view(), &y, None).unwrap();
+        assert!(
+            one == three,
+            "the same seed grows the same forest on 1 and 3 threads"
+        );
+        assert_eq!(one.to_bytes().unwrap(), three.to_bytes().unwrap());
+    }
+
+    #[test]
+    fn packed_forest_matches_tree_predictions() {
+        let (x, y) = data(400, 5, 2);
+        for proj in [
+            ProjectionKind::AxisAligned,
+            ProjectionKind::Gaussian,
+            ProjectionKind::ForestRc { n_combined: 2 },
+        ] {
+            let p = ForestParams {
+                projection: proj,
+                ..sporf(5)
+            };
+            let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+            let packed = f.packed();
+            assert_eq!(packed.len(), 5);
+            for row in x.rows() {
+                let row = row.to_vec();
+                for (t, pt) in f.trees().iter().zip(packed) {
+                    assert_eq!(t.leaf(None, &row), pt.leaf(&row));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn fully_grown_tree_fits_training_data() {
+        let (x, y) = data(200, 4, 3);
+        let mut p = sporf(1);
+        p.bootstrap = false;
+        let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+        let proba = f.predict(x.view(), 1).unwrap();
+        for (row, &t) in proba.rows().into_iter().zip(&y) {
+            assert_eq!(row[1], t, "pure leaves reproduce the labels");
+        }
+    }
+
+    #[test]
+    fn max_depth_and_max_leaf_nodes_are_honoured() {
+        let (x, y) = data(500, 4, 4);
+        let mut p = sporf(3);
+        p.max_depth = Some(2);
+        let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+        assert!(f.trees().iter().all(|t| t.max_depth() <= 2));
+        p.max_depth = None;
+        p.max_leaf_nodes = Some(5);
+        let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+        assert!(f.trees().iter().all(|t| t.n_leaves() == 5));
+    }
+
+    #[test]
+    fn model_bytes_round_trip_and_reject_damage() {
+        let (x, y) = data(200, 4, 5);
+        let f = Forest::fit(&sporf(3), x.view(), &y, None).unwrap();
+        let bytes = f.to_bytes().unwrap();
+        assert_eq!(Forest::from_bytes(&bytes).unwrap(), f);
+        assert!(matches!(
+            Forest::from_bytes(&bytes[..bytes.len() - 1]),
+            Err(Error::CorruptModel(_))
+        ));
+        let mut flipped = bytes.clone();
+        flipped[40] ^= 1;
+        assert!(matches!(
+            Forest::from_bytes(&flipped),
+            Err(Error::CorruptModel(_))
+        ));
+        let mut newer = bytes.clone();
+        newer[8] = 9;
+        assert!(matches!(
+            Forest::from_bytes(&newer),
+            Err(Error::UnsupportedVersion { .. })
+        ));
+    }
+
+    #[test]
+    fn loader_rejects_structurally_invalid_trees_with_valid_checksum() {
+        let (x, y) = data(200, 4, 6);
+        let mut f = Forest::fit(&sporf(2), x.view(), &y, None).unwrap();
+        f.trees[0].left[0] = 0; // a cycle
+        let bytes = f.to_bytes().unwrap();
+        assert!(matches!(
+            Forest::from_bytes(&bytes),
+            Err(Error::CorruptModel(_))
+        ));
+        let mut f = Forest::fit(&sporf(2), x.view(), &y, None).unwrap();
+        f.trees[0].proj_idx[0] = 99; // feature out of range
+        assert!(matches!(
+            Forest::from_bytes(&f.to_bytes().unwrap()),
+            Err(Error::CorruptModel(_))
+        ));
+    }
+
+    #[test]
+    fn bad_input_is_an_error_not_a_panic() {
+        let (x, y) = data(50, 3, 7);
+        let p = sporf(2);
+        let mut nan = x.clone();
+        nan[[3, 1]] = f32::NAN;
+        assert!(Forest::fit(&p, nan.view(), &y, None).is_err());
+        assert!(Forest::fit(&p, x.view(), &y[..10], None).is_err());
+        assert!(Forest::fit(&p, x.view(), &y, Some(&[-1.0; 50])).is_err());
+        let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+        let narrow = Array2::<f32>::zeros((4, 2));
+        assert!(matches!(
+            f.predict(narrow.view(), 1),
+            Err(Error::FeatureMismatch { .. })
+        ));
+        let bad_params = ForestParams {
+            max_features: MaxFeatures::Count(0),
+            ..p
+        };
+        assert!(matches!(
+            Forest::fit(&bad_params, x.view(), &y, None),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+
+    #[test]
+    fn public_types_are_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Forest>();
+        assert_send_sync::<Tree>();
+        assert_send_sync::<ForestParams>();
     }
 }

@@ -458,7 +458,7 @@ impl ProjectionSampler for SparseSignedSampler {
                 let missing = nnz as usize - s.positions.len();
                 for _ in 0..missing {
                     s.positions
-                        .push((rng.next_u64() as u128 * total as u128 >> 64) as u64);
+                        .push(((rng.next_u64() as u128 * total as u128) >> 64) as u64);
                 }
                 s.positions.sort_unstable();
                 s.positions.dedup();
@@ -624,7 +624,7 @@ mod tests {
         let mut total = 0;
         for seed in 0..20 {
             let out = draw(&s, d, seed);
-            assert_eq!(out.idx.len(), (3 * d) as usize); // ceil(λ p d) nonzeros exactly
+            assert_eq!(out.idx.len(), 3 * d); // ceil(λ p d) nonzeros exactly
             assert!(out.len() <= d);
             assert!(out.w.iter().all(|&w| w == 1.0 || w == -1.0));
             for i in 0..out.len() {

@@ -461,6 +461,7 @@ impl PyForest {
         Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
     }
 
+    #[allow(clippy::type_complexity)]
     fn oob_prediction<'py>(
         &self,
         py: Python<'py>,

@@ -174,7 +174,7 @@ def test_load_rejects_damaged_files(tmp_path):
         "empty": b"",
         "not a model": b"hello world, this is not a model" * 10,
     }
-    for name, blob in cases.items():
+    for blob in cases.values():
         path.write_bytes(blob)
         with pytest.raises(ValueError, match="model|magic|checksum|truncated"):
             of.load(path)
@@ -312,7 +312,7 @@ def test_projection_families_all_learn():
 
 
 def test_feature_names_in_from_pandas():
-    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pandas")
     X, y = load_iris(return_X_y=True, as_frame=True)
     est = of.SPORFClassifier(5, random_state=0).fit(X, y)
     assert list(est.feature_names_in_) == list(X.columns)

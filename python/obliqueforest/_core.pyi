@@ -38,7 +38,7 @@ class Forest:
         sample_weight: Optional[npt.NDArray[np.float64]],
         params: dict[str, Any],
         progress: Optional[Progress] = None,
-    ) -> "Forest":
+    ) -> Forest:
         """Grow a forest.
 
         ``X`` has shape (n_samples, n_features), any memory order. For
@@ -72,7 +72,7 @@ class Forest:
         """Grow ``n_more`` further trees (tree indices continue), same params and seed."""
     def truncate(self, n_trees: int) -> None:
         """Keep only the first ``n_trees`` trees."""
-    def select_trees(self, indices: npt.NDArray[np.int64]) -> "Forest":
+    def select_trees(self, indices: npt.NDArray[np.int64]) -> Forest:
         """A new forest holding the given trees (in the given order)."""
     @property
     def n_trees(self) -> int: ...
@@ -126,7 +126,7 @@ class Forest:
     def to_bytes(self) -> bytes:
         """Serialize: header (magic, format version, length, CRC-32) then the forest."""
     @staticmethod
-    def from_bytes(data: bytes) -> "Forest":
+    def from_bytes(data: bytes) -> Forest:
         """Inverse of :meth:`to_bytes`; raises ForestError on any corrupt, truncated or
         newer-version input after validating every index and array length."""
     def params(self) -> dict[str, Any]:

@@ -159,6 +159,7 @@ class _BaseForest(BaseEstimator):
                 warnings.warn(
                     "Warm-start fitting without increasing n_estimators does not fit new trees.",
                     UserWarning,
+                    stacklevel=3,
                 )
                 return
             run_with_progress(
@@ -292,6 +293,7 @@ class _ClassifierMixin(ClassifierMixin):
                 "Some inputs do not have OOB scores. This probably means too few trees were "
                 "used to compute any reliable OOB estimates.",
                 UserWarning,
+                stacklevel=3,
             )
         self.oob_decision_function_ = sums / np.maximum(counts, 1)[:, None]
         pred = self.oob_decision_function_.argmax(axis=1)
@@ -365,6 +367,7 @@ class _RegressorMixin(RegressorMixin):
                     "Some inputs do not have OOB scores. This probably means too few trees "
                     "were used to compute any reliable OOB estimates.",
                     UserWarning,
+                    stacklevel=3,
                 )
             self.oob_prediction_ = sums[:, 0] / np.maximum(counts, 1)
             scorer = self.oob_score if callable(self.oob_score) else r2_score

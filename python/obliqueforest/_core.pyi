@@ -106,7 +106,9 @@ class Forest:
         """Mean decrease in impurity, shared among a projection's features by |weight|; sums to 1."""
     def projection_counts(self) -> npt.NDArray[np.float64]:
         """How often each feature appears in a split projection, normalised to sum to 1 (MORF's pi_k)."""
-    def tree_stats(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    def tree_stats(
+        self,
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(n_nodes, max_depth, n_leaves) per tree, each shape (n_trees,)."""
     def tree_nodes(self, tree: int) -> dict[str, npt.NDArray[Any]]:
         """The node table of one tree as numpy arrays: ``left``, ``right`` (-1 at leaves),

@@ -1,0 +1,419 @@
+"""Tests for the regularized random-rotation ensembles (obliqueforest.rotation)."""
+
+import pickle
+
+import numpy as np
+import pytest
+from obliqueforest.rotation import (
+    WEIGHTINGS,
+    RotationEnsembleClassifier,
+    RotationEnsembleRegressor,
+    allocate_trees,
+    cut_weights,
+    exp_weights,
+    haar_rotation,
+    linear_weights,
+    tree_complexity,
+)
+from sklearn.datasets import load_iris, load_wine, make_friedman1
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+SMALL = {"n_estimators": 12, "n_rotations": 3, "micro_forest_size": 4, "random_state": 0}
+ESTIMATORS = [RotationEnsembleClassifier(**SMALL), RotationEnsembleRegressor(**SMALL)]
+COMPLEXITY_RANKED = ("rre", "cut", "exp", "bst", "new", "lin")
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_iris(return_X_y=True)
+
+
+@pytest.fixture(scope="module")
+def wine():
+    return load_wine(return_X_y=True)
+
+
+def _expected_failed_checks(estimator):
+    return {
+        "check_sample_weight_equivalence_on_dense_data": (
+            "bootstrap draws rows uniformly, so a weight of 2 is not the same as a repeated row"
+        ),
+        "check_sample_weight_equivalence_on_sparse_data": "sparse input is not supported",
+    }
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failed_checks)
+def test_sklearn_estimator_checks_pass(estimator, check):
+    check(estimator)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def test_haar_rotation_is_orthogonal_and_reproducible():
+    q1 = haar_rotation(6, np.random.default_rng(3))
+    q2 = haar_rotation(6, np.random.default_rng(3))
+    np.testing.assert_allclose(q1 @ q1.T, np.eye(6), atol=1e-12)
+    np.testing.assert_array_equal(q1, q2)
+
+
+def test_haar_rotation_is_uniform_in_first_entry_sign_and_scale():
+    # Under the Haar measure each entry has mean 0 and variance 1/p; without the
+    # sign correction of the QR factor the diagonal would be biased.
+    rng = np.random.default_rng(0)
+    diag = np.array([haar_rotation(3, rng)[0, 0] for _ in range(4000)])
+    assert abs(diag.mean()) < 0.03
+    assert abs(np.mean(diag**2) - 1 / 3) < 0.03
+
+
+def test_tree_complexity_matches_eq5():
+    np.testing.assert_allclose(tree_complexity([11, 7], [4, 3], 100), [11.04, 7.03])
+
+
+@pytest.mark.parametrize("h", [0.05, 0.7, 3.0, 40.0, 1e6])
+def test_exp_weights_match_eq7(h):
+    R = 25
+    w = exp_weights(R, h)
+    r = np.arange(1, R + 1)
+    if h < 100:
+        expected = 2.0 ** (-r / h) * (2.0 ** (1 / h) - 1) / (1 - 2.0 ** (-R / h))
+        np.testing.assert_allclose(w, expected, rtol=1e-9, atol=1e-300)
+    assert np.isclose(w.sum(), 1.0)
+    assert np.all(np.diff(w) <= 1e-15)
+    if h >= 1e6:
+        np.testing.assert_allclose(w, 1 / R, rtol=1e-4)
+
+
+def test_cut_and_linear_weights_match_eq6_and_sect5():
+    np.testing.assert_allclose(cut_weights(5, 2), [0.5, 0.5, 0, 0, 0])
+    np.testing.assert_allclose(linear_weights(4), np.array([4, 3, 2, 1]) / 10)
+
+
+def test_allocate_trees_sums_to_m_and_is_non_increasing():
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        R = int(rng.integers(1, 60))
+        M = int(rng.integers(1, 3000))
+        kind = rng.integers(4)
+        if kind == 0:
+            w = exp_weights(R, float(rng.uniform(0.05, 3 * R)))
+        elif kind == 1:
+            w = cut_weights(R, int(rng.integers(1, R + 1)))
+        elif kind == 2:
+            w = linear_weights(R)
+        else:
+            w = np.full(R, 1.0 / R)
+        counts = allocate_trees(w, M)
+        assert counts.sum() == M
+        assert np.all(counts >= 0)
+        assert np.all(np.diff(counts) <= 0)
+
+
+def test_allocate_trees_missing_to_top_surplus_from_worst():
+    np.testing.assert_array_equal(allocate_trees(cut_weights(6, 3), 1000), [334, 333, 333, 0, 0, 0])
+    # 4 x 0.5 rounds up to 4 trees for M=2: the two surplus trees leave the worst.
+    np.testing.assert_array_equal(allocate_trees(np.full(4, 0.25), 2), [1, 1, 0, 0])
+
+
+# --------------------------------------------------------------------------- the algorithm
+
+
+@pytest.mark.parametrize("weighting", WEIGHTINGS)
+def test_rotation_ensemble_tree_counts_sum_to_m_non_increasing_in_rank(iris, weighting):
+    X, y = iris
+    clf = RotationEnsembleClassifier(
+        n_estimators=103, n_rotations=8, micro_forest_size=5, weighting=weighting, random_state=1
+    ).fit(X, y)
+    counts = clf.n_trees_per_rotation_
+    order = clf.rotation_order_
+    assert counts.sum() == 103
+    assert np.all(np.diff(counts[order]) <= 0)
+    assert sorted(order) == list(range(8))
+    if weighting in COMPLEXITY_RANKED:
+        assert np.all(np.diff(clf.rotation_complexity_[order]) >= 0)
+    elif weighting == "oob":
+        assert np.all(np.diff(clf.rotation_oob_error_[order]) >= 0)
+    kept = [f for f in clf._forests if f is not None]
+    assert sum(f.n_trees for f in kept) == 103
+    assert len(kept) == np.count_nonzero(counts)
+
+
+def test_rotation_ensemble_identity_is_rotation_zero(iris):
+    X, y = iris
+    clf = RotationEnsembleClassifier(n_estimators=20, n_rotations=4, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(clf.rotations_[0], np.eye(4))
+    for q in clf.rotations_:
+        np.testing.assert_allclose(q.T @ q, np.eye(4), atol=1e-12)
+
+
+def test_rotation_ensemble_new_weighting_covers_rotations_up_to_identity(iris):
+    X, y = iris
+    clf = RotationEnsembleClassifier(
+        n_estimators=60, n_rotations=10, weighting="new", random_state=2
+    ).fit(X, y)
+    position = int(np.flatnonzero(clf.rotation_order_ == 0)[0])
+    ranked = clf.n_trees_per_rotation_[clf.rotation_order_]
+    assert np.all(ranked[: position + 1] > 0)
+    assert np.all(ranked[position + 1 :] == 0)
+    assert ranked.max() - ranked[: position + 1].min() <= 1 + 60 % (position + 1)
+
+
+@pytest.mark.parametrize("dataset", ["iris", "wine"])
+def test_rotation_ensemble_exp_and_bst_simpler_than_rre(dataset, request):
+    X, y = request.getfixturevalue(dataset)
+    complexity = {}
+    for weighting in ("rre", "exp", "bst"):
+        clf = RotationEnsembleClassifier(
+            n_estimators=200,
+            n_rotations=20,
+            micro_forest_size=10,
+            weighting=weighting,
+            max_features=1,
+            random_state=0,
+        ).fit(X, y)
+        complexity[weighting] = clf.complexity_
+    assert complexity["exp"] < complexity["rre"]
+    assert complexity["bst"] < complexity["rre"]
+
+
+@pytest.mark.parametrize("weighting", ["cut", "exp"])
+@pytest.mark.parametrize("h_criterion", ["weighted_oob", "ensemble_oob"])
+def test_h_grid_search_returns_smallest_objective(wine, weighting, h_criterion):
+    X, y = wine
+    clf = RotationEnsembleClassifier(
+        n_estimators=100,
+        n_rotations=10,
+        weighting=weighting,
+        h_criterion=h_criterion,
+        random_state=3,
+    ).fit(X, y)
+    scores = clf.h_scores_
+    assert clf.h_ == clf.h_grid_[np.argmin(scores)]
+    assert np.all(scores >= scores.min())
+    if h_criterion == "weighted_oob":
+        # Recompute the paper's objective from the fitted attributes.
+        ranked_error = clf.rotation_oob_error_[clf.rotation_order_]
+        weight_fn = cut_weights if weighting == "cut" else exp_weights
+        expected = [weight_fn(10, h) @ ranked_error for h in clf.h_grid_]
+        np.testing.assert_allclose(scores, expected)
+    ranked_weights = clf.rotation_weights_[clf.rotation_order_]
+    weight_fn = cut_weights if weighting == "cut" else exp_weights
+    np.testing.assert_allclose(ranked_weights, weight_fn(10, clf.h_))
+
+
+def test_h_given_is_used_without_search(iris):
+    X, y = iris
+    clf = RotationEnsembleClassifier(
+        n_estimators=50, n_rotations=5, weighting="cut", h=2, random_state=0
+    ).fit(X, y)
+    assert clf.h_ == 2 and clf.h_grid_ is None
+    assert np.count_nonzero(clf.n_trees_per_rotation_) == 2
+
+
+def test_h_grid_custom_is_searched(iris):
+    X, y = iris
+    clf = RotationEnsembleClassifier(
+        n_estimators=50, n_rotations=5, weighting="exp", h_grid=[0.5, 2.0, 8.0], random_state=0
+    ).fit(X, y)
+    assert clf.h_ in (0.5, 2.0, 8.0)
+    np.testing.assert_array_equal(clf.h_grid_, [0.5, 2.0, 8.0])
+
+
+@pytest.mark.parametrize("Estimator", [RotationEnsembleClassifier, RotationEnsembleRegressor])
+def test_rotation_ensemble_same_model_for_n_jobs_1_and_2(iris, Estimator):
+    X, y = iris
+    fitted = [
+        Estimator(n_estimators=60, n_rotations=6, n_jobs=n_jobs, random_state=7).fit(X, y)
+        for n_jobs in (1, 2)
+    ]
+    a, b = fitted
+    np.testing.assert_array_equal(a.rotations_, b.rotations_)
+    np.testing.assert_array_equal(a.rotation_complexity_, b.rotation_complexity_)
+    np.testing.assert_array_equal(a.rotation_oob_error_, b.rotation_oob_error_)
+    np.testing.assert_array_equal(a.n_trees_per_rotation_, b.n_trees_per_rotation_)
+    assert a.complexity_ == b.complexity_
+    if Estimator is RotationEnsembleClassifier:
+        np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    else:
+        np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_rotation_ensemble_random_state_changes_rotations(iris):
+    X, y = iris
+    a = RotationEnsembleClassifier(n_estimators=20, n_rotations=3, random_state=0).fit(X, y)
+    b = RotationEnsembleClassifier(n_estimators=20, n_rotations=3, random_state=1).fit(X, y)
+    assert not np.allclose(a.rotations_[1], b.rotations_[1])
+
+
+@pytest.mark.parametrize("Estimator", [RotationEnsembleClassifier, RotationEnsembleRegressor])
+def test_rotation_ensemble_pickle_round_trip_identical_predictions(iris, Estimator):
+    X, y = iris
+    est = Estimator(n_estimators=40, n_rotations=5, weighting="exp", random_state=0).fit(X, y)
+    clone = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(est.predict(X), clone.predict(X))
+    if Estimator is RotationEnsembleClassifier:
+        np.testing.assert_array_equal(est.predict_proba(X), clone.predict_proba(X))
+    assert clone.complexity_ == est.complexity_
+
+
+def test_rotation_ensemble_predict_proba_is_tree_weighted_mean(iris):
+    X, y = iris
+    clf = RotationEnsembleClassifier(n_estimators=30, n_rotations=4, random_state=0).fit(X, y)
+    Xs = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    total = np.zeros((len(X), 3))
+    for k, forest in enumerate(clf._forests):
+        if forest is not None:
+            rotated = (Xs @ clf.rotations_[k]).astype(np.float32)
+            total += forest.predict_trees(rotated).sum(axis=0)
+    np.testing.assert_allclose(clf.predict_proba(X), total / 30, atol=1e-12)
+    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+
+
+def test_rotation_ensemble_complexity_is_mean_over_final_trees(iris):
+    X, y = iris
+    clf = RotationEnsembleClassifier(n_estimators=50, n_rotations=5, random_state=0).fit(X, y)
+    values = []
+    for forest in clf._forests:
+        if forest is not None:
+            n_nodes, depth, _ = forest.tree_stats()
+            values.append(n_nodes + depth / len(X))
+    assert np.isclose(clf.complexity_, np.concatenate(values).mean())
+
+
+def test_rotation_ensemble_oob_score_is_reasonable(iris):
+    X, y = iris
+    clf = RotationEnsembleClassifier(
+        n_estimators=100, n_rotations=5, oob_score=True, random_state=0
+    ).fit(X, y)
+    assert 0.85 < clf.oob_score_ <= 1.0
+    assert clf.oob_decision_function_.shape == (150, 3)
+
+
+def test_rotation_ensemble_regressor_fits_friedman():
+    X, y = make_friedman1(n_samples=300, n_features=6, random_state=0)
+    reg = RotationEnsembleRegressor(
+        n_estimators=100, n_rotations=5, oob_score=True, random_state=0
+    ).fit(X, y)
+    assert reg.score(X, y) > 0.9
+    assert reg.oob_score_ > 0.5
+    assert np.all(np.isfinite(reg.rotation_oob_error_))
+
+
+def test_rotation_ensemble_feature_importances_sum_to_one(wine):
+    X, y = wine
+    clf = RotationEnsembleClassifier(n_estimators=40, n_rotations=4, random_state=0).fit(X, y)
+    importances = clf.feature_importances_
+    assert importances.shape == (13,)
+    assert np.all(importances >= 0)
+    assert np.isclose(importances.sum(), 1.0)
+
+
+def test_rotation_ensemble_rank_scaling_ignores_monotone_transforms(iris):
+    X, y = iris
+    params = {"n_estimators": 30, "n_rotations": 4, "scaling": "rank", "random_state": 0}
+    a = RotationEnsembleClassifier(**params).fit(X, y)
+    b = RotationEnsembleClassifier(**params).fit(np.exp(X), y)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(np.exp(X)))
+
+
+def test_rotation_ensemble_rank_scaling_maps_new_values_into_unit_interval(iris):
+    X, y = iris
+    clf = RotationEnsembleClassifier(n_estimators=10, n_rotations=2, scaling="rank").fit(X, y)
+    scaled = clf._scale(np.vstack([X.min(axis=0) - 1, X.max(axis=0) + 1]))
+    np.testing.assert_array_equal(scaled, [[0, 0, 0, 0], [1, 1, 1, 1]])
+
+
+def test_rotation_ensemble_sample_weight_zero_rows_change_model(iris):
+    X, y = iris
+    weights = np.ones(len(y))
+    weights[y == 2] = 0.0
+    clf = RotationEnsembleClassifier(n_estimators=20, n_rotations=3, random_state=0)
+    clf.fit(X, y, sample_weight=weights)
+    assert np.all(clf.predict(X[y != 2]) != 2)
+
+
+def test_rotation_ensemble_micro_forest_trees_are_reused(iris):
+    # With M = R * U and equal weights every micro-forest tree is kept as is.
+    X, y = iris
+    rre = RotationEnsembleClassifier(
+        n_estimators=40, n_rotations=4, micro_forest_size=10, weighting="rre", random_state=5
+    ).fit(X, y)
+    np.testing.assert_array_equal(rre.n_trees_per_rotation_, [10, 10, 10, 10])
+    # The top rotation's first U trees under BST are the RRE micro-forest's trees.
+    bst = RotationEnsembleClassifier(
+        n_estimators=40, n_rotations=4, micro_forest_size=10, weighting="bst", random_state=5
+    ).fit(X, y)
+    top = int(bst.rotation_order_[0])
+    Xs = (X - X.min(axis=0)) / (X.max(axis=0) - X.min(axis=0))
+    rotated = (Xs @ bst.rotations_[top]).astype(np.float32)
+    trees_bst = bst._forests[top].predict_trees(rotated)
+    trees_rre = rre._forests[top].predict_trees(rotated)
+    np.testing.assert_array_equal(trees_bst[:10], trees_rre)
+    assert trees_bst.shape[0] == 40
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"weighting": "best"},
+        {"n_rotations": 0},
+        {"micro_forest_size": 0},
+        {"n_estimators": 0},
+        {"h": 0.0},
+        {"h": -1.0},
+        {"scaling": "zscore"},
+        {"h_criterion": "aic"},
+        {"weighting": "cut", "h": 2.5},
+        {"weighting": "cut", "h": 9},
+        {"weighting": "oob", "bootstrap": False},
+        {"weighting": "exp", "bootstrap": False},
+        {"oob_score": True, "bootstrap": False},
+        {"weighting": "exp", "h_grid": [1.0, -2.0]},
+        {"weighting": "cut", "h_grid": [1.5]},
+        {"max_features": 0},
+    ],
+)
+def test_rotation_ensemble_bad_params_raise_value_error(iris, params):
+    X, y = iris
+    with pytest.raises(ValueError):
+        RotationEnsembleClassifier(**{"n_estimators": 10, "n_rotations": 4, **params}).fit(X, y)
+
+
+def test_rotation_ensemble_without_bootstrap_works_for_complexity_schemes(iris):
+    X, y = iris
+    clf = RotationEnsembleClassifier(
+        n_estimators=20, n_rotations=3, weighting="exp", h=1.0, bootstrap=False, random_state=0
+    ).fit(X, y)
+    assert np.all(np.isnan(clf.rotation_oob_error_))
+    assert clf.n_trees_per_rotation_.sum() == 20
+
+
+@pytest.mark.parametrize("Estimator", [RotationEnsembleClassifier, RotationEnsembleRegressor])
+def test_rotation_ensemble_bad_data_raise_value_error(iris, Estimator):
+    X, y = iris
+    est = Estimator(n_estimators=10, n_rotations=2, random_state=0)
+    X_nan = X.copy()
+    X_nan[3, 1] = np.nan
+    with pytest.raises(ValueError):
+        est.fit(X_nan, y)
+    with pytest.raises(ValueError):
+        est.fit(X, y[:-1])
+    with pytest.raises(ValueError):
+        est.fit(X, y, sample_weight=-np.ones(len(y)))
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+    est.fit(X, y)
+    with pytest.raises(ValueError):
+        est.predict(X[:, :3])
+    with pytest.raises(ValueError):
+        est.predict(X_nan)
+
+
+def test_rotation_ensemble_classifier_rejects_continuous_target(iris):
+    X, _ = iris
+    with pytest.raises(ValueError):
+        RotationEnsembleClassifier(n_estimators=5, n_rotations=2).fit(X, np.linspace(0, 1, 150))

@@ -210,7 +210,15 @@ fn parse_params(dict: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
         "classification" => Task::Classification {
             n_classes: p.usize("n_classes", 2)?,
         },
-        "regression" => Task::Regression,
+        "regression" => {
+            if p.usize("n_classes", 0)? != 0 {
+                return Err(bad(
+                    "n_classes",
+                    "is for classification; leave it out (or 0) for regression",
+                ));
+            }
+            Task::Regression
+        }
         other => return Err(bad("task", &format!("unknown task {other:?}"))),
     };
     let default_criterion = if task == Task::Regression {

@@ -1,0 +1,271 @@
+"""Reading fitted trees: oblique split rules as plain data and as text.
+
+Every inner node of a projection tree splits on ``sum_j w_j * x[f_j] <= threshold`` (rows
+that satisfy it go left). These helpers read the node table the Rust core exposes
+(``estimator._forest.tree_nodes(t)``) and present it the way scikit-learn's
+:func:`sklearn.tree.export_text` presents axis-aligned trees, with the projection written
+out, e.g. ``0.5*x3 - 1*x7 <= 0.123``. MORF patches appear as their features with weight 1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["decision_path_rules", "export_text", "split_rules"]
+
+
+def _core_forest(estimator):
+    forest = getattr(estimator, "_forest", None)
+    if forest is None:
+        from sklearn.exceptions import NotFittedError
+
+        if hasattr(estimator, "get_params") and not hasattr(estimator, "n_features_in_"):
+            raise NotFittedError(
+                f"This {type(estimator).__name__} instance is not fitted yet; call fit first"
+            )
+        raise TypeError(
+            f"{type(estimator).__name__} is not a single projection forest of this library "
+            "(RandomForest*, SPORF*, MORF*, ObliqueForest*)"
+        )
+    return forest
+
+
+def _check_tree(forest, tree):
+    n_trees = forest.n_trees
+    if isinstance(tree, bool) or not isinstance(tree, (int, np.integer)):
+        raise TypeError(f"tree must be an int, got {type(tree).__name__}")
+    if not 0 <= tree < n_trees:
+        raise ValueError(f"tree must be in [0, {n_trees}), got {tree}")
+    return int(tree)
+
+
+def _feature_names(estimator, feature_names, n_features):
+    if feature_names is None:
+        names = getattr(estimator, "feature_names_in_", None)
+        if names is None:
+            return [f"x{i}" for i in range(n_features)]
+        return [str(n) for n in names]
+    names = [str(n) for n in feature_names]
+    if len(names) != n_features:
+        raise ValueError(
+            f"feature_names has {len(names)} names, the model has {n_features} features"
+        )
+    return names
+
+
+def _number(value, decimals):
+    """``1.0`` -> ``"1"``, ``0.12345`` -> ``"0.123"`` (at most ``decimals`` decimals)."""
+    text = np.format_float_positional(round(float(value), decimals), trim="-")
+    return "0" if text == "-0" else text
+
+
+def _projection_text(features, weights, names, decimals):
+    """``"0.5*x3 - 1*x7"``; a lone feature with weight 1 is just its name."""
+    if len(features) == 1 and weights[0] == 1.0:
+        return names[features[0]]
+    parts = []
+    for k, (f, w) in enumerate(zip(features, weights)):
+        coef = _number(abs(w), decimals)
+        term = f"{coef}*{names[f]}"
+        if k == 0:
+            parts.append(f"-{term}" if w < 0 else term)
+        else:
+            parts.append(f"- {term}" if w < 0 else f"+ {term}")
+    return " ".join(parts)
+
+
+def _nodes(estimator, tree):
+    forest = _core_forest(estimator)
+    return forest, forest.tree_nodes(_check_tree(forest, tree))
+
+
+def split_rules(estimator, tree=0):
+    """The nodes of one tree as plain Python data.
+
+    Parameters
+    ----------
+    estimator : fitted forest of this library
+        RandomForest*, SPORF*, MORF* or ObliqueForest* classifier or regressor.
+    tree : int, default=0
+        Tree index, ``0 <= tree < n_estimators``.
+
+    Returns
+    -------
+    rules : list of dict, length n_nodes
+        Indexed by node id (the ids :meth:`apply` returns). Each dict has
+
+        - ``node`` (int), ``depth`` (int), ``is_leaf`` (bool);
+        - ``features`` (list of int) and ``weights`` (list of float): the projection
+          ``sum_j weights[j] * x[features[j]]``, empty at leaves;
+        - ``threshold`` (float, None at leaves): a row goes to ``left`` when the
+          projection is ``<= threshold``, else to ``right`` (both -1 at leaves);
+        - ``n_samples`` (int): training rows (in-bag draws) that reached the node;
+        - ``value`` (list of float, length n_outputs): class probabilities for a
+          classifier, the mean target for a regressor.
+    """
+    _, nodes = _nodes(estimator, tree)
+    ptr, feats, wts = nodes["proj_ptr"], nodes["proj_features"], nodes["proj_weights"]
+    rules = []
+    for i in range(len(nodes["left"])):
+        leaf = bool(nodes["left"][i] < 0)
+        lo, hi = int(ptr[i]), int(ptr[i + 1])
+        rules.append(
+            {
+                "node": i,
+                "depth": int(nodes["depth"][i]),
+                "is_leaf": leaf,
+                "features": [] if leaf else [int(f) for f in feats[lo:hi]],
+                "weights": [] if leaf else [float(w) for w in wts[lo:hi]],
+                "threshold": None if leaf else float(nodes["threshold"][i]),
+                "left": int(nodes["left"][i]),
+                "right": int(nodes["right"][i]),
+                "n_samples": int(nodes["n_node_samples"][i]),
+                "value": [float(v) for v in nodes["value"][i]],
+            }
+        )
+    return rules
+
+
+def _leaf_text(estimator, value, decimals, show_weights):
+    classes = getattr(estimator, "classes_", None)
+    if classes is not None:
+        text = f"class: {classes[int(np.argmax(value))]}"
+        if show_weights:
+            text += " (proba: [" + ", ".join(_number(v, decimals) for v in value) + "])"
+        return text
+    return "value: [" + ", ".join(_number(v, decimals) for v in value) + "]"
+
+
+def export_text(
+    estimator, tree=0, feature_names=None, max_depth=10, decimals=3, show_weights=False
+):
+    """A text report of one tree's oblique rules, like scikit-learn's ``export_text``.
+
+    Parameters
+    ----------
+    estimator : fitted forest of this library
+    tree : int, default=0
+        Tree index, ``0 <= tree < n_estimators``.
+    feature_names : list of str of length n_features_in_ or None, default=None
+        Names in the rules; None uses ``feature_names_in_`` when the model was fitted on
+        a DataFrame and ``x0, x1, ...`` otherwise.
+    max_depth : int, default=10
+        Deeper subtrees are shown as ``truncated branch of depth d``.
+    decimals : int, default=3
+        Decimals of weights, thresholds and leaf values.
+    show_weights : bool, default=False
+        Also print a classifier leaf's class probabilities.
+
+    Returns
+    -------
+    report : str
+        One line per node, e.g.::
+
+            |--- 0.5*x3 - 1*x7 <= 0.123
+            |   |--- class: 1
+            |--- 0.5*x3 - 1*x7 >  0.123
+            |   |--- class: 0
+    """
+    if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or max_depth < 0:
+        raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}")
+    if isinstance(decimals, bool) or not isinstance(decimals, (int, np.integer)) or decimals < 0:
+        raise ValueError(f"decimals must be a non-negative int, got {decimals!r}")
+    forest, nodes = _nodes(estimator, tree)
+    names = _feature_names(estimator, feature_names, forest.n_features)
+    rules = split_rules(estimator, tree)
+    lines = []
+
+    def subtree_depth(i):
+        r = rules[i]
+        return 0 if r["is_leaf"] else 1 + max(subtree_depth(r["left"]), subtree_depth(r["right"]))
+
+    # an explicit stack: trees can be deeper than Python's recursion limit
+    stack = [(0, 0)]
+    while stack:
+        i, level = stack.pop()
+        if isinstance(i, str):  # a precomputed line
+            lines.append(i)
+            continue
+        r = rules[i]
+        indent = "|   " * level + "|--- "
+        if r["is_leaf"]:
+            lines.append(indent + _leaf_text(estimator, r["value"], decimals, show_weights))
+            continue
+        if level >= max_depth:
+            lines.append(indent + f"truncated branch of depth {subtree_depth(i)}")
+            continue
+        rule = _projection_text(r["features"], r["weights"], names, decimals)
+        thr = _number(r["threshold"], decimals)
+        # pushed in reverse: left line, left subtree, right line, right subtree
+        stack.append((r["right"], level + 1))
+        stack.append((indent + f"{rule} >  {thr}", None))
+        stack.append((r["left"], level + 1))
+        stack.append((indent + f"{rule} <= {thr}", None))
+    return "\n".join(lines) + "\n"
+
+
+def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
+    """The rules one sample follows from the root to its leaf in one tree.
+
+    Parameters
+    ----------
+    estimator : fitted forest of this library
+    x : array-like of shape (n_features,) or (1, n_features)
+        The sample (cast to float32 as for prediction).
+    tree : int, default=0
+    feature_names : list of str or None, default=None
+        As in :func:`export_text`.
+    decimals : int, default=3
+        Decimals in the ``rule`` strings.
+
+    Returns
+    -------
+    path : list of dict
+        One dict per node visited, root first. Inner nodes: ``node``, ``depth``,
+        ``is_leaf=False``, ``features``, ``weights``, ``threshold``, ``projection``
+        (the sample's value ``sum_j w_j x[f_j]``), ``goes`` (``"left"`` or ``"right"``)
+        and ``rule`` (e.g. ``"0.5*x3 - 1*x7 <= 0.123"``, the side taken). The last dict
+        is the leaf: ``node``, ``depth``, ``is_leaf=True``, ``n_samples``, ``value``.
+        Its ``node`` equals ``estimator.apply(x)[0, tree]``.
+    """
+    forest = _core_forest(estimator)
+    x = np.asarray(x)
+    if x.ndim == 2 and x.shape[0] == 1:
+        x = x[0]
+    if x.ndim != 1:
+        raise ValueError(f"x must be one sample of shape (n_features,), got shape {x.shape}")
+    x32 = estimator._validate_X_predict(x.reshape(1, -1))[0]
+    names = _feature_names(estimator, feature_names, forest.n_features)
+    rules = split_rules(estimator, tree)
+    path, i = [], 0
+    while True:
+        r = rules[i]
+        if r["is_leaf"]:
+            path.append(
+                {
+                    "node": i,
+                    "depth": r["depth"],
+                    "is_leaf": True,
+                    "n_samples": r["n_samples"],
+                    "value": r["value"],
+                }
+            )
+            return path
+        proj = float(np.dot(np.asarray(r["weights"]), x32[r["features"]].astype(np.float64)))
+        left = proj <= r["threshold"]
+        rule = _projection_text(r["features"], r["weights"], names, decimals)
+        op = "<=" if left else ">"
+        path.append(
+            {
+                "node": i,
+                "depth": r["depth"],
+                "is_leaf": False,
+                "features": r["features"],
+                "weights": r["weights"],
+                "threshold": r["threshold"],
+                "projection": proj,
+                "goes": "left" if left else "right",
+                "rule": f"{rule} {op} {_number(r['threshold'], decimals)}",
+            }
+        )
+        i = r["left"] if left else r["right"]

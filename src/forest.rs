@@ -226,9 +226,11 @@ impl Forest {
         let p = self.n_features;
         let packed = self.packed();
         if packed.len() == self.trees.len() {
+            let mut leaves = vec![0u32; rows.len() / p];
             for (t, tree) in packed.iter().enumerate() {
-                for (r, row) in rows.chunks_exact(p).enumerate() {
-                    f(t, r, tree.leaf(row));
+                tree.leaves(rows, p, &mut leaves);
+                for (r, &leaf) in leaves.iter().enumerate() {
+                    f(t, r, leaf as usize);
                 }
             }
         } else {
@@ -326,25 +328,23 @@ impl Forest {
         if width == 0 || out.is_empty() {
             return Ok(out);
         }
-        const BLOCK: usize = 128;
-        let work = || {
-            out.par_chunks_mut(BLOCK * width)
-                .enumerate()
-                .for_each(|(b, chunk)| {
-                    let n_rows = chunk.len() / width;
-                    f(&flat[b * BLOCK * p..(b * BLOCK + n_rows) * p], chunk);
-                })
+        // Each tree's nodes are streamed once per block, so blocks should be large (a forest
+        // rarely fits in cache); four blocks per thread keep the threads balanced.
+        let threads = match n_jobs {
+            j if j < 0 => rayon::current_num_threads().max(1),
+            j => j.max(1) as usize,
         };
-        if n_jobs == 1 || rows.nrows() <= BLOCK {
+        let block = rows.nrows().div_ceil(4 * threads).clamp(64, 2048);
+        let run = |(b, chunk): (usize, &mut [T])| {
+            let n_rows = chunk.len() / width;
+            f(&flat[b * block * p..(b * block + n_rows) * p], chunk);
+        };
+        if threads == 1 || rows.nrows() <= block {
             // no pool for small or single-threaded calls: latency matters there
-            out.chunks_mut(BLOCK * width)
-                .enumerate()
-                .for_each(|(b, chunk)| {
-                    let n_rows = chunk.len() / width;
-                    f(&flat[b * BLOCK * p..(b * BLOCK + n_rows) * p], chunk);
-                });
+            out.chunks_mut(block * width).enumerate().for_each(run);
         } else {
-            Self::pool(n_jobs)?.install(work);
+            Self::pool(n_jobs)?
+                .install(|| out.par_chunks_mut(block * width).enumerate().for_each(run));
         }
         Ok(out)
     }
@@ -355,22 +355,18 @@ impl Forest {
     /// # Errors
     /// Wrong number of features, or NaN/inf in `x`.
     pub fn predict(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<f64>> {
-        let (k, g, p, n) = (
-            self.n_outputs(),
-            self.geometry(),
-            self.n_features,
-            x.nrows(),
-        );
+        let (k, n) = (self.n_outputs(), x.nrows());
         let n_trees = self.trees.len() as f64;
         let out = self.per_block(x, k, n_jobs, |rows, out| {
             // trees in index order for every row: the sum does not depend on blocking
-            for tree in &self.trees {
-                for (row, o) in rows.chunks_exact(p).zip(out.chunks_exact_mut(k)) {
-                    for (s, v) in o.iter_mut().zip(tree.value(tree.leaf(g, row))) {
-                        *s += v;
-                    }
+            self.leaves_of_block(rows, |t, r, leaf| {
+                for (s, v) in out[r * k..(r + 1) * k]
+                    .iter_mut()
+                    .zip(self.trees[t].value(leaf))
+                {
+                    *s += v;
                 }
-            }
+            });
             out.iter_mut().for_each(|s| *s /= n_trees);
         })?;
         Array2::from_shape_vec((n, k), out).map_err(|e| Error::Internal(e.to_string()))
@@ -399,18 +395,9 @@ impl Forest {
     /// # Errors
     /// As [`Forest::predict`].
     pub fn apply(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<i64>> {
-        let (g, p, t, n) = (
-            self.geometry(),
-            self.n_features,
-            self.trees.len(),
-            x.nrows(),
-        );
+        let (t, n) = (self.trees.len(), x.nrows());
         let out = self.per_block(x, t, n_jobs, |rows, out| {
-            for (ti, tree) in self.trees.iter().enumerate() {
-                for (row, o) in rows.chunks_exact(p).zip(out.chunks_exact_mut(t)) {
-                    o[ti] = tree.leaf(g, row) as i64;
-                }
-            }
+            self.leaves_of_block(rows, |ti, r, leaf| out[r * t + ti] = leaf as i64);
         })?;
         Array2::from_shape_vec((n, t), out).map_err(|e| Error::Internal(e.to_string()))
     }
@@ -700,10 +687,14 @@ mod tests {
             let f = Forest::fit(&p, x.view(), &y, None).unwrap();
             let packed = f.packed();
             assert_eq!(packed.len(), 5);
-            for row in x.rows() {
-                let row = row.to_vec();
-                for (t, pt) in f.trees().iter().zip(packed) {
+            let flat: Vec<f32> = x.iter().copied().collect();
+            let mut lanes = vec![0u32; x.nrows()];
+            for (t, pt) in f.trees().iter().zip(packed) {
+                pt.leaves(&flat, 5, &mut lanes);
+                for (row, &lane_leaf) in x.rows().into_iter().zip(&lanes) {
+                    let row = row.to_vec();
                     assert_eq!(t.leaf(None, &row), pt.leaf(&row));
+                    assert_eq!(t.leaf(None, &row), lane_leaf as usize);
                 }
             }
         }

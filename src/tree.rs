@@ -254,6 +254,8 @@ pub struct PackedTree {
     nodes: Vec<PackedNode>,
     idx: Vec<u32>,
     w: Vec<f32>,
+    /// Depth of the deepest leaf: after this many steps every row is at its leaf.
+    depth: usize,
 }
 
 impl PackedTree {
@@ -267,6 +269,7 @@ impl PackedTree {
             nodes: Vec::with_capacity(tree.n_nodes()),
             idx: Vec::new(),
             w: Vec::new(),
+            depth: tree.max_depth(),
         };
         for node in 0..tree.n_nodes() {
             let (lo, hi) = (
@@ -283,14 +286,36 @@ impl PackedTree {
                 p.w.extend_from_slice(&tree.proj_w[lo..hi]);
                 (MULTI | start, (hi - lo) as u32)
             };
+            // a leaf loops onto itself: weight 0 on feature 0 never exceeds +inf, so the
+            // extra steps of a fixed-length walk stay put
+            let (threshold, left) = if tree.is_leaf(node) {
+                (f32::INFINITY, node as u32)
+            } else {
+                (tree.threshold[node], tree.left[node])
+            };
             p.nodes.push(PackedNode {
                 a,
                 b,
-                threshold: tree.threshold[node],
-                left: tree.left[node],
+                threshold,
+                left,
             });
         }
         Some(p)
+    }
+
+    #[inline(always)]
+    fn project(&self, nd: PackedNode, row: &[f32]) -> f32 {
+        if nd.a & MULTI == 0 {
+            f32::from_bits(nd.b) * row[nd.a as usize]
+        } else {
+            let start = (nd.a & !MULTI) as usize;
+            let end = start + nd.b as usize;
+            let mut s = 0.0f32;
+            for (&j, &w) in self.idx[start..end].iter().zip(&self.w[start..end]) {
+                s += w * row[j as usize];
+            }
+            s
+        }
     }
 
     /// The leaf (node index) a row reaches; identical to [`Tree::leaf`].
@@ -299,21 +324,36 @@ impl PackedTree {
         let mut i = 0usize;
         loop {
             let nd = self.nodes[i];
-            if nd.left == LEAF {
+            if nd.left as usize == i {
                 return i;
             }
-            let v = if nd.a & MULTI == 0 {
-                f32::from_bits(nd.b) * row[nd.a as usize]
-            } else {
-                let start = (nd.a & !MULTI) as usize;
-                let end = start + nd.b as usize;
-                let mut s = 0.0f32;
-                for (&j, &w) in self.idx[start..end].iter().zip(&self.w[start..end]) {
-                    s += w * row[j as usize];
+            i = nd.left as usize + (self.project(nd, row) > nd.threshold) as usize;
+        }
+    }
+
+    /// The leaves of every row of a row-major block (`p` features a row) into `out`.
+    /// Rows go down the tree eight at a time, each for exactly `depth` steps (leaves loop
+    /// onto themselves): no data-dependent branch, and eight independent chains of loads
+    /// in flight instead of one.
+    pub fn leaves(&self, rows: &[f32], p: usize, out: &mut [u32]) {
+        const LANES: usize = 8;
+        let n = out.len();
+        let mut r = 0;
+        while r + LANES <= n {
+            let block = &rows[r * p..(r + LANES) * p];
+            let mut idx = [0u32; LANES];
+            for _ in 0..self.depth {
+                for (l, i) in idx.iter_mut().enumerate() {
+                    let nd = self.nodes[*i as usize];
+                    let row = &block[l * p..(l + 1) * p];
+                    *i = nd.left + (self.project(nd, row) > nd.threshold) as u32;
                 }
-                s
-            };
-            i = nd.left as usize + (v > nd.threshold) as usize;
+            }
+            out[r..r + LANES].copy_from_slice(&idx);
+            r += LANES;
+        }
+        for (k, o) in out.iter_mut().enumerate().skip(r) {
+            *o = self.leaf(&rows[k * p..(k + 1) * p]) as u32;
         }
     }
 

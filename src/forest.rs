@@ -612,6 +612,11 @@ fn grow_one(
         for (w, &c) in weights.iter_mut().zip(&counts) {
             *w *= c as f64;
         }
+        if weights.iter().all(|&w| w == 0.0) {
+            // every drawn row has zero weight (sparse sample weights): an empty tree would
+            // predict nothing, so this tree sees all rows with their own weights instead
+            weights.clone_from(&data.sample_weight);
+        }
         let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
         let tree = grower.grow(&weights, &mut rng, ws);
         let oob = data.params.oob.then(|| {

@@ -770,6 +770,13 @@ mod tests {
             Forest::from_bytes(&f.to_bytes().unwrap()),
             Err(Error::CorruptModel(_))
         ));
+        let mut f = Forest::fit(&sporf(2), x.view(), &y, None).unwrap();
+        let last = f.trees[0].depth.len() - 1;
+        f.trees[0].depth[last] = u32::MAX; // would make the fixed-length packed walk hang
+        assert!(matches!(
+            Forest::from_bytes(&f.to_bytes().unwrap()),
+            Err(Error::CorruptModel(_))
+        ));
     }
 
     #[test]

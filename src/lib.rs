@@ -49,6 +49,9 @@ pub mod tree;
 #[cfg(feature = "python")]
 mod python;
 
+#[cfg(test)]
+mod proptests;
+
 pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};

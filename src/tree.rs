@@ -181,6 +181,9 @@ impl Tree {
         if self.n_outputs == 0 || self.value.len() != n * self.n_outputs {
             return bad("value table size");
         }
+        if self.depth[0] != 0 {
+            return bad("root depth");
+        }
         if self.proj_ptr[0] != 0
             || self.proj_ptr[n] as usize != self.proj_idx.len()
             || self.proj_idx.len() >= MULTI as usize
@@ -208,6 +211,12 @@ impl Tree {
             // children always come after their parent: traversal terminates
             if l as usize <= i || r != l + 1 || r as usize >= n || a == b {
                 return bad("child index");
+            }
+            // depths are what traversal relies on (the packed walk takes max-depth steps)
+            if self.depth[l as usize] != self.depth[i].saturating_add(1)
+                || self.depth[r as usize] != self.depth[i].saturating_add(1)
+            {
+                return bad("node depths");
             }
             if self.threshold[i].is_nan() {
                 return bad("NaN threshold");

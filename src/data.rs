@@ -1,34 +1,42 @@
-//! Training data as the builder sees it: features copied once into a
-//! contiguous column-major f32 matrix (column j is `cols[j*n..(j+1)*n]`), the
+//! Training data as the builder sees it: features as a contiguous column-major
+//! f32 matrix, borrowed when the caller's array is in Fortran order, else copied once (column j is `cols[j*n..(j+1)*n]`), the
 //! targets, and per-row weights.
 
 use crate::error::{Error, Result};
 use ndarray::ArrayView2;
+use std::borrow::Cow;
 
-/// A column-major copy of X.
+/// X in column-major order: borrowed when the caller's array already is (Fortran order),
+/// copied once otherwise.
 #[derive(Clone, Debug)]
-pub struct ColMajor {
+pub struct ColMajor<'a> {
     pub n_samples: usize,
     pub n_features: usize,
-    pub cols: Vec<f32>,
+    pub cols: Cow<'a, [f32]>,
 }
 
-impl ColMajor {
-    /// Copies `x` (any memory order) and checks every value is finite.
+impl<'a> ColMajor<'a> {
+    /// Borrows (Fortran order) or copies `x` and checks every value is finite.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for an empty matrix or a NaN / infinite value.
-    pub fn from_view(x: ArrayView2<'_, f32>) -> Result<Self> {
+    pub fn from_view(x: ArrayView2<'a, f32>) -> Result<Self> {
         let (n, p) = x.dim();
         if n == 0 || p == 0 {
             return Err(Error::InvalidInput(format!(
                 "X has shape ({n}, {p}); it needs at least one row and one column"
             )));
         }
-        let mut cols = Vec::with_capacity(n * p);
-        for j in 0..p {
-            cols.extend(x.column(j).iter().copied());
-        }
+        let cols = match x.reversed_axes().to_slice() {
+            Some(fortran) => Cow::Borrowed(fortran),
+            None => {
+                let mut cols = Vec::with_capacity(n * p);
+                for j in 0..p {
+                    cols.extend(x.column(j).iter().copied());
+                }
+                Cow::Owned(cols)
+            }
+        };
         if let Some(pos) = cols.iter().position(|v| !v.is_finite()) {
             return Err(Error::InvalidInput(format!(
                 "X contains NaN or infinity (row {}, column {}); missing values are not supported",

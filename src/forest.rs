@@ -56,7 +56,7 @@ impl PartialEq for Forest {
 struct FitData<'a> {
     params: &'a ForestParams,
     cfg: TreeConfig,
-    x: ColMajor,
+    x: ColMajor<'a>,
     y: Targets,
     sample_weight: Vec<f64>,
 }
@@ -209,12 +209,12 @@ impl Forest {
         self.oob.as_ref()
     }
 
-    /// The packed prediction layout (empty for patch forests).
+    /// The packed prediction layout, built on first use.
     pub fn packed(&self) -> &[PackedTree] {
         self.packed.get_or_init(|| {
             self.trees
                 .iter()
-                .filter_map(|t| PackedTree::new(t, self.geometry()))
+                .map(|t| PackedTree::new(t, self.geometry()))
                 .collect()
         })
     }
@@ -224,21 +224,11 @@ impl Forest {
     #[inline]
     fn leaves_of_block(&self, rows: &[f32], mut f: impl FnMut(usize, usize, usize)) {
         let p = self.n_features;
-        let packed = self.packed();
-        if packed.len() == self.trees.len() {
-            let mut leaves = vec![0u32; rows.len() / p];
-            for (t, tree) in packed.iter().enumerate() {
-                tree.leaves(rows, p, &mut leaves);
-                for (r, &leaf) in leaves.iter().enumerate() {
-                    f(t, r, leaf as usize);
-                }
-            }
-        } else {
-            let g = self.geometry();
-            for (t, tree) in self.trees.iter().enumerate() {
-                for (r, row) in rows.chunks_exact(p).enumerate() {
-                    f(t, r, tree.leaf(g, row));
-                }
+        let mut leaves = vec![0u32; rows.len() / p];
+        for (t, tree) in self.packed().iter().enumerate() {
+            tree.leaves(rows, p, &mut leaves);
+            for (r, &leaf) in leaves.iter().enumerate() {
+                f(t, r, leaf as usize);
             }
         }
     }
@@ -547,7 +537,7 @@ impl Forest {
 
 fn prepare<'a>(
     params: &'a ForestParams,
-    x: ArrayView2<'_, f32>,
+    x: ArrayView2<'a, f32>,
     y: &[f64],
     sample_weight: Option<&[f64]>,
 ) -> Result<FitData<'a>> {
@@ -679,11 +669,19 @@ mod tests {
 
     #[test]
     fn packed_forest_matches_tree_predictions() {
-        let (x, y) = data(400, 5, 2);
+        let (x, y) = data(400, 6, 2);
+        let patch = crate::projection::PatchGeometry {
+            data_shape: vec![2, 3],
+            channel_axis: None,
+            min_patch_size: vec![1, 1],
+            max_patch_size: vec![2, 3],
+            periodic: vec![false, true],
+        };
         for proj in [
             ProjectionKind::AxisAligned,
             ProjectionKind::Gaussian,
             ProjectionKind::ForestRc { n_combined: 2 },
+            ProjectionKind::Patch(patch),
         ] {
             let p = ForestParams {
                 projection: proj,
@@ -695,11 +693,12 @@ mod tests {
             let flat: Vec<f32> = x.iter().copied().collect();
             let mut lanes = vec![0u32; x.nrows()];
             for (t, pt) in f.trees().iter().zip(packed) {
-                pt.leaves(&flat, 5, &mut lanes);
+                pt.leaves(&flat, 6, &mut lanes);
                 for (row, &lane_leaf) in x.rows().into_iter().zip(&lanes) {
                     let row = row.to_vec();
-                    assert_eq!(t.leaf(None, &row), pt.leaf(&row));
-                    assert_eq!(t.leaf(None, &row), lane_leaf as usize);
+                    let plain = t.leaf(f.geometry(), &row);
+                    assert_eq!(plain, pt.leaf(&row));
+                    assert_eq!(plain, lane_leaf as usize);
                 }
             }
         }

@@ -268,12 +268,8 @@ pub struct PackedTree {
 }
 
 impl PackedTree {
-    /// Packs a sparse-projection tree (`None` for patch trees, which keep their compact
-    /// descriptors and use [`Tree::leaf`]).
-    pub fn new(tree: &Tree, geometry: Option<&PatchGeometry>) -> Option<PackedTree> {
-        if geometry.is_some() {
-            return None;
-        }
+    /// Packs a tree for prediction.
+    pub fn new(tree: &Tree, geometry: Option<&PatchGeometry>) -> PackedTree {
         let mut p = PackedTree {
             nodes: Vec::with_capacity(tree.n_nodes()),
             idx: Vec::new(),
@@ -281,26 +277,25 @@ impl PackedTree {
             depth: tree.max_depth(),
         };
         for node in 0..tree.n_nodes() {
-            let (lo, hi) = (
-                tree.proj_ptr[node] as usize,
-                tree.proj_ptr[node + 1] as usize,
-            );
-            let (a, b) = if tree.is_leaf(node) {
-                (0, 0)
-            } else if hi - lo == 1 {
-                (tree.proj_idx[lo], tree.proj_w[lo].to_bits())
+            let (a, b, threshold, left) = if tree.is_leaf(node) {
+                // a leaf loops onto itself: weight 0 on feature 0 never exceeds +inf, so the
+                // extra steps of a fixed-length walk stay put
+                (0, 0, f32::INFINITY, node as u32)
             } else {
-                let start = p.idx.len() as u32;
-                p.idx.extend_from_slice(&tree.proj_idx[lo..hi]);
-                p.w.extend_from_slice(&tree.proj_w[lo..hi]);
-                (MULTI | start, (hi - lo) as u32)
-            };
-            // a leaf loops onto itself: weight 0 on feature 0 never exceeds +inf, so the
-            // extra steps of a fixed-length walk stay put
-            let (threshold, left) = if tree.is_leaf(node) {
-                (f32::INFINITY, node as u32)
-            } else {
-                (tree.threshold[node], tree.left[node])
+                // patches are expanded here (prediction cache only; the model keeps the
+                // compact descriptor), in the order training summed them
+                let start = p.idx.len();
+                tree.proj(node, geometry).for_each(|j, w| {
+                    p.idx.push(j as u32);
+                    p.w.push(w);
+                });
+                let (a, b) = if p.idx.len() - start == 1 {
+                    let (j, w) = (p.idx.pop().unwrap_or(0), p.w.pop().unwrap_or(0.0));
+                    (j, w.to_bits())
+                } else {
+                    (MULTI | start as u32, (p.idx.len() - start) as u32)
+                };
+                (a, b, tree.threshold[node], tree.left[node])
             };
             p.nodes.push(PackedNode {
                 a,
@@ -309,7 +304,7 @@ impl PackedTree {
                 left,
             });
         }
-        Some(p)
+        p
     }
 
     #[inline(always)]
@@ -431,7 +426,7 @@ pub struct Grower<'a, S: ProjectionSampler> {
     pub cfg: &'a TreeConfig,
     pub sampler: &'a S,
     pub geometry: Option<&'a PatchGeometry>,
-    pub x: &'a ColMajor,
+    pub x: &'a ColMajor<'a>,
     pub y: &'a Targets,
 }
 

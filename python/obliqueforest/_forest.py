@@ -45,15 +45,14 @@ __all__ = [
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
-def as_float32(X):
-    """Casts validated float data to float32, refusing values float32 cannot hold."""
-    if X.dtype == np.float32:
-        return X
-    if X.size and np.abs(X).max() > _F32_MAX:
+def as_float32(X, order="C"):
+    """Casts validated float data to float32 in the given memory order (one copy at most),
+    refusing values float32 cannot hold."""
+    if X.dtype != np.float32 and X.size and np.abs(X).max() > _F32_MAX:
         raise ValueError(
             "X has values too large for float32 (|x| > 3.4e38); the forests compute in float32"
         )
-    return X.astype(np.float32)
+    return np.asarray(X, dtype=np.float32, order=order)
 
 
 class _BaseForest(BaseEstimator):
@@ -140,11 +139,11 @@ class _BaseForest(BaseEstimator):
         X = _validate_data(
             self, X, dtype=[np.float32, np.float64], reset=False, ensure_all_finite=True
         )
-        return np.ascontiguousarray(as_float32(X))
+        return as_float32(X)
 
     def _fit_forest(self, X, y_core, sample_weight, task):
         """Grows (or, with warm_start, extends) the core forest."""
-        X32 = as_float32(X)
+        X32 = as_float32(X, order="F")  # the core reads columns; Fortran order is borrowed
         y_core = np.ascontiguousarray(y_core, dtype=np.float64)
         sw = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float64)
         fitted = getattr(self, "_forest", None)

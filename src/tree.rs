@@ -410,6 +410,7 @@ impl Ord for Pending {
 pub struct Workspace {
     samples: Vec<u32>,
     pairs: Vec<(f32, u32)>,
+    sort_buf: Vec<(f32, u32)>,
     vals: Vec<f32>,
     cand: ProjectionBuf,
     scratch: SamplerScratch,
@@ -701,6 +702,12 @@ impl<S: ProjectionSampler> Grower<'_, S> {
             self.project(proj, &ws.samples[start..end], &mut ws.vals);
             let found = match self.cfg.splitter {
                 Splitter::Best => {
+                    // a constant projection cannot split: skip it before paying for a sort
+                    // (common with sparse or binary data, e.g. image backgrounds)
+                    let first = ws.vals[0];
+                    if ws.vals.iter().all(|&v| v == first) {
+                        continue;
+                    }
                     ws.pairs.clear();
                     ws.pairs.extend(
                         ws.vals
@@ -708,7 +715,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
                             .copied()
                             .zip(ws.samples[start..end].iter().copied()),
                     );
-                    ws.pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+                    sort_pairs(&mut ws.pairs, &mut ws.sort_buf);
                     let (lo, hi) = (ws.pairs[0].0, ws.pairs[n - 1].0);
                     if !(lo.is_finite() && hi.is_finite()) || lo == hi {
                         continue;
@@ -968,11 +975,88 @@ impl<S: ProjectionSampler> Grower<'_, S> {
     }
 }
 
+/// Sorts (value, sample) pairs by value: LSD radix sort on the order-preserving bit
+/// pattern of the f32 key (three 11-bit passes, a pass skipped when every key shares its
+/// digit) for large nodes, pdqsort for small ones.
+fn sort_pairs(pairs: &mut Vec<(f32, u32)>, buf: &mut Vec<(f32, u32)>) {
+    const SMALL: usize = 2048;
+    const BITS: u32 = 11;
+    const BUCKETS: usize = 1 << BITS;
+    let n = pairs.len();
+    if n < SMALL {
+        pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        return;
+    }
+    // the total order of f32 as unsigned integers: flip negatives, set the sign of positives
+    let key = |v: f32| {
+        let b = v.to_bits();
+        if b >> 31 == 1 {
+            !b
+        } else {
+            b | 0x8000_0000
+        }
+    };
+    buf.clear();
+    buf.resize(n, (0.0, 0));
+    let mut counts = [0u32; BUCKETS];
+    for pass in 0..3 {
+        let shift = pass * BITS;
+        counts.fill(0);
+        for p in pairs.iter() {
+            counts[((key(p.0) >> shift) as usize) & (BUCKETS - 1)] += 1;
+        }
+        if counts.iter().any(|&c| c as usize == n) {
+            continue; // every key has the same digit here: this pass would not move anything
+        }
+        let mut sum = 0u32;
+        for c in counts.iter_mut() {
+            let here = *c;
+            *c = sum;
+            sum += here;
+        }
+        for p in pairs.iter() {
+            let d = ((key(p.0) >> shift) as usize) & (BUCKETS - 1);
+            buf[counts[d] as usize] = *p;
+            counts[d] += 1;
+        }
+        std::mem::swap(pairs, buf);
+    }
+}
+
 #[inline]
 fn xlog2x(x: f64) -> f64 {
     if x > 0.0 {
         x * x.log2()
     } else {
         0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_pairs;
+
+    #[test]
+    fn radix_sort_orders_like_total_cmp() {
+        let mut rng = crate::rng::Rng::from_seed(5);
+        for n in [0usize, 1, 10, 255, 2047, 2048, 5000] {
+            let specials = [0.0f32, -0.0, 1e-30, -1e-30, 3e38, -3e38, 1.0, -1.0];
+            let mut pairs: Vec<(f32, u32)> = (0..n)
+                .map(|i| {
+                    let v = if i % 7 == 0 {
+                        specials[i % specials.len()]
+                    } else {
+                        (rng.normal() * 100.0) as f32
+                    };
+                    (v, i as u32)
+                })
+                .collect();
+            let mut want = pairs.clone();
+            want.sort_by(|a, b| a.0.total_cmp(&b.0));
+            sort_pairs(&mut pairs, &mut Vec::new());
+            let got: Vec<u32> = pairs.iter().map(|p| p.0.to_bits()).collect();
+            let exp: Vec<u32> = want.iter().map(|p| p.0.to_bits()).collect();
+            assert_eq!(got, exp, "n = {n}");
+        }
     }
 }

@@ -454,12 +454,34 @@ def markdown(records, summary, n_jobs):
     return "\n\n".join(parts)
 
 
+def library_build():
+    """The git commit of the checkout and the build time of the loaded extension module."""
+    import subprocess
+
+    from obliqueforest import _core
+
+    so = Path(_core.__file__)
+    built = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(so.stat().st_mtime))
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return f"checkout {commit}, extension built {built} UTC"
+
+
 def environment():
     import sklearn
 
     import obliqueforest
 
     return {
+        "library_build": library_build(),
         "python": sys.version.split()[0],
         "platform": platform.platform(),
         "cpus": os.cpu_count(),
@@ -543,7 +565,8 @@ def run_issue2(args):
     print(
         f"Issue benchmark: sparse parity (p=20), n={n} train / {N_TEST} test rows, 100 trees, "
         f"n_jobs={args.n_jobs}, median of {args.repeat} fresh-process runs; "
-        f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.\n"
+        f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+        f"{library_build()}.\n"
     )
     print(
         table(
@@ -572,7 +595,8 @@ def run_morf(args):
     print(
         f"MORF benchmark: hv_bars 28x28, n={n} train / {N_TEST} test images, 100 trees, "
         f"n_jobs={args.n_jobs}, median of {args.repeat} fresh-process runs; "
-        f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs.\n"
+        f"load average at the end {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs; "
+        f"{library_build()}.\n"
     )
     print(
         table(
@@ -638,7 +662,7 @@ def main(argv=None):
         f"Command: python benches/compare.py {' '.join(sys.argv[1:] if argv is None else argv)}\n"
         f"Test set {N_TEST} rows; {args.n_estimators} trees; n_jobs={args.n_jobs}; "
         f"machine: {os.cpu_count()} CPUs, load average at the end {os.getloadavg()[0]:.1f}; "
-        f"JSON: {args.json}\n"
+        f"{library_build()}; JSON: {args.json}\n"
     )
     print(markdown(records, summary, args.n_jobs))
 

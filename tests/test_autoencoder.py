@@ -165,8 +165,39 @@ def test_autoencoder_categorical_round_trip():
 def test_autoencoder_adversarial_forest_converges():
     X, _ = _blobs(n=120)
     ae = ForestAutoencoder(n_components=2, n_estimators=30, random_state=0).fit(X)
-    assert 1 <= len(ae.arf_accuracies_) <= ae.arf_max_iter
+    assert 1 <= len(ae.arf_accuracies_) <= ae.arf_max_iter + 1
     assert ae.arf_accuracies_[-1] < ae.arf_accuracies_[0]
+
+
+def test_autoencoder_collapses_duplicate_rows():
+    X, _ = _blobs(n=120)
+    rng = np.random.default_rng(1)
+    rows = np.concatenate([np.arange(120), rng.integers(0, 120, size=80)])
+    X_dup = X[rows]
+    distinct = _small_ae().fit(X)
+    dup = _small_ae().fit(X_dup)
+    assert dup.n_distinct_ == 120 and dup.embedding_.shape == (200, 3)
+    # the unsupervised forest and the kernel only see the distinct rows, so the
+    # embedding equals the one fitted on them, copies sharing their row's value
+    np.testing.assert_allclose(dup.embedding_, distinct.embedding_[rows], atol=1e-8)
+    np.testing.assert_allclose(dup.transform(X_dup), dup.embedding_, atol=1e-6)
+    # the k-NN decoder's neighbours are distinct rows: k = 1 returns the row's region
+    decoded = dup.set_params(k=1).inverse_transform(dup.embedding_)
+    assert np.mean(np.abs(decoded - X_dup) < 0.5 * X.std(axis=0)) > 0.9
+
+    kept = _small_ae(collapse_duplicates=False).fit(X_dup)
+    assert kept.n_distinct_ == 200 and kept.embedding_.shape == (200, 3)
+
+
+def test_autoencoder_all_rows_identical_raises():
+    with pytest.raises(ValueError, match="distinct rows"):
+        _small_ae().fit(np.ones((30, 3)))
+
+
+def test_autoencoder_n_components_bounded_by_distinct_rows():
+    X, _ = _blobs(n=10)
+    with pytest.raises(ValueError, match="distinct rows=10"):
+        _small_ae(n_components=10, min_samples_leaf=1).fit(np.vstack([X, X]))
 
 
 def test_autoencoder_supervised_forest_separates_classes():

@@ -12,7 +12,7 @@ use ndarray::{Array2, Array3, ArrayView2};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Out-of-bag sums of tree predictions and the number of trees each row was out of bag for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -142,10 +142,7 @@ impl Forest {
             x: &data.x,
             y: &data.y,
         };
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(data.params.n_threads())
-            .build()
-            .map_err(|e| Error::Internal(format!("thread pool: {e}")))?;
+        let pool = thread_pool(data.params.n_threads())?;
         let grown: Vec<(Tree, Option<Vec<u32>>)> = pool.install(|| {
             (first..first + n_more)
                 .into_par_iter()
@@ -287,16 +284,13 @@ impl Forest {
         Ok(x.as_standard_layout())
     }
 
-    fn pool(n_jobs: i64) -> Result<rayon::ThreadPool> {
+    fn pool(n_jobs: i64) -> Result<Arc<rayon::ThreadPool>> {
         let n = if n_jobs < 0 {
             std::thread::available_parallelism().map_or(1, |n| n.get())
         } else {
             n_jobs.max(1) as usize
         };
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(|e| Error::Internal(format!("thread pool: {e}")))
+        thread_pool(n)
     }
 
     /// Runs `f(rows, out)` over blocks of rows in parallel; `rows` holds whole rows
@@ -533,6 +527,27 @@ impl Forest {
         }
         Ok(())
     }
+}
+
+/// A rayon pool of `n` threads, created once per size and kept: building a pool spawns
+/// threads, which would dominate short predictions and the many small fits of a rotation
+/// ensemble.
+fn thread_pool(n: usize) -> Result<Arc<rayon::ThreadPool>> {
+    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
+    let mut pools = POOLS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some((_, p)) = pools.iter().find(|(size, _)| *size == n) {
+        return Ok(p.clone());
+    }
+    let pool = Arc::new(
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .map_err(|e| Error::Internal(format!("thread pool: {e}")))?,
+    );
+    pools.push((n, pool.clone()));
+    Ok(pool)
 }
 
 fn prepare<'a>(

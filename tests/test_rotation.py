@@ -417,3 +417,14 @@ def test_rotation_ensemble_classifier_rejects_continuous_target(iris):
     X, _ = iris
     with pytest.raises(ValueError):
         RotationEnsembleClassifier(n_estimators=5, n_rotations=2).fit(X, np.linspace(0, 1, 150))
+
+
+def test_rotation_ensemble_oob_score_with_truncated_rotations_keeps_same_trees(iris):
+    # LIN gives 10, 8, 6, 4, 2 trees: four micro-forests lose trees.
+    X, y = iris
+    params = {"n_estimators": 30, "n_rotations": 5, "weighting": "lin", "random_state": 4}
+    plain = RotationEnsembleClassifier(**params).fit(X, y)
+    with_oob = RotationEnsembleClassifier(oob_score=True, **params).fit(X, y)
+    np.testing.assert_array_equal(np.sort(plain.n_trees_per_rotation_), [2, 4, 6, 8, 10])
+    np.testing.assert_array_equal(plain.predict_proba(X), with_oob.predict_proba(X))
+    assert 0.8 < with_oob.oob_score_ <= 1.0

@@ -29,6 +29,7 @@ References
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 from typing import ClassVar
 
@@ -42,6 +43,7 @@ from sklearn.utils import check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from threadpoolctl import threadpool_limits
 
 from . import _core
 
@@ -397,6 +399,12 @@ class _BaseRotationEnsemble(BaseEstimator):
     def _fit_rotations(self, X, y, sample_weight):
         """Algorithm 1 of [1]_ on validated inputs; ``y`` holds float codes/targets."""
         self._check_combined_params()
+        # The rotations are small matrix products: threaded BLAS would only
+        # spin against the core's own worker threads.
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._fit_rotations_unlimited(X, y, sample_weight)
+
+    def _fit_rotations_unlimited(self, X, y, sample_weight):
         t_start = time.perf_counter()
         n_samples, n_features = X.shape
         R, U, M = self.n_rotations, self.micro_forest_size, self.n_estimators
@@ -426,11 +434,18 @@ class _BaseRotationEnsemble(BaseEstimator):
         if keep_oob:
             oob_sums = np.zeros((R, n_samples, self._n_outputs))
             oob_counts = np.zeros((R, n_samples))
-        for k in range(R):
+
+        def grow_micro_forest(k):
             X_rot = self._rotate(X_scaled, k)
             forest = _core.Forest.fit(
                 X_rot, y, sample_weight, self._core_params(U, n_jobs, forest_seeds[k])
             )
+            return (X_rot if cache else None), forest
+
+        # Several core calls run at once (each releases the GIL) so that the
+        # core's worker pool, shared between calls of the same size, never idles
+        # at the tail of a small micro-forest. The results do not depend on it.
+        for k, (X_rot, forest) in enumerate(self._map(grow_micro_forest, range(R), n_jobs)):
             n_nodes, depth, _ = forest.tree_stats()
             complexity[k] = np.median(tree_complexity(n_nodes, depth, n_samples))
             if keep_oob:
@@ -467,23 +482,27 @@ class _BaseRotationEnsemble(BaseEstimator):
         self.n_trees_per_rotation_ = counts
 
         # Phase 3: reuse the micro-forest trees, grow or drop the difference.
-        for k in range(R):
+        def complete_forest(k):
+            forest = forests[k]
             if counts[k] == 0:
-                forests[k] = None
-            elif counts[k] < U and self.oob_score:
+                return None
+            if counts[k] < U and self.oob_score:
                 # The core drops OOB records on truncate; a forest of the first
                 # counts[k] trees (same seed, same trees) records them again.
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
-                forests[k] = _core.Forest.fit(
+                return _core.Forest.fit(
                     X_rot, y, sample_weight, self._core_params(counts[k], n_jobs, forest_seeds[k])
                 )
-            elif counts[k] < U:
-                forests[k].truncate(int(counts[k]))
+            if counts[k] < U:
+                forest.truncate(int(counts[k]))
             elif counts[k] > U:
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
-                forests[k].fit_more(X_rot, y, sample_weight, int(counts[k] - U))
+                forest.fit_more(X_rot, y, sample_weight, int(counts[k] - U))
+            return forest
+
+        forests = list(self._map(complete_forest, range(R), n_jobs))
         self._forests = forests
-        del rotated
+        rotated.clear()
 
         n_nodes, depth = [], []
         for forest in forests:
@@ -499,6 +518,15 @@ class _BaseRotationEnsemble(BaseEstimator):
         if self.verbose:
             print(f"[rotation] fitted {M} trees in {time.perf_counter() - t_start:.2f}s")
         return self
+
+    @staticmethod
+    def _map(function, items, n_jobs):
+        """``map`` in order, with up to ``n_jobs`` concurrent calls when n_jobs > 1."""
+        items = list(items)
+        if n_jobs <= 1 or len(items) <= 1:
+            return [function(item) for item in items]
+        with ThreadPoolExecutor(max_workers=min(n_jobs, len(items))) as executor:
+            return list(executor.map(function, items))
 
     def _rank(self, complexity, oob_error):
         """Rotation indices from best to worst for the chosen scheme (stable on ties)."""
@@ -586,10 +614,11 @@ class _BaseRotationEnsemble(BaseEstimator):
         X_scaled = self._scale(X)
         n_jobs = max(1, int(effective_n_jobs(self.n_jobs)))
         total = np.zeros((X.shape[0], self._n_outputs))
-        for k, forest in enumerate(self._forests):
-            if forest is not None:
-                mean_k = forest.predict(self._rotate(X_scaled, k), n_jobs)
-                total += self.n_trees_per_rotation_[k] * mean_k
+        with threadpool_limits(limits=1, user_api="blas"):
+            for k, forest in enumerate(self._forests):
+                if forest is not None:
+                    mean_k = forest.predict(self._rotate(X_scaled, k), n_jobs)
+                    total += self.n_trees_per_rotation_[k] * mean_k
         return total / self.n_trees_per_rotation_.sum()
 
     @property
@@ -842,8 +871,11 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
     Notes
     -----
     The fit costs ``R * U`` micro-forest trees plus the trees added to the
-    favoured rotations; with ``weighting="rre"`` and ``M >= R * U`` every
-    micro-forest tree is reused and exactly M trees are grown.
+    favoured rotations (Sect. 7 of [1]_); with ``weighting="rre"`` and
+    ``M >= R * U`` every micro-forest tree is reused and exactly M trees are
+    grown, while a scheme that keeps a single rotation grows
+    ``R * U + M - U`` trees. With ``n_jobs > 1`` several micro-forests are
+    grown at once; the fitted model does not depend on ``n_jobs``.
 
     References
     ----------

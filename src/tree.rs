@@ -261,8 +261,8 @@ struct PackedNode {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PackedTree {
     nodes: Vec<PackedNode>,
-    idx: Vec<u32>,
-    w: Vec<f32>,
+    /// (feature, weight) of multi-feature projections, interleaved: one cache line, not two.
+    proj: Vec<(u32, f32)>,
     /// Depth of the deepest leaf: after this many steps every row is at its leaf.
     depth: usize,
 }
@@ -272,8 +272,7 @@ impl PackedTree {
     pub fn new(tree: &Tree, geometry: Option<&PatchGeometry>) -> PackedTree {
         let mut p = PackedTree {
             nodes: Vec::with_capacity(tree.n_nodes()),
-            idx: Vec::new(),
-            w: Vec::new(),
+            proj: Vec::new(),
             depth: tree.max_depth(),
         };
         for node in 0..tree.n_nodes() {
@@ -284,16 +283,14 @@ impl PackedTree {
             } else {
                 // patches are expanded here (prediction cache only; the model keeps the
                 // compact descriptor), in the order training summed them
-                let start = p.idx.len();
-                tree.proj(node, geometry).for_each(|j, w| {
-                    p.idx.push(j as u32);
-                    p.w.push(w);
-                });
-                let (a, b) = if p.idx.len() - start == 1 {
-                    let (j, w) = (p.idx.pop().unwrap_or(0), p.w.pop().unwrap_or(0.0));
+                let start = p.proj.len();
+                tree.proj(node, geometry)
+                    .for_each(|j, w| p.proj.push((j as u32, w)));
+                let (a, b) = if p.proj.len() - start == 1 {
+                    let (j, w) = p.proj.pop().unwrap_or((0, 0.0));
                     (j, w.to_bits())
                 } else {
-                    (MULTI | start as u32, (p.idx.len() - start) as u32)
+                    (MULTI | start as u32, (p.proj.len() - start) as u32)
                 };
                 (a, b, tree.threshold[node], tree.left[node])
             };
@@ -315,7 +312,7 @@ impl PackedTree {
             let start = (nd.a & !MULTI) as usize;
             let end = start + nd.b as usize;
             let mut s = 0.0f32;
-            for (&j, &w) in self.idx[start..end].iter().zip(&self.w[start..end]) {
+            for &(j, w) in &self.proj[start..end] {
                 s += w * row[j as usize];
             }
             s
@@ -363,7 +360,7 @@ impl PackedTree {
 
     /// Bytes used by the packed layout.
     pub fn n_bytes(&self) -> usize {
-        self.nodes.len() * std::mem::size_of::<PackedNode>() + self.idx.len() * 4 + self.w.len() * 4
+        self.nodes.len() * std::mem::size_of::<PackedNode>() + self.proj.len() * 8
     }
 }
 

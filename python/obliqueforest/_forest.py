@@ -13,7 +13,7 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-from joblib import effective_n_jobs
+import os
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state, compute_sample_weight
@@ -43,6 +43,19 @@ __all__ = [
 ]
 
 _F32_MAX = float(np.finfo(np.float32).max)
+
+
+def resolve_n_jobs(n_jobs) -> int:
+    """Threads for the core: None -> 1, -1 -> all cores, -2 -> all but one, ...
+
+    (joblib's ``effective_n_jobs`` is not used: inside multiprocessing workers it forces 1,
+    which is about joblib's process pools, not the core's threads.)
+    """
+    if n_jobs is None:
+        return 1
+    if n_jobs < 0:
+        return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
+    return int(n_jobs)
 
 
 def as_float32(X, order="C"):
@@ -132,7 +145,7 @@ class _BaseForest(BaseEstimator):
         return params
 
     def _n_threads(self) -> int:
-        return int(effective_n_jobs(self.n_jobs))
+        return resolve_n_jobs(self.n_jobs)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "_forest")

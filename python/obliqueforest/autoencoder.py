@@ -40,7 +40,6 @@ import warnings
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from joblib import effective_n_jobs
 from scipy.sparse.csgraph import connected_components
 from scipy.sparse.linalg import LinearOperator, eigsh
 from sklearn.base import (
@@ -56,6 +55,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _core
+from ._forest import resolve_n_jobs
 
 __all__ = ["ForestAutoencoder", "distortion", "plot_embedding"]
 
@@ -1232,7 +1232,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self._validate_params()
         codes = self._encode_input(X, reset=True)
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
-        n_jobs = int(effective_n_jobs(self.n_jobs))
+        n_jobs = resolve_n_jobs(self.n_jobs)
         X_all = np.ascontiguousarray(codes, dtype=np.float32)
         if self.collapse_duplicates:
             keep, row_to_fit = _distinct_rows(X_all)
@@ -1343,7 +1343,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         codes = self._encode_input(X, reset=False)
         X32 = np.ascontiguousarray(codes, dtype=np.float32)
         core = self._core()
-        leaves = core.apply_leaves(X32, int(effective_n_jobs(self.n_jobs)))
+        leaves = core.apply_leaves(X32, resolve_n_jobs(self.n_jobs))
         membership = _leaf_membership(leaves, self.leaf_map_.shape[0])
         total = membership @ self._leaf_mass
         total[total <= 0] = 1.0
@@ -1443,7 +1443,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         leaf_lower, leaf_upper = self._leaf_box_table()
         tree_of_leaf = _tree_of_leaf(offsets)
         n_trees = int(self.kernel_trees_.sum())
-        train_leaves = core.apply_leaves(self._X_fit, int(effective_n_jobs(self.n_jobs)))
+        train_leaves = core.apply_leaves(self._X_fit, resolve_n_jobs(self.n_jobs))
         train_leaves = train_leaves[:, self.kernel_trees_]
         s = self._leaf_weights * n_trees  # inverse leaf sizes
         # K̂₀ = Z₀ Λ Z⁺ (Sect. 4.1)

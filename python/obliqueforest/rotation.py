@@ -34,7 +34,6 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
-from joblib import effective_n_jobs
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
@@ -46,6 +45,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _core
+from ._forest import resolve_n_jobs
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -408,7 +408,7 @@ class _BaseRotationEnsemble(BaseEstimator):
         t_start = time.perf_counter()
         n_samples, n_features = X.shape
         R, U, M = self.n_rotations, self.micro_forest_size, self.n_estimators
-        n_jobs = max(1, int(effective_n_jobs(self.n_jobs)))
+        n_jobs = max(1, resolve_n_jobs(self.n_jobs))
 
         # Every random number is drawn before any work, so nothing depends on n_jobs.
         random_state = check_random_state(self.random_state)
@@ -612,7 +612,7 @@ class _BaseRotationEnsemble(BaseEstimator):
         check_is_fitted(self)
         X = _validate_data(self, X, reset=False, dtype=np.float64)
         X_scaled = self._scale(X)
-        n_jobs = max(1, int(effective_n_jobs(self.n_jobs)))
+        n_jobs = max(1, resolve_n_jobs(self.n_jobs))
         total = np.zeros((X.shape[0], self._n_outputs))
         with threadpool_limits(limits=1, user_api="blas"):
             for k, forest in enumerate(self._forests):

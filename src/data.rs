@@ -1,22 +1,25 @@
-//! Training data as the builder sees it: features as a contiguous column-major
-//! f32 matrix, borrowed when the caller's array is in Fortran order, else copied once (column j is `cols[j*n..(j+1)*n]`), the
-//! targets, and per-row weights.
+//! Training data as the builder sees it: the features as an f32 matrix borrowed from the
+//! caller when it is contiguous in either order (C or Fortran), copied once otherwise;
+//! the targets; and per-row weights. Node samples are gathered by row index, which is
+//! random access in either order, so no order is forced on the caller.
 
 use crate::error::{Error, Result};
 use ndarray::ArrayView2;
 use std::borrow::Cow;
 
-/// X in column-major order: borrowed when the caller's array already is (Fortran order),
-/// copied once otherwise.
+/// X as the builder reads it: element (i, j) is `data[i * row_stride + j * col_stride]`.
 #[derive(Clone, Debug)]
-pub struct ColMajor<'a> {
+pub struct FeatureMatrix<'a> {
     pub n_samples: usize,
     pub n_features: usize,
-    pub cols: Cow<'a, [f32]>,
+    data: Cow<'a, [f32]>,
+    row_stride: usize,
+    col_stride: usize,
 }
 
-impl<'a> ColMajor<'a> {
-    /// Borrows (Fortran order) or copies `x` and checks every value is finite.
+impl<'a> FeatureMatrix<'a> {
+    /// Borrows `x` when it is contiguous (C or Fortran order), copies it otherwise, and
+    /// checks every value is finite.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for an empty matrix or a NaN / infinite value.
@@ -27,40 +30,56 @@ impl<'a> ColMajor<'a> {
                 "X has shape ({n}, {p}); it needs at least one row and one column"
             )));
         }
-        let cols = match x.reversed_axes().to_slice() {
-            Some(fortran) => Cow::Borrowed(fortran),
-            None => {
-                let mut cols = Vec::with_capacity(n * p);
-                for j in 0..p {
-                    cols.extend(x.column(j).iter().copied());
-                }
-                Cow::Owned(cols)
+        let (data, row_stride, col_stride) = if let Some(c) = x.to_slice() {
+            (Cow::Borrowed(c), p, 1)
+        } else if let Some(f) = x.reversed_axes().to_slice() {
+            (Cow::Borrowed(f), 1, n)
+        } else {
+            let mut cols = Vec::with_capacity(n * p);
+            for j in 0..p {
+                cols.extend(x.column(j).iter().copied());
             }
+            (Cow::Owned(cols), 1, n)
         };
-        if let Some(pos) = cols.iter().position(|v| !v.is_finite()) {
+        if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
+            let (row, col) = if row_stride == 1 {
+                (pos % n, pos / n)
+            } else {
+                (pos / p, pos % p)
+            };
             return Err(Error::InvalidInput(format!(
-                "X contains NaN or infinity (row {}, column {}); missing values are not supported",
-                pos % n,
-                pos / n
+                "X contains NaN or infinity (row {row}, column {col}); missing values are not supported"
             )));
         }
-        Ok(ColMajor {
+        Ok(FeatureMatrix {
             n_samples: n,
             n_features: p,
-            cols,
+            data,
+            row_stride,
+            col_stride,
         })
     }
 
-    /// Column `j`.
+    /// Adds `w * x[s, j]` to `out[k]` for every `s = samples[k]`.
     #[inline]
-    pub fn col(&self, j: usize) -> &[f32] {
-        &self.cols[j * self.n_samples..(j + 1) * self.n_samples]
+    pub fn gather_add(&self, j: usize, w: f32, samples: &[u32], out: &mut [f32]) {
+        let base = &self.data[j * self.col_stride..];
+        let rs = self.row_stride;
+        if w == 1.0 {
+            for (o, &s) in out.iter_mut().zip(samples) {
+                *o += base[s as usize * rs];
+            }
+        } else {
+            for (o, &s) in out.iter_mut().zip(samples) {
+                *o += w * base[s as usize * rs];
+            }
+        }
     }
 
     /// Value at (row, column).
     #[inline]
     pub fn get(&self, row: usize, col: usize) -> f32 {
-        self.cols[col * self.n_samples + row]
+        self.data[row * self.row_stride + col * self.col_stride]
     }
 }
 

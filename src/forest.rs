@@ -2,7 +2,7 @@
 //! (seed, tree index), so the fitted forest is the same for every thread count.
 //! Predictions add trees in index order for the same reason.
 
-use crate::data::{check_weights, ColMajor, Targets};
+use crate::data::{check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
 use crate::params::{ForestParams, Task, TreeConfig};
 use crate::projection::{AnySampler, PatchGeometry};
@@ -56,7 +56,7 @@ impl PartialEq for Forest {
 struct FitData<'a> {
     params: &'a ForestParams,
     cfg: TreeConfig,
-    x: ColMajor<'a>,
+    x: FeatureMatrix<'a>,
     y: Targets,
     sample_weight: Vec<f64>,
 }
@@ -570,7 +570,7 @@ fn prepare<'a>(
     };
     let y = Targets::new(y, n_classes)?;
     let sample_weight = check_weights(sample_weight, n)?;
-    let x = ColMajor::from_view(x)?;
+    let x = FeatureMatrix::from_view(x)?;
     Ok(FitData {
         params,
         cfg,

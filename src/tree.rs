@@ -10,7 +10,7 @@
 //! Growth: the in-bag rows live in one permutation array; a node owns the range
 //! `samples[start..end]`, and after a split `samples[start..start+n_left]` go left.
 
-use crate::data::{ColMajor, Targets};
+use crate::data::{FeatureMatrix, Targets};
 use crate::error::{Error, Result};
 use crate::params::{Criterion, Splitter, TreeConfig};
 use crate::projection::{PatchGeometry, ProjRef, ProjectionBuf, ProjectionSampler, SamplerScratch};
@@ -424,7 +424,7 @@ pub struct Grower<'a, S: ProjectionSampler> {
     pub cfg: &'a TreeConfig,
     pub sampler: &'a S,
     pub geometry: Option<&'a PatchGeometry>,
-    pub x: &'a ColMajor<'a>,
+    pub x: &'a FeatureMatrix<'a>,
     pub y: &'a Targets,
 }
 
@@ -663,18 +663,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
     fn project(&self, proj: ProjRef<'_>, samples: &[u32], out: &mut Vec<f32>) {
         out.clear();
         out.resize(samples.len(), 0.0);
-        proj.for_each(|j, w| {
-            let col = self.x.col(j);
-            if w == 1.0 {
-                for (o, &s) in out.iter_mut().zip(samples) {
-                    *o += col[s as usize];
-                }
-            } else {
-                for (o, &s) in out.iter_mut().zip(samples) {
-                    *o += w * col[s as usize];
-                }
-            }
-        });
+        proj.for_each(|j, w| self.x.gather_add(j, w, samples, out));
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -156,7 +156,8 @@ class _BaseForest(BaseEstimator):
 
     def _fit_forest(self, X, y_core, sample_weight, task):
         """Grows (or, with warm_start, extends) the core forest."""
-        X32 = as_float32(X, order="F")  # the core reads columns; Fortran order is borrowed
+        # the core borrows contiguous float32 in either order: keep the caller's layout
+        X32 = as_float32(X, order="K")
         y_core = np.ascontiguousarray(y_core, dtype=np.float64)
         sw = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float64)
         fitted = getattr(self, "_forest", None)

@@ -18,7 +18,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ndarray::{Array2, ArrayView2};
-use obliqueforest::data::{ColMajor, Targets};
+use obliqueforest::data::{FeatureMatrix, Targets};
 use obliqueforest::rng::Rng;
 use obliqueforest::tree::{Grower, Workspace};
 use obliqueforest::{Density, Forest, ForestParams, MaxFeatures, PatchGeometry, ProjectionKind};
@@ -148,7 +148,7 @@ fn split_search(c: &mut Criterion) {
             .check(f.x.nrows(), f.x.ncols())
             .expect("bench parameters are valid");
         let sampler = p.projection.sampler(f.x.ncols());
-        let x = ColMajor::from_view(f.x.view()).expect("bench data is finite");
+        let x = FeatureMatrix::from_view(f.x.view()).expect("bench data is finite");
         let y = Targets::new(&f.y, Some(2)).expect("bench labels are 0/1");
         let grower = Grower {
             cfg: &cfg,

@@ -318,7 +318,13 @@ impl Forest {
             j if j < 0 => rayon::current_num_threads().max(1),
             j => j.max(1) as usize,
         };
-        let block = rows.nrows().div_ceil(4 * threads).clamp(64, 2048);
+        // ... but a block of wide rows should still sit in L2 (~256 KiB) while the trees walk it
+        let fits_cache = (1usize << 18) / (4 * p.max(1));
+        let block = rows
+            .nrows()
+            .div_ceil(4 * threads)
+            .min(fits_cache)
+            .clamp(64, 2048);
         let run = |(b, chunk): (usize, &mut [T])| {
             let n_rows = chunk.len() / width;
             f(&flat[b * block * p..(b * block + n_rows) * p], chunk);

@@ -343,11 +343,20 @@ impl PackedTree {
         while r + LANES <= n {
             let block = &rows[r * p..(r + LANES) * p];
             let mut idx = [0u32; LANES];
-            for _ in 0..self.depth {
-                for (l, i) in idx.iter_mut().enumerate() {
-                    let nd = self.nodes[*i as usize];
-                    let row = &block[l * p..(l + 1) * p];
-                    *i = nd.left + (self.project(nd, row) > nd.threshold) as u32;
+            let mut step = 0;
+            while step < self.depth {
+                // four branch-free steps, then stop early once every lane sits on a leaf
+                // (lopsided trees are far shallower on most paths than at their deepest)
+                for _ in 0..4.min(self.depth - step) {
+                    for (l, i) in idx.iter_mut().enumerate() {
+                        let nd = self.nodes[*i as usize];
+                        let row = &block[l * p..(l + 1) * p];
+                        *i = nd.left + (self.project(nd, row) > nd.threshold) as u32;
+                    }
+                }
+                step += 4;
+                if idx.iter().all(|&i| self.nodes[i as usize].left == i) {
+                    break;
                 }
             }
             out[r..r + LANES].copy_from_slice(&idx);

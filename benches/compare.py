@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import atexit
 import multiprocessing as mp
 import os
 import pickle
@@ -232,13 +233,27 @@ def _child(spec, conn):
         conn.close()
 
 
+_LIVE_CHILDREN = set()
+
+
+@atexit.register
+def _stop_children():
+    # runs before multiprocessing's own exit handler (atexit is last-in, first-out), so a
+    # parent stopped by SIGTERM (see main) does not wait for a running measurement
+    for proc in list(_LIVE_CHILDREN):
+        if proc.is_alive():
+            proc.terminate()
+
+
 def run_spec(spec, timeout):
     ctx = mp.get_context("spawn")
     parent, child = ctx.Pipe(duplex=False)
-    # daemonic, so that a parent stopped by SIGTERM (see main) takes its child along
-    proc = ctx.Process(target=_child, args=(spec, child), daemon=True)
+    # not daemonic: joblib (and with it scikit-learn's forests) runs single-threaded inside
+    # daemonic multiprocessing workers, which would make the comparison unfair
+    proc = ctx.Process(target=_child, args=(spec, child), daemon=False)
     t0 = time.perf_counter()
     proc.start()
+    _LIVE_CHILDREN.add(proc)
     child.close()
     status, payload = "timeout", f"no result within {timeout:.0f} s"
     if parent.poll(timeout):
@@ -250,6 +265,7 @@ def run_spec(spec, timeout):
     if proc.is_alive():
         proc.terminate()
         proc.join()
+    _LIVE_CHILDREN.discard(proc)
     if status != "ok" and proc.exitcode not in (0, None):
         payload += f" (exit code {proc.exitcode})"
     wall = time.perf_counter() - t0
@@ -635,7 +651,7 @@ def main(argv=None):
         print(f"Command: {doc['command']} (report of {args.report})\n")
         print(markdown(doc["records"], summary, args.n_jobs))
         return None
-    # exit through SystemExit on SIGTERM (e.g. `timeout`) so atexit stops the daemonic child
+    # exit through SystemExit on SIGTERM (e.g. `timeout`) so atexit stops the running child
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     args.json_given = args.json is not None
     if args.json is None:

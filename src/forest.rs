@@ -792,7 +792,7 @@ mod tests {
         ));
         let mut f = Forest::fit(&sporf(2), x.view(), &y, None).unwrap();
         let last = f.trees[0].depth.len() - 1;
-        f.trees[0].depth[last] = u32::MAX; // would make the fixed-length packed walk hang
+        f.trees[0].depth[last] = u32::MAX; // depths inconsistent with the tree
         assert!(matches!(
             Forest::from_bytes(&f.to_bytes().unwrap()),
             Err(Error::CorruptModel(_))

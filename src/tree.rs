@@ -212,7 +212,7 @@ impl Tree {
             if l as usize <= i || r != l + 1 || r as usize >= n || a == b {
                 return bad("child index");
             }
-            // depths are what traversal relies on (the packed walk takes max-depth steps)
+            // depths must describe the tree (reported as max_depth, used by tree complexity)
             if self.depth[l as usize] != self.depth[i].saturating_add(1)
                 || self.depth[r as usize] != self.depth[i].saturating_add(1)
             {
@@ -263,8 +263,6 @@ pub struct PackedTree {
     nodes: Vec<PackedNode>,
     /// (feature, weight) of multi-feature projections, interleaved: one cache line, not two.
     proj: Vec<(u32, f32)>,
-    /// Depth of the deepest leaf: after this many steps every row is at its leaf.
-    depth: usize,
 }
 
 impl PackedTree {
@@ -273,12 +271,11 @@ impl PackedTree {
         let mut p = PackedTree {
             nodes: Vec::with_capacity(tree.n_nodes()),
             proj: Vec::new(),
-            depth: tree.max_depth(),
         };
         for node in 0..tree.n_nodes() {
             let (a, b, threshold, left) = if tree.is_leaf(node) {
-                // a leaf loops onto itself: weight 0 on feature 0 never exceeds +inf, so the
-                // extra steps of a fixed-length walk stay put
+                // a leaf points to itself, which is how a walk recognises it; weight 0 on
+                // feature 0 never exceeds +inf, so a step taken from a leaf stays put
                 (0, 0, f32::INFINITY, node as u32)
             } else {
                 // patches are expanded here (prediction cache only; the model keeps the
@@ -333,37 +330,49 @@ impl PackedTree {
     }
 
     /// The leaves of every row of a row-major block (`p` features a row) into `out`.
-    /// Rows go down the tree eight at a time, each for exactly `depth` steps (leaves loop
-    /// onto themselves): no data-dependent branch, and eight independent chains of loads
-    /// in flight instead of one.
+    /// Eight rows go down the tree side by side, so eight independent chains of dependent
+    /// loads are in flight instead of one; a lane that reaches its leaf takes the next row
+    /// at once, so the work follows the total path length, not the deepest leaf.
     pub fn leaves(&self, rows: &[f32], p: usize, out: &mut [u32]) {
         const LANES: usize = 8;
         let n = out.len();
-        let mut r = 0;
-        while r + LANES <= n {
-            let block = &rows[r * p..(r + LANES) * p];
-            let mut idx = [0u32; LANES];
-            let mut step = 0;
-            while step < self.depth {
-                // four branch-free steps, then stop early once every lane sits on a leaf
-                // (lopsided trees are far shallower on most paths than at their deepest)
-                for _ in 0..4.min(self.depth - step) {
-                    for (l, i) in idx.iter_mut().enumerate() {
-                        let nd = self.nodes[*i as usize];
-                        let row = &block[l * p..(l + 1) * p];
-                        *i = nd.left + (self.project(nd, row) > nd.threshold) as u32;
-                    }
+        if n < LANES {
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = self.leaf(&rows[k * p..(k + 1) * p]) as u32;
+            }
+            return;
+        }
+        let mut row = [0usize; LANES];
+        let mut idx = [0u32; LANES];
+        for (l, r) in row.iter_mut().enumerate() {
+            *r = l;
+        }
+        let mut next = LANES;
+        let mut active = LANES;
+        let mut live = [true; LANES];
+        while active > 0 {
+            for l in 0..LANES {
+                if !live[l] {
+                    continue;
                 }
-                step += 4;
-                if idx.iter().all(|&i| self.nodes[i as usize].left == i) {
-                    break;
+                let i = idx[l];
+                let nd = self.nodes[i as usize];
+                if nd.left == i {
+                    // at its leaf: record it and start the next row in this lane
+                    out[row[l]] = i;
+                    if next < n {
+                        row[l] = next;
+                        idx[l] = 0;
+                        next += 1;
+                    } else {
+                        live[l] = false;
+                        active -= 1;
+                    }
+                } else {
+                    let r = &rows[row[l] * p..(row[l] + 1) * p];
+                    idx[l] = nd.left + (self.project(nd, r) > nd.threshold) as u32;
                 }
             }
-            out[r..r + LANES].copy_from_slice(&idx);
-            r += LANES;
-        }
-        for (k, o) in out.iter_mut().enumerate().skip(r) {
-            *o = self.leaf(&rows[k * p..(k + 1) * p]) as u32;
         }
     }
 

@@ -96,6 +96,7 @@ impl Forest {
             packed: OnceLock::new(),
         };
         forest.grow(&data, params.n_estimators, progress)?;
+        forest.packed(); // lay out for prediction now, not inside the first predict call
         Ok(forest)
     }
 
@@ -349,10 +350,11 @@ impl Forest {
         let n_trees = self.trees.len() as f64;
         let out = self.per_block(x, k, n_jobs, |rows, out| {
             // trees in index order for every row: the sum does not depend on blocking
+            let packed = self.packed();
             self.leaves_of_block(rows, |t, r, leaf| {
                 for (s, v) in out[r * k..(r + 1) * k]
                     .iter_mut()
-                    .zip(self.trees[t].value(leaf))
+                    .zip(packed[t].leaf_value(leaf))
                 {
                     *s += v;
                 }
@@ -720,6 +722,7 @@ mod tests {
                     let plain = t.leaf(f.geometry(), &row);
                     assert_eq!(plain, pt.leaf(&row));
                     assert_eq!(plain, lane_leaf as usize);
+                    assert_eq!(pt.leaf_value(plain), t.value(plain));
                 }
             }
         }

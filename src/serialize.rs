@@ -81,6 +81,7 @@ impl Forest {
             return Err(corrupt("trailing bytes after the model"));
         }
         forest.validate()?;
+        forest.packed(); // only a validated forest is laid out for prediction
         Ok(forest)
     }
 }

@@ -263,6 +263,9 @@ pub struct PackedTree {
     nodes: Vec<PackedNode>,
     /// (feature, weight) of multi-feature projections, interleaved: one cache line, not two.
     proj: Vec<(u32, f32)>,
+    /// Leaf values only, contiguous (a leaf's `a` field is its offset here).
+    values: Vec<f64>,
+    n_outputs: usize,
 }
 
 impl PackedTree {
@@ -271,12 +274,17 @@ impl PackedTree {
         let mut p = PackedTree {
             nodes: Vec::with_capacity(tree.n_nodes()),
             proj: Vec::new(),
+            values: Vec::new(),
+            n_outputs: tree.n_outputs,
         };
         for node in 0..tree.n_nodes() {
             let (a, b, threshold, left) = if tree.is_leaf(node) {
-                // a leaf points to itself, which is how a walk recognises it; weight 0 on
-                // feature 0 never exceeds +inf, so a step taken from a leaf stays put
-                (0, 0, f32::INFINITY, node as u32)
+                // a leaf points to itself, which is how a walk recognises it; its `a` holds
+                // the offset of its values (a step taken from a leaf compares 0 <= +inf and
+                // stays put, since `b` = weight 0)
+                let offset = p.values.len() as u32;
+                p.values.extend_from_slice(tree.value(node));
+                (offset, 0, f32::INFINITY, node as u32)
             } else {
                 // patches are expanded here (prediction cache only; the model keeps the
                 // compact descriptor), in the order training summed them
@@ -376,9 +384,18 @@ impl PackedTree {
         }
     }
 
+    /// The values (class distribution or mean) of leaf `node`.
+    #[inline]
+    pub fn leaf_value(&self, node: usize) -> &[f64] {
+        let at = self.nodes[node].a as usize;
+        &self.values[at..at + self.n_outputs]
+    }
+
     /// Bytes used by the packed layout.
     pub fn n_bytes(&self) -> usize {
-        self.nodes.len() * std::mem::size_of::<PackedNode>() + self.proj.len() * 8
+        self.nodes.len() * std::mem::size_of::<PackedNode>()
+            + self.proj.len() * 8
+            + self.values.len() * 8
     }
 }
 

@@ -45,14 +45,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _core
-from ._forest import resolve_n_jobs
-
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
-
-    def _validate_data(estimator, *args, **kwargs):
-        return estimator._validate_data(*args, **kwargs)
+from ._forest import _validate_data, resolve_n_jobs
 
 
 __all__ = [

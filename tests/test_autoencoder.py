@@ -304,3 +304,11 @@ def _expected_failed_checks(estimator):
 )
 def test_autoencoder_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_autoencoder_verbose_shows_progress(capsys):
+    X = np.random.default_rng(0).normal(size=(120, 4))
+    ForestAutoencoder(
+        n_components=2, n_estimators=12, unsupervised="random", verbose=1, random_state=0
+    ).fit(X)
+    assert "12/12" in capsys.readouterr().err

@@ -55,6 +55,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _core
+from ._progress import run_with_progress
 from ._forest import resolve_n_jobs
 
 __all__ = ["ForestAutoencoder", "distortion", "plot_embedding"]
@@ -442,7 +443,17 @@ def _sample_leaf_marginals(forest, X, rng, n_jobs):
     return X[rows_by_leaf[pos], np.arange(p)[None, :]]
 
 
-def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs):
+def _fit_core(X, y, params, verbose, desc="trees"):
+    """Grows a core forest, with a progress bar of trees when ``verbose``."""
+    return run_with_progress(
+        lambda progress: _core.Forest.fit(X, y, None, params, progress),
+        params["n_estimators"],
+        verbose,
+        desc,
+    )
+
+
+def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs, verbose=0):
     """Adversarial random forest (Watson et al. 2023).
 
     A first forest discriminates real rows from rows drawn from the product of
@@ -469,7 +480,7 @@ def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs):
 
     def discriminate(synth):
         params = dict(base_params, seed=int(rng.integers(0, 2**31 - 1)))
-        forest = _core.Forest.fit(np.vstack([X, synth]), y, None, params)
+        forest = _fit_core(np.vstack([X, synth]), y, params, verbose, "ARF round")
         return forest, _oob_accuracy(forest, labels)
 
     forest, acc = discriminate(_sample_marginals(X, rng))
@@ -992,6 +1003,8 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Seeds the forest, the eigensolver's start vector and decoding draws.
     n_jobs : int or None, default=None
         Threads for growing and applying the forest (None means 1, -1 all).
+    verbose : int, default=0
+        Show a progress bar of the trees grown (every adversarial round has its own).
 
     Attributes
     ----------
@@ -1072,6 +1085,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         "collapse_duplicates": ["boolean"],
         "random_state": ["random_state"],
         "n_jobs": [None, numbers.Integral],
+        "verbose": ["verbose"],
     }
 
     def __init__(
@@ -1093,6 +1107,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         collapse_duplicates=True,
         random_state=None,
         n_jobs=None,
+        verbose=0,
     ):
         self.n_components = n_components
         self.diffusion_time = diffusion_time
@@ -1110,6 +1125,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         self.collapse_duplicates = collapse_duplicates
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.verbose = verbose
 
     # ----------------------------------------------------------------- input
     def _encode_input(self, X, reset):
@@ -1182,7 +1198,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                     oob=False,
                     **base,
                 )
-                return _core.Forest.fit(X32, codes.astype(np.float64), None, params)
+                return _fit_core(X32, codes.astype(np.float64), params, self.verbose)
             params = _forest_params(
                 task="regression",
                 n_classes=0,
@@ -1191,13 +1207,13 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
                 oob=False,
                 **base,
             )
-            return _core.Forest.fit(X32, y.astype(np.float64), None, params)
+            return _fit_core(X32, y.astype(np.float64), params, self.verbose)
         if self.unsupervised == "random":
             noise = rng.standard_normal(len(X32))
             params = _forest_params(
                 task="regression", n_classes=0, max_features=1, seed=seed, oob=False, **base
             )
-            return _core.Forest.fit(X32, noise, None, params)
+            return _fit_core(X32, noise, params, self.verbose)
         params = _forest_params(
             task="classification",
             n_classes=2,
@@ -1207,7 +1223,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             **base,
         )
         forest, self.arf_accuracies_ = _grow_adversarial_forest(
-            X32, params, self.arf_delta, self.arf_max_iter, rng, n_jobs
+            X32, params, self.arf_delta, self.arf_max_iter, rng, n_jobs, self.verbose
         )
         return forest
 

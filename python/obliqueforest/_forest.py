@@ -17,7 +17,7 @@ import os
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state, compute_sample_weight
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
@@ -68,42 +68,49 @@ def as_float32(X, order="C"):
     return np.asarray(X, dtype=np.float32, order=order)
 
 
+TREE_PARAM_CONSTRAINTS: dict = {
+    # the tree-growing parameters shared by every forest estimator of the package
+    "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+    "min_samples_split": [
+        Interval(Integral, 2, None, closed="left"),
+        Interval(RealNotInt, 0.0, 1.0, closed="right"),
+    ],
+    "min_samples_leaf": [
+        Interval(Integral, 1, None, closed="left"),
+        Interval(RealNotInt, 0.0, 1.0, closed="neither"),
+    ],
+    "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
+    "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
+    "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
+    "bootstrap": ["boolean"],
+    "max_samples": [
+        None,
+        Interval(RealNotInt, 0.0, 1.0, closed="right"),
+        Interval(Integral, 1, None, closed="left"),
+    ],
+    "n_jobs": [Integral, None],
+    "random_state": ["random_state"],
+    "verbose": ["verbose"],
+}
+
+
 class _BaseForest(BaseEstimator):
     """Shared machinery of every projection forest. Subclasses define ``__init__`` (so that
     scikit-learn sees their parameters) and ``_projection_config``."""
 
     _parameter_constraints: dict = {
+        **TREE_PARAM_CONSTRAINTS,
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "splitter": [StrOptions({"best", "random"})],
-        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
-        "min_samples_split": [
-            Interval(Integral, 2, None, closed="left"),
-            Interval(Real, 0.0, 1.0, closed="right"),
-        ],
-        "min_samples_leaf": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(Real, 0.0, 1.0, closed="neither"),
-        ],
-        "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
         "max_features": [
             Interval(Integral, 1, None, closed="left"),
-            Interval(Real, 0.0, None, closed="neither"),
+            # a fraction of n_features; oblique samplers may use more than p candidates
+            Interval(RealNotInt, 0.0, None, closed="neither"),
             StrOptions({"sqrt", "log2"}),
             None,
         ],
-        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
-        "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
-        "bootstrap": ["boolean"],
         "oob_score": ["boolean", callable],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
         "warm_start": ["boolean"],
-        "max_samples": [
-            None,
-            Interval(Real, 0.0, 1.0, closed="right"),
-            Interval(Integral, 1, None, closed="left"),
-        ],
     }
 
     # -- hooks ---------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _core
-from ._forest import _validate_data, resolve_n_jobs
+from ._forest import TREE_PARAM_CONSTRAINTS, _validate_data, resolve_n_jobs
 
 
 __all__ = [
@@ -243,34 +243,14 @@ class _BaseRotationEnsemble(BaseEstimator):
         "h_grid": ["array-like", None],
         "h_criterion": [StrOptions({"weighted_oob", "ensemble_oob"})],
         "scaling": [StrOptions({"minmax", "rank"}), None],
-        "max_depth": [Interval(Integral, 1, None, closed="left"), None],
-        "min_samples_split": [
-            Interval(Integral, 2, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
-        ],
-        "min_samples_leaf": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="neither"),
-        ],
-        "min_weight_fraction_leaf": [Interval(Real, 0.0, 0.5, closed="both")],
+        **TREE_PARAM_CONSTRAINTS,
         "max_features": [
             Interval(Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),  # axis-aligned: at most p
             StrOptions({"sqrt", "log2"}),
             None,
         ],
-        "max_leaf_nodes": [Interval(Integral, 2, None, closed="left"), None],
-        "min_impurity_decrease": [Interval(Real, 0.0, None, closed="left")],
-        "bootstrap": ["boolean"],
-        "max_samples": [
-            None,
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),
-            Interval(Integral, 1, None, closed="left"),
-        ],
         "oob_score": ["boolean"],
-        "n_jobs": [Integral, None],
-        "random_state": ["random_state"],
-        "verbose": ["verbose"],
     }
 
     # ---- parameter checks that depend on several parameters

@@ -525,7 +525,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
             if self.cfg.max_leaf_nodes.is_some_and(|m| n_leaves >= m) {
                 break;
             }
-            let n_left = self.partition(ws, weights, &p);
+            let n_left = self.partition(ws, &p);
             if n_left == 0 || n_left == p.end - p.start {
                 continue; // cannot happen with a consistent projection; keep the node a leaf
             }
@@ -815,91 +815,51 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         left: &mut [f64],
         right: &mut [f64],
     ) -> Option<(f64, f32)> {
-        let n = pairs.len();
         left.fill(0.0);
         right.copy_from_slice(stats);
-        let (mut w_l, mut w_r) = (0.0f64, w_node);
-        let mut best: Option<(f64, usize)> = None;
-        match (self.y, self.cfg.criterion) {
+        let limits = (w_node, min_leaf, min_weight_leaf);
+        let best = match (self.y, self.cfg.criterion) {
             (Targets::Classes(cls), Criterion::Gini) => {
-                let mut sq_l = 0.0f64;
-                let mut sq_r: f64 = right.iter().map(|s| s * s).sum();
-                for i in 0..n - 1 {
-                    let s = pairs[i].1 as usize;
-                    let (c, w) = (cls[s] as usize, weights[s]);
-                    sq_l += w * (2.0 * left[c] + w);
-                    sq_r -= w * (2.0 * right[c] - w);
-                    left[c] += w;
-                    right[c] -= w;
-                    w_l += w;
-                    w_r -= w;
-                    if pairs[i].0 == pairs[i + 1].0 || i + 1 < min_leaf {
-                        continue;
-                    }
-                    if n - i - 1 < min_leaf {
-                        break;
-                    }
-                    if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
-                        continue;
-                    }
-                    let proxy = sq_l / w_l + sq_r / w_r;
-                    if best.is_none_or(|b| proxy > b.0) {
-                        best = Some((proxy, i));
-                    }
-                }
+                let sq_r = right.iter().map(|s| s * s).sum();
+                scan_sorted(
+                    pairs,
+                    weights,
+                    limits,
+                    GiniScan {
+                        cls,
+                        left,
+                        right,
+                        sq_l: 0.0,
+                        sq_r,
+                    },
+                )
             }
             (Targets::Classes(cls), _) => {
-                let mut t_l = 0.0f64;
-                let mut t_r: f64 = right.iter().map(|&s| xlog2x(s)).sum();
-                for i in 0..n - 1 {
-                    let s = pairs[i].1 as usize;
-                    let (c, w) = (cls[s] as usize, weights[s]);
-                    t_l += xlog2x(left[c] + w) - xlog2x(left[c]);
-                    t_r += xlog2x(right[c] - w) - xlog2x(right[c]);
-                    left[c] += w;
-                    right[c] -= w;
-                    w_l += w;
-                    w_r -= w;
-                    if pairs[i].0 == pairs[i + 1].0 || i + 1 < min_leaf {
-                        continue;
-                    }
-                    if n - i - 1 < min_leaf {
-                        break;
-                    }
-                    if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
-                        continue;
-                    }
-                    let proxy = t_l - xlog2x(w_l) + t_r - xlog2x(w_r);
-                    if best.is_none_or(|b| proxy > b.0) {
-                        best = Some((proxy, i));
-                    }
-                }
+                let t_r = right.iter().map(|&s| xlog2x(s)).sum();
+                scan_sorted(
+                    pairs,
+                    weights,
+                    limits,
+                    EntropyScan {
+                        cls,
+                        left,
+                        right,
+                        t_l: 0.0,
+                        t_r,
+                    },
+                )
             }
-            (Targets::Values(v), _) => {
-                let (mut s_l, mut s_r) = (0.0f64, stats[1]);
-                for i in 0..n - 1 {
-                    let s = pairs[i].1 as usize;
-                    let (w, wy) = (weights[s], weights[s] * v[s]);
-                    s_l += wy;
-                    s_r -= wy;
-                    w_l += w;
-                    w_r -= w;
-                    if pairs[i].0 == pairs[i + 1].0 || i + 1 < min_leaf {
-                        continue;
-                    }
-                    if n - i - 1 < min_leaf {
-                        break;
-                    }
-                    if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
-                        continue;
-                    }
-                    let proxy = s_l * s_l / w_l + s_r * s_r / w_r;
-                    if best.is_none_or(|b| proxy > b.0) {
-                        best = Some((proxy, i));
-                    }
-                }
-            }
-        }
+            (Targets::Values(y), _) => scan_sorted(
+                pairs,
+                weights,
+                limits,
+                SquaredErrorScan {
+                    y,
+                    s_l: 0.0,
+                    s_r: stats[1],
+                },
+            ),
+        };
         let (proxy, i) = best?;
         let (a, b) = (pairs[i].0, pairs[i + 1].0);
         let mut t = a + (b - a) / 2.0;
@@ -971,7 +931,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
     }
 
     /// Moves the rows of `p` whose projection is `<= threshold` to the front; returns their count.
-    fn partition(&self, ws: &mut Workspace, _weights: &[f64], p: &Pending) -> usize {
+    fn partition(&self, ws: &mut Workspace, p: &Pending) -> usize {
         let proj = match self.geometry {
             Some(g) => ProjRef::Patch {
                 desc: &ws.arena_idx[p.proj.0..p.proj.1],
@@ -994,6 +954,115 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         }
         i
     }
+}
+
+/// Running split statistics of one criterion while samples move from the right child to
+/// the left one in sorted order; `proxy` equals the weighted impurity decrease up to a
+/// constant of the node.
+trait ScanStats {
+    fn move_left(&mut self, sample: usize, w: f64);
+    fn proxy(&self, w_l: f64, w_r: f64) -> f64;
+}
+
+struct GiniScan<'a> {
+    cls: &'a [u32],
+    left: &'a mut [f64],
+    right: &'a mut [f64],
+    sq_l: f64,
+    sq_r: f64,
+}
+
+impl ScanStats for GiniScan<'_> {
+    #[inline(always)]
+    fn move_left(&mut self, s: usize, w: f64) {
+        let c = self.cls[s] as usize;
+        self.sq_l += w * (2.0 * self.left[c] + w);
+        self.sq_r -= w * (2.0 * self.right[c] - w);
+        self.left[c] += w;
+        self.right[c] -= w;
+    }
+    #[inline(always)]
+    fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
+        self.sq_l / w_l + self.sq_r / w_r
+    }
+}
+
+struct EntropyScan<'a> {
+    cls: &'a [u32],
+    left: &'a mut [f64],
+    right: &'a mut [f64],
+    t_l: f64,
+    t_r: f64,
+}
+
+impl ScanStats for EntropyScan<'_> {
+    #[inline(always)]
+    fn move_left(&mut self, s: usize, w: f64) {
+        let c = self.cls[s] as usize;
+        self.t_l += xlog2x(self.left[c] + w) - xlog2x(self.left[c]);
+        self.t_r += xlog2x(self.right[c] - w) - xlog2x(self.right[c]);
+        self.left[c] += w;
+        self.right[c] -= w;
+    }
+    #[inline(always)]
+    fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
+        self.t_l - xlog2x(w_l) + self.t_r - xlog2x(w_r)
+    }
+}
+
+struct SquaredErrorScan<'a> {
+    y: &'a [f64],
+    s_l: f64,
+    s_r: f64,
+}
+
+impl ScanStats for SquaredErrorScan<'_> {
+    #[inline(always)]
+    fn move_left(&mut self, s: usize, w: f64) {
+        let wy = w * self.y[s];
+        self.s_l += wy;
+        self.s_r -= wy;
+    }
+    #[inline(always)]
+    fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
+        self.s_l * self.s_l / w_l + self.s_r * self.s_r / w_r
+    }
+}
+
+/// The best position over sorted (value, sample) pairs: (proxy, i) for a split between
+/// `pairs[i]` and `pairs[i + 1]`, honouring distinct values, `min_samples_leaf` and the
+/// minimum leaf weight. Generic, so each criterion gets its own monomorphised loop.
+#[inline]
+fn scan_sorted(
+    pairs: &[(f32, u32)],
+    weights: &[f64],
+    (w_node, min_leaf, min_weight_leaf): (f64, usize, f64),
+    mut stats: impl ScanStats,
+) -> Option<(f64, usize)> {
+    let n = pairs.len();
+    let (mut w_l, mut w_r) = (0.0f64, w_node);
+    let mut best: Option<(f64, usize)> = None;
+    for i in 0..n - 1 {
+        let s = pairs[i].1 as usize;
+        let w = weights[s];
+        stats.move_left(s, w);
+        w_l += w;
+        w_r -= w;
+        if pairs[i].0 == pairs[i + 1].0 || i + 1 < min_leaf {
+            continue;
+        }
+        if n - i - 1 < min_leaf {
+            break;
+        }
+        if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
+            continue;
+        }
+        let proxy = stats.proxy(w_l, w_r);
+        if best.is_none_or(|b| proxy > b.0) {
+            best = Some((proxy, i));
+        }
+    }
+    best
 }
 
 /// Sorts (value, sample) pairs by value: LSD radix sort on the order-preserving bit

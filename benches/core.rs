@@ -4,7 +4,8 @@
 //!
 //! * `split_search`: the root split of one tree (`max_depth = 1`) straight through
 //!   [`Grower`], so the column-major copy of X is not timed: d candidate projections,
-//!   projected values sorted, every threshold scanned.
+//!   projected values sorted, every threshold scanned; ids ending in `hist` use
+//!   `Splitter::Histogram` (256 bins) instead.
 //! * `grow_tree`: one fully grown tree through [`Forest::fit`] (`n_estimators = 1`,
 //!   `bootstrap = false`), data preparation included.
 //! * `fit_forest`: 20 bootstrapped trees with `n_jobs` 1 and 2.
@@ -21,7 +22,9 @@ use ndarray::{Array2, ArrayView2};
 use obliqueforest::data::{FeatureMatrix, Targets};
 use obliqueforest::rng::Rng;
 use obliqueforest::tree::{Grower, Workspace};
-use obliqueforest::{Density, Forest, ForestParams, MaxFeatures, PatchGeometry, ProjectionKind};
+use obliqueforest::{
+    Density, Forest, ForestParams, MaxFeatures, PatchGeometry, ProjectionKind, Splitter,
+};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -66,6 +69,7 @@ fn hv_bars(n: usize, side: usize, seed: u64) -> (Array2<f32>, Vec<f64>) {
 }
 
 /// A projection family: its bench id, projection kind, `max_features` and data.
+#[derive(Clone)]
 struct Family {
     name: &'static str,
     case: String,
@@ -141,9 +145,15 @@ fn split_search(c: &mut Criterion) {
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(2));
     group.warm_up_time(Duration::from_millis(500));
-    for f in families() {
+    for (f, splitter) in families().into_iter().flat_map(|f| {
+        [
+            (f.clone(), Splitter::Best),
+            (f, Splitter::Histogram { max_bins: 256 }),
+        ]
+    }) {
         let mut p = params(&f, 1, false);
         p.max_depth = Some(1);
+        p.splitter = splitter;
         let cfg = p
             .check(f.x.nrows(), f.x.ncols())
             .expect("bench parameters are valid");
@@ -160,7 +170,11 @@ fn split_search(c: &mut Criterion) {
         let weights = vec![1.0; f.x.nrows()];
         let mut ws = Workspace::default();
         group.throughput(Throughput::Elements(f.x.nrows() as u64));
-        group.bench_function(BenchmarkId::new(f.name, &f.case), |b| {
+        let case = match splitter {
+            Splitter::Histogram { .. } => format!("{},hist", f.case),
+            _ => f.case.clone(),
+        };
+        group.bench_function(BenchmarkId::new(f.name, case), |b| {
             let mut seed = 0;
             b.iter(|| {
                 seed += 1;

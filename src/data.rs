@@ -15,7 +15,15 @@ pub struct FeatureMatrix<'a> {
     data: Cow<'a, [f32]>,
     row_stride: usize,
     col_stride: usize,
+    /// Columns that look discrete (few distinct values in a sample of rows): a hint that
+    /// the split search may try its exact histogram path before sorting.
+    discrete: Vec<bool>,
 }
+
+/// A column with at most this many distinct values among the sampled rows is "discrete".
+const DISCRETE_MAX_VALUES: usize = 32;
+/// Rows sampled per column for the discreteness hint.
+const DISCRETE_SAMPLE_ROWS: usize = 1024;
 
 impl<'a> FeatureMatrix<'a> {
     /// Borrows `x` when it is contiguous (C or Fortran order), copies it otherwise, and
@@ -51,27 +59,75 @@ impl<'a> FeatureMatrix<'a> {
                 "X contains NaN or infinity (row {row}, column {col}); missing values are not supported"
             )));
         }
-        Ok(FeatureMatrix {
+        let mut x = FeatureMatrix {
             n_samples: n,
             n_features: p,
             data,
             row_stride,
             col_stride,
-        })
+            discrete: Vec::new(),
+        };
+        x.discrete = (0..p).map(|j| x.looks_discrete(j)).collect();
+        Ok(x)
     }
 
-    /// Adds `w * x[s, j]` to `out[k]` for every `s = samples[k]`.
+    /// Whether column `j` had few distinct values in an evenly spaced sample of rows (a hint
+    /// only: the split search checks every node's values before trusting it).
     #[inline]
-    pub fn gather_add(&self, j: usize, w: f32, samples: &[u32], out: &mut [f32]) {
-        let base = &self.data[j * self.col_stride..];
-        let rs = self.row_stride;
-        if w == 1.0 {
-            for (o, &s) in out.iter_mut().zip(samples) {
-                *o += base[s as usize * rs];
+    pub fn is_discrete(&self, j: usize) -> bool {
+        self.discrete[j]
+    }
+
+    /// Sets every column's discreteness hint (tests compare both split-search paths).
+    pub fn set_discrete_hint(&mut self, on: bool) {
+        self.discrete.iter_mut().for_each(|d| *d = on);
+    }
+
+    fn looks_discrete(&self, j: usize) -> bool {
+        let step = self.n_samples.div_ceil(DISCRETE_SAMPLE_ROWS).max(1);
+        let mut seen: Vec<u32> = Vec::with_capacity(DISCRETE_MAX_VALUES + 1);
+        for i in (0..self.n_samples).step_by(step) {
+            let v = self.get(i, j).to_bits();
+            if !seen.contains(&v) {
+                if seen.len() == DISCRETE_MAX_VALUES {
+                    return false;
+                }
+                seen.push(v);
             }
-        } else {
-            for (o, &s) in out.iter_mut().zip(samples) {
-                *o += w * base[s as usize * rs];
+        }
+        true
+    }
+
+    /// `out[k] = sum_t w_t * x[samples[k], j_t]` over the `(j_t, w_t)` of `terms`, added in
+    /// term order from 0 (the order prediction uses, so values match bit for bit). Up to
+    /// four columns are read per pass over the rows.
+    pub fn project_rows(&self, terms: &[(usize, f32)], samples: &[u32], out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(samples.len(), 0.0);
+        let rs = self.row_stride;
+        let col = |j: usize| &self.data[j * self.col_stride..];
+        for chunk in terms.chunks(4) {
+            let rows = out.iter_mut().zip(samples.iter().map(|&s| s as usize * rs));
+            match *chunk {
+                [(a, wa)] => {
+                    let a = col(a);
+                    rows.for_each(|(o, r)| *o += wa * a[r]);
+                }
+                [(a, wa), (b, wb)] => {
+                    let (a, b) = (col(a), col(b));
+                    rows.for_each(|(o, r)| *o = *o + wa * a[r] + wb * b[r]);
+                }
+                [(a, wa), (b, wb), (c, wc)] => {
+                    let (a, b, c) = (col(a), col(b), col(c));
+                    rows.for_each(|(o, r)| *o = *o + wa * a[r] + wb * b[r] + wc * c[r]);
+                }
+                [(a, wa), (b, wb), (c, wc), (d, wd)] => {
+                    let (a, b, c, d) = (col(a), col(b), col(c), col(d));
+                    rows.for_each(|(o, r)| {
+                        *o = *o + wa * a[r] + wb * b[r] + wc * c[r] + wd * d[r];
+                    });
+                }
+                _ => unreachable!("chunks of one to four terms"),
             }
         }
     }

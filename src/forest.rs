@@ -650,7 +650,7 @@ fn grow_one(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::MaxFeatures;
+    use crate::params::{MaxFeatures, Splitter};
     use crate::projection::{Density, ProjectionKind};
     use ndarray::Array2;
 
@@ -688,6 +688,105 @@ mod tests {
             "the same seed grows the same forest on 1 and 3 threads"
         );
         assert_eq!(one.to_bytes().unwrap(), three.to_bytes().unwrap());
+    }
+
+    /// Grows a forest from prepared data, with the discrete-column hint on or off.
+    fn fit_with_hint(params: &ForestParams, x: &Array2<f32>, y: &[f64], hint: bool) -> Forest {
+        let mut data = prepare(params, x.view(), y, None).unwrap();
+        data.x.set_discrete_hint(hint);
+        let mut f = Forest {
+            params: params.clone(),
+            n_features: x.ncols(),
+            trees: Vec::new(),
+            oob: None,
+            packed: OnceLock::new(),
+        };
+        f.grow(&data, params.n_estimators, None).unwrap();
+        f
+    }
+
+    #[test]
+    fn exact_histogram_path_grows_the_trees_sorting_grows() {
+        // integer features (the histogram path's case) and integer targets, so every
+        // statistic is an exact sum and both paths must choose the very same splits
+        let mut rng = Rng::from_seed(9);
+        let x = Array2::from_shape_fn((3000, 5), |(_, j)| (rng.below(3 + 2 * j) as f32) - 2.0);
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| ((r[0] + r[1] > 0.0) as u8 + (r[2] * r[3] > 1.0) as u8) as f64)
+            .collect();
+        for proj in [
+            ProjectionKind::AxisAligned,
+            ProjectionKind::SparseSigned {
+                density: Density::FeatureCombinations(2.0),
+            },
+        ] {
+            let mut clf = sporf(4);
+            clf.task = crate::params::Task::Classification { n_classes: 3 };
+            clf.projection = proj.clone();
+            let mut reg = ForestParams::regression();
+            reg.projection = proj;
+            reg.n_estimators = 4;
+            for (params, crit) in [
+                (clf.clone(), crate::params::Criterion::Gini),
+                (clf, crate::params::Criterion::Entropy),
+                (reg, crate::params::Criterion::SquaredError),
+            ] {
+                let params = ForestParams {
+                    criterion: crit,
+                    ..params
+                };
+                let hist = fit_with_hint(&params, &x, &y, true);
+                let sort = fit_with_hint(&params, &x, &y, false);
+                assert!(hist.trees().iter().map(|t| t.n_nodes()).sum::<usize>() > 40);
+                assert!(hist == sort, "{crit:?}: the histogram path changed a split");
+            }
+        }
+    }
+
+    #[test]
+    fn histogram_splitter_is_exact_when_bins_resolve_every_value_and_close_otherwise() {
+        let mut p = sporf(6);
+        p.projection = ProjectionKind::AxisAligned;
+        // 40 evenly spaced values a feature, 64 bins (nodes of 512+ rows): every value has
+        // a bin of its own
+        let mut rng = Rng::from_seed(3);
+        let x = Array2::from_shape_fn((6000, 4), |_| rng.below(40) as f32 * 0.25);
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| (r[0] + 0.5 * r[1] > 6.0) as u8 as f64)
+            .collect();
+        let exact = fit_with_hint(&p, &x, &y, false);
+        p.splitter = Splitter::Histogram { max_bins: 64 };
+        assert!(fit_with_hint(&p, &x, &y, false).trees() == exact.trees());
+        // continuous data, 32 bins: approximate thresholds, yet every split is consistent
+        // with the rows (validate, fully grown trees fit the training data) and the
+        // forest generalises about as well
+        let (x, y) = data(8000, 4, 12);
+        let (xt, yt) = data(4000, 4, 13);
+        let mut p = sporf(10);
+        let exact = Forest::fit(&p, x.view(), &y, None).unwrap();
+        p.splitter = Splitter::Histogram { max_bins: 32 };
+        let hist = Forest::fit(&p, x.view(), &y, None).unwrap();
+        hist.validate().unwrap();
+        let err = |f: &Forest| {
+            let proba = f.predict(xt.view(), 1).unwrap();
+            proba
+                .rows()
+                .into_iter()
+                .zip(&yt)
+                .filter(|(r, &c)| (r[1] > r[0]) != (c == 1.0))
+                .count() as f64
+                / yt.len() as f64
+        };
+        let (e_exact, e_hist) = (err(&exact), err(&hist));
+        assert!(e_hist < e_exact + 0.02, "hist {e_hist} vs exact {e_exact}");
+        assert!(
+            exact.trees() != hist.trees(),
+            "32 bins on 8000 continuous rows must change some split"
+        );
     }
 
     #[test]

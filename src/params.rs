@@ -40,6 +40,19 @@ pub enum Splitter {
     /// One threshold uniform between the node's smallest and largest projected value
     /// (extremely randomized trees).
     Random,
+    /// As `Best` on nodes of fewer than [`Splitter::HIST_MIN_ROWS_PER_BIN`] × `max_bins`
+    /// rows; larger nodes bin each candidate's projected values into `max_bins` equal-width
+    /// bins between the node's smallest and largest value (adaptive histograms) and scan
+    /// the bin boundaries only, in O(n) instead of O(n log n). Thresholds stay midpoints
+    /// between observed values, so every split separates the rows exactly as scanned.
+    Histogram { max_bins: usize },
+}
+
+impl Splitter {
+    /// A histogram node has at least this many rows per bin.
+    pub const HIST_MIN_ROWS_PER_BIN: usize = 8;
+    /// The largest `max_bins` accepted.
+    pub const MAX_BINS: usize = 65_536;
 }
 
 /// The number d of candidate projections sampled at each split node.
@@ -248,6 +261,14 @@ impl ForestParams {
                 "class_weight",
                 "'balanced_subsample' is for classification only",
             ));
+        }
+        if let Splitter::Histogram { max_bins } = self.splitter {
+            if !(2..=Splitter::MAX_BINS).contains(&max_bins) {
+                return Err(invalid(
+                    "max_bins",
+                    format!("must be in [2, {}], got {max_bins}", Splitter::MAX_BINS),
+                ));
+            }
         }
         if self.n_jobs == 0 || self.n_jobs < -1 {
             return Err(invalid(

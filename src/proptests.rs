@@ -36,7 +36,8 @@ proptest! {
         seed in any::<u64>(),
         kind in any::<u8>(),
         min_leaf in 1usize..4,
-        random in any::<bool>(),
+        splitter in 0u8..3,
+        max_bins in 2usize..6,
         values in proptest::collection::vec(prop_oneof![-3.0f32..3.0, Just(0.0f32), Just(1e30f32), Just(-1e-30f32)], 240),
         labels in proptest::collection::vec(0u8..3, 60),
     ) {
@@ -48,7 +49,11 @@ proptest! {
         params.n_estimators = 2;
         params.seed = seed;
         params.min_samples_leaf = SampleCount::Count(min_leaf);
-        params.splitter = if random { Splitter::Random } else { Splitter::Best };
+        params.splitter = match splitter {
+            0 => Splitter::Best,
+            1 => Splitter::Random,
+            _ => Splitter::Histogram { max_bins },
+        };
         let forest = Forest::fit(&params, x.view(), &y, None).unwrap();
         forest.validate().unwrap();
         for tree in forest.trees() {

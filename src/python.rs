@@ -232,9 +232,11 @@ fn parse_params(dict: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
         "squared_error" => Criterion::SquaredError,
         other => return Err(bad("criterion", &format!("unknown criterion {other:?}"))),
     };
+    let max_bins = p.usize("max_bins", 256)?;
     let splitter = match p.string("splitter", "best")?.as_str() {
         "best" => Splitter::Best,
         "random" => Splitter::Random,
+        "hist" => Splitter::Histogram { max_bins },
         other => return Err(bad("splitter", &format!("unknown splitter {other:?}"))),
     };
     let projection = match p.get("projection")? {

@@ -452,7 +452,121 @@ pub struct Workspace {
     arena_idx: Vec<u32>,
     arena_w: Vec<f32>,
     node_proj: Vec<(u32, u32)>,
+    terms: Vec<(usize, f32)>,
+    bins: Bins,
 }
+
+/// Histogram of one candidate's projected values at one node: each row's bin, and per bin
+/// the statistics the criterion needs (class weights, or the weighted target sum), the
+/// weight and the row count. Rows are added to one of several interleaved copies in turn
+/// and the copies summed after, so that runs of rows in one bin (binary data) do not make
+/// a chain of dependent read-modify-writes.
+#[derive(Default)]
+struct Bins {
+    of_row: Vec<u16>,
+    /// A value of each bin (the exact path checks every row against it).
+    value: Vec<f32>,
+    stats: Vec<f64>,
+    w: Vec<f64>,
+    n: Vec<u32>,
+    n_bins: usize,
+}
+
+impl Bins {
+    /// Bins `vals` into `n_bins` equal-width bins on `[lo, hi]`. The bin is monotone in the
+    /// value, so bins are ordered and equal values share a bin. With `exact`, returns false
+    /// (and stops) when some bin holds two distinct values.
+    fn assign(&mut self, vals: &[f32], lo: f32, hi: f32, n_bins: usize, exact: bool) -> bool {
+        let scale = n_bins as f64 / (f64::from(hi) - f64::from(lo));
+        let top = (n_bins - 1) as f64;
+        self.n_bins = n_bins;
+        self.of_row.clear();
+        self.of_row.extend(
+            vals.iter()
+                .map(|&v| ((f64::from(v) - f64::from(lo)) * scale).min(top) as u16),
+        );
+        if !exact {
+            return true;
+        }
+        self.value.clear();
+        self.value.resize(n_bins, 0.0);
+        for (&b, &v) in self.of_row.iter().zip(vals) {
+            self.value[b as usize] = v;
+        }
+        let value = &self.value;
+        self.of_row
+            .iter()
+            .zip(vals)
+            .all(|(&b, &v)| value[b as usize] == v)
+    }
+
+    /// Sums every row's weight into its bin; `slot(sample)` says where in the bin's
+    /// `per_bin` statistics the row's weight goes and with what factor.
+    fn fill(
+        &mut self,
+        samples: &[u32],
+        weights: &[f64],
+        per_bin: usize,
+        slot: impl Fn(usize) -> (usize, f64),
+    ) {
+        const COPIES: usize = 4;
+        let n_bins = self.n_bins;
+        // the extra copies pay for their clearing only on nodes with many rows per bin
+        let copies = if samples.len() >= 16 * n_bins {
+            COPIES
+        } else {
+            1
+        };
+        let width = n_bins * per_bin;
+        self.stats.clear();
+        self.stats.resize(copies * width, 0.0);
+        self.w.clear();
+        self.w.resize(copies * n_bins, 0.0);
+        self.n.clear();
+        self.n.resize(copies * n_bins, 0);
+        for (k, (&b, &s)) in self.of_row.iter().zip(samples).enumerate() {
+            let (b, s) = (b as usize, s as usize);
+            let c = if copies == 1 { 0 } else { k % COPIES };
+            let w = weights[s];
+            let (at, factor) = slot(s);
+            self.stats[c * width + b * per_bin + at] += factor * w;
+            self.w[c * n_bins + b] += w;
+            self.n[c * n_bins + b] += 1;
+        }
+        for c in 1..copies {
+            for i in 0..width {
+                self.stats[i] += self.stats[c * width + i];
+            }
+            for b in 0..n_bins {
+                self.w[b] += self.w[c * n_bins + b];
+                self.n[b] += self.n[c * n_bins + b];
+            }
+        }
+    }
+
+    /// The threshold for a split after bin `b`: the midpoint between the largest value in
+    /// bins `..=b` and the smallest in the bins after.
+    fn threshold(&self, vals: &[f32], b: usize, exact: bool) -> f32 {
+        if exact {
+            let next = (b + 1..self.n_bins).find(|&c| self.n[c] > 0).unwrap_or(b);
+            return midpoint(self.value[b], self.value[next]);
+        }
+        let (mut below, mut above) = (f32::NEG_INFINITY, f32::INFINITY);
+        for (&r, &v) in self.of_row.iter().zip(vals) {
+            if r as usize <= b {
+                below = if v > below { v } else { below };
+            } else {
+                above = if v < above { v } else { above };
+            }
+        }
+        midpoint(below, above)
+    }
+}
+
+/// Bins of the exact histogram path (projections of discrete columns).
+const EXACT_BINS: usize = 256;
+/// Smallest node for which the exact histogram path is tried; smaller ones sort.
+const EXACT_HIST_MIN_ROWS: usize = 64;
 
 /// Everything fixed while growing one tree.
 pub struct Grower<'a, S: ProjectionSampler> {
@@ -695,10 +809,16 @@ impl<S: ProjectionSampler> Grower<'_, S> {
 
     /// Projected values of `samples[start..end]` under projection `proj`, into `out`.
     #[inline]
-    fn project(&self, proj: ProjRef<'_>, samples: &[u32], out: &mut Vec<f32>) {
-        out.clear();
-        out.resize(samples.len(), 0.0);
-        proj.for_each(|j, w| self.x.gather_add(j, w, samples, out));
+    fn project(
+        &self,
+        proj: ProjRef<'_>,
+        samples: &[u32],
+        terms: &mut Vec<(usize, f32)>,
+        out: &mut Vec<f32>,
+    ) {
+        terms.clear();
+        proj.for_each(|j, w| terms.push((j, w)));
+        self.x.project_rows(terms, samples, out);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -720,37 +840,67 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         let min_leaf = self.cfg.min_samples_leaf;
         for c in 0..ws.cand.len() {
             let proj = ws.cand.get(c, self.geometry);
-            self.project(proj, &ws.samples[start..end], &mut ws.vals);
+            self.project(proj, &ws.samples[start..end], &mut ws.terms, &mut ws.vals);
             let found = match self.cfg.splitter {
-                Splitter::Best => {
+                Splitter::Best | Splitter::Histogram { .. } => {
                     // a constant projection cannot split: skip it before paying for a sort
                     // (common with sparse or binary data, e.g. image backgrounds)
-                    let first = ws.vals[0];
-                    if ws.vals.iter().all(|&v| v == first) {
+                    let Some((lo, hi)) = finite_range(&ws.vals) else {
                         continue;
+                    };
+                    // which histogram, if any: the approximate one on large nodes when asked
+                    // for, else the exact one when every feature of the projection looks
+                    // discrete (it gives up, and the values are sorted, when a bin turns
+                    // out to hold two distinct values)
+                    let hist = match self.cfg.splitter {
+                        Splitter::Histogram { max_bins }
+                            if n >= max_bins * Splitter::HIST_MIN_ROWS_PER_BIN =>
+                        {
+                            Some((max_bins, false))
+                        }
+                        _ if n >= EXACT_HIST_MIN_ROWS && self.all_discrete(proj) => {
+                            Some((EXACT_BINS.min(n), true))
+                        }
+                        _ => None,
+                    };
+                    let from_hist = hist.and_then(|(n_bins, exact)| {
+                        self.hist_split(
+                            ws,
+                            weights,
+                            stats,
+                            start,
+                            end,
+                            (lo, hi, n_bins, exact),
+                            (w_node, min_leaf, min_weight_leaf),
+                        )
+                    });
+                    match from_hist {
+                        Some(found) => found,
+                        None => {
+                            ws.pairs.clear();
+                            ws.pairs.extend(
+                                ws.vals
+                                    .iter()
+                                    .copied()
+                                    .zip(ws.samples[start..end].iter().copied()),
+                            );
+                            sort_pairs(&mut ws.pairs, &mut ws.sort_buf);
+                            let Workspace {
+                                pairs, left, right, ..
+                            } = ws;
+                            self.scan_with(
+                                stats,
+                                left,
+                                right,
+                                Sorted {
+                                    pairs,
+                                    weights,
+                                    limits: (w_node, min_leaf, min_weight_leaf),
+                                },
+                            )
+                            .map(|(proxy, i)| (proxy, midpoint(pairs[i].0, pairs[i + 1].0)))
+                        }
                     }
-                    ws.pairs.clear();
-                    ws.pairs.extend(
-                        ws.vals
-                            .iter()
-                            .copied()
-                            .zip(ws.samples[start..end].iter().copied()),
-                    );
-                    sort_pairs(&mut ws.pairs, &mut ws.sort_buf);
-                    let (lo, hi) = (ws.pairs[0].0, ws.pairs[n - 1].0);
-                    if !(lo.is_finite() && hi.is_finite()) || lo == hi {
-                        continue;
-                    }
-                    self.scan(
-                        &ws.pairs,
-                        weights,
-                        stats,
-                        w_node,
-                        min_leaf,
-                        min_weight_leaf,
-                        &mut ws.left,
-                        &mut ws.right,
-                    )
                 }
                 Splitter::Random => {
                     let (lo, hi) = ws
@@ -802,71 +952,94 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         Some((best, (at, ws.arena_idx.len())))
     }
 
-    /// Best midpoint threshold over sorted (value, sample) pairs: (proxy, threshold).
-    #[allow(clippy::too_many_arguments)]
-    fn scan(
+    /// Runs `driver` over the split statistics of this tree's criterion, starting from all
+    /// rows on the right: (proxy, position) of the best split it finds.
+    fn scan_with(
         &self,
-        pairs: &[(f32, u32)],
-        weights: &[f64],
         stats: &[f64],
-        w_node: f64,
-        min_leaf: usize,
-        min_weight_leaf: f64,
         left: &mut [f64],
         right: &mut [f64],
-    ) -> Option<(f64, f32)> {
+        driver: impl ScanDriver,
+    ) -> Option<(f64, usize)> {
         left.fill(0.0);
         right.copy_from_slice(stats);
-        let limits = (w_node, min_leaf, min_weight_leaf);
-        let best = match (self.y, self.cfg.criterion) {
+        match (self.y, self.cfg.criterion) {
             (Targets::Classes(cls), Criterion::Gini) => {
                 let sq_r = right.iter().map(|s| s * s).sum();
-                scan_sorted(
-                    pairs,
-                    weights,
-                    limits,
-                    GiniScan {
-                        cls,
-                        left,
-                        right,
-                        sq_l: 0.0,
-                        sq_r,
-                    },
-                )
+                driver.run(GiniScan {
+                    cls,
+                    left,
+                    right,
+                    sq_l: 0.0,
+                    sq_r,
+                })
             }
             (Targets::Classes(cls), _) => {
                 let t_r = right.iter().map(|&s| xlog2x(s)).sum();
-                scan_sorted(
-                    pairs,
-                    weights,
-                    limits,
-                    EntropyScan {
-                        cls,
-                        left,
-                        right,
-                        t_l: 0.0,
-                        t_r,
-                    },
-                )
+                driver.run(EntropyScan {
+                    cls,
+                    left,
+                    right,
+                    t_l: 0.0,
+                    t_r,
+                })
             }
-            (Targets::Values(y), _) => scan_sorted(
-                pairs,
-                weights,
-                limits,
-                SquaredErrorScan {
-                    y,
-                    s_l: 0.0,
-                    s_r: stats[1],
-                },
-            ),
-        };
-        let (proxy, i) = best?;
-        let (a, b) = (pairs[i].0, pairs[i + 1].0);
-        let mut t = a + (b - a) / 2.0;
-        if !(t >= a && t < b) {
-            t = a; // rounding pushed the midpoint onto b
+            (Targets::Values(y), _) => driver.run(SquaredErrorScan {
+                y,
+                s_l: 0.0,
+                s_r: stats[1],
+            }),
         }
-        Some((proxy, t))
+    }
+
+    /// Whether every feature of `proj` looks discrete (see [`FeatureMatrix::is_discrete`]).
+    fn all_discrete(&self, proj: ProjRef<'_>) -> bool {
+        let mut all = true;
+        proj.for_each(|j, _| all &= self.x.is_discrete(j));
+        all
+    }
+
+    /// Split search over a histogram of the node's projected values (`ws.vals`) with
+    /// `n_bins` equal-width bins on `[lo, hi]`: (proxy, threshold) of the best bin boundary.
+    /// With `exact`, gives up (`None`) unless every bin holds a single distinct value, in
+    /// which case the bin boundaries are exactly the sorted scan's candidate thresholds.
+    #[allow(clippy::too_many_arguments)]
+    fn hist_split(
+        &self,
+        ws: &mut Workspace,
+        weights: &[f64],
+        stats: &[f64],
+        start: usize,
+        end: usize,
+        (lo, hi, n_bins, exact): (f32, f32, usize, bool),
+        limits: (f64, usize, f64),
+    ) -> Option<Option<(f64, f32)>> {
+        let per_bin = match self.y {
+            Targets::Classes(_) => self.cfg.n_outputs,
+            Targets::Values(_) => 1,
+        };
+        if !ws.bins.assign(&ws.vals, lo, hi, n_bins, exact) {
+            return None;
+        }
+        let samples = &ws.samples[start..end];
+        match self.y {
+            Targets::Classes(c) => ws
+                .bins
+                .fill(samples, weights, per_bin, |s| (c[s] as usize, 1.0)),
+            Targets::Values(y) => ws.bins.fill(samples, weights, per_bin, |s| (0, y[s])),
+        }
+        let found = self.scan_with(
+            stats,
+            &mut ws.left,
+            &mut ws.right,
+            Binned {
+                bins: &ws.bins,
+                per_bin,
+                n: end - start,
+                limits,
+            },
+        );
+        Some(found.map(|(proxy, b)| (proxy, ws.bins.threshold(&ws.vals, b, exact))))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -942,7 +1115,12 @@ impl<S: ProjectionSampler> Grower<'_, S> {
                 w: &ws.arena_w[p.proj.0..p.proj.1],
             },
         };
-        self.project(proj, &ws.samples[p.start..p.end], &mut ws.vals);
+        self.project(
+            proj,
+            &ws.samples[p.start..p.end],
+            &mut ws.terms,
+            &mut ws.vals,
+        );
         let samples = &mut ws.samples[p.start..p.end];
         let mut i = 0;
         for k in 0..samples.len() {
@@ -961,6 +1139,8 @@ impl<S: ProjectionSampler> Grower<'_, S> {
 /// constant of the node.
 trait ScanStats {
     fn move_left(&mut self, sample: usize, w: f64);
+    /// Moves a histogram bin's statistics (class weights, or the weighted target sum).
+    fn move_bin(&mut self, bin: &[f64]);
     fn proxy(&self, w_l: f64, w_r: f64) -> f64;
 }
 
@@ -980,6 +1160,17 @@ impl ScanStats for GiniScan<'_> {
         self.sq_r -= w * (2.0 * self.right[c] - w);
         self.left[c] += w;
         self.right[c] -= w;
+    }
+    #[inline(always)]
+    fn move_bin(&mut self, bin: &[f64]) {
+        for (c, &w) in bin.iter().enumerate() {
+            if w != 0.0 {
+                self.sq_l += w * (2.0 * self.left[c] + w);
+                self.sq_r -= w * (2.0 * self.right[c] - w);
+                self.left[c] += w;
+                self.right[c] -= w;
+            }
+        }
     }
     #[inline(always)]
     fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
@@ -1005,6 +1196,17 @@ impl ScanStats for EntropyScan<'_> {
         self.right[c] -= w;
     }
     #[inline(always)]
+    fn move_bin(&mut self, bin: &[f64]) {
+        for (c, &w) in bin.iter().enumerate() {
+            if w != 0.0 {
+                self.t_l += xlog2x(self.left[c] + w) - xlog2x(self.left[c]);
+                self.t_r += xlog2x(self.right[c] - w) - xlog2x(self.right[c]);
+                self.left[c] += w;
+                self.right[c] -= w;
+            }
+        }
+    }
+    #[inline(always)]
     fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
         self.t_l - xlog2x(w_l) + self.t_r - xlog2x(w_r)
     }
@@ -1024,45 +1226,151 @@ impl ScanStats for SquaredErrorScan<'_> {
         self.s_r -= wy;
     }
     #[inline(always)]
+    fn move_bin(&mut self, bin: &[f64]) {
+        self.s_l += bin[0];
+        self.s_r -= bin[0];
+    }
+    #[inline(always)]
     fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
         self.s_l * self.s_l / w_l + self.s_r * self.s_r / w_r
     }
 }
 
-/// The best position over sorted (value, sample) pairs: (proxy, i) for a split between
-/// `pairs[i]` and `pairs[i + 1]`, honouring distinct values, `min_samples_leaf` and the
-/// minimum leaf weight. Generic, so each criterion gets its own monomorphised loop.
-#[inline]
-fn scan_sorted(
-    pairs: &[(f32, u32)],
-    weights: &[f64],
-    (w_node, min_leaf, min_weight_leaf): (f64, usize, f64),
-    mut stats: impl ScanStats,
-) -> Option<(f64, usize)> {
-    let n = pairs.len();
-    let (mut w_l, mut w_r) = (0.0f64, w_node);
-    let mut best: Option<(f64, usize)> = None;
-    for i in 0..n - 1 {
-        let s = pairs[i].1 as usize;
-        let w = weights[s];
-        stats.move_left(s, w);
-        w_l += w;
-        w_r -= w;
-        if pairs[i].0 == pairs[i + 1].0 || i + 1 < min_leaf {
-            continue;
+/// A way of walking the split positions of one candidate, generic over the criterion's
+/// running statistics so that each (walk, criterion) pair is one monomorphised loop.
+trait ScanDriver {
+    /// (proxy, position) of the best admissible split.
+    fn run<S: ScanStats>(self, stats: S) -> Option<(f64, usize)>;
+}
+
+/// Every position of sorted (value, sample) pairs: position i splits between `pairs[i]`
+/// and `pairs[i + 1]`, where the values differ; honours `min_samples_leaf` and the minimum
+/// leaf weight (`limits` = node weight, min_samples_leaf, min leaf weight).
+struct Sorted<'a> {
+    pairs: &'a [(f32, u32)],
+    weights: &'a [f64],
+    limits: (f64, usize, f64),
+}
+
+impl ScanDriver for Sorted<'_> {
+    #[inline]
+    fn run<S: ScanStats>(self, mut stats: S) -> Option<(f64, usize)> {
+        let (pairs, weights) = (self.pairs, self.weights);
+        let (w_node, min_leaf, min_weight_leaf) = self.limits;
+        let n = pairs.len();
+        let (mut w_l, mut w_r) = (0.0f64, w_node);
+        let mut best: Option<(f64, usize)> = None;
+        for i in 0..n - 1 {
+            let s = pairs[i].1 as usize;
+            let w = weights[s];
+            stats.move_left(s, w);
+            w_l += w;
+            w_r -= w;
+            if pairs[i].0 != pairs[i + 1].0
+                && offer(
+                    &stats,
+                    (i + 1, n, min_leaf),
+                    (w_l, w_r, min_weight_leaf),
+                    i,
+                    &mut best,
+                )
+            {
+                break;
+            }
         }
-        if n - i - 1 < min_leaf {
-            break;
-        }
-        if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
-            continue;
-        }
-        let proxy = stats.proxy(w_l, w_r);
-        if best.is_none_or(|b| proxy > b.0) {
-            best = Some((proxy, i));
-        }
+        best
     }
-    best
+}
+
+/// Offers the split at `at`, with `n_l` of the node's `n` rows and weight `w_l` on the left,
+/// to `best`: kept when both children honour `min_samples_leaf` and the minimum leaf weight
+/// and it beats `best`. Returns true when no later position can honour
+/// `min_samples_leaf` (the scan can stop).
+#[inline(always)]
+fn offer<S: ScanStats>(
+    stats: &S,
+    (n_l, n, min_leaf): (usize, usize, usize),
+    (w_l, w_r, min_weight_leaf): (f64, f64, f64),
+    at: usize,
+    best: &mut Option<(f64, usize)>,
+) -> bool {
+    if n_l < min_leaf {
+        return false;
+    }
+    if n - n_l < min_leaf {
+        return true;
+    }
+    if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
+        return false;
+    }
+    let proxy = stats.proxy(w_l, w_r);
+    if best.is_none_or(|b| proxy > b.0) {
+        *best = Some((proxy, at));
+    }
+    false
+}
+
+/// The boundaries after each non-empty bin of a histogram (but the last): position b
+/// splits after bin b. Same admissibility rules as [`Sorted`], with `n` the node's rows.
+struct Binned<'a> {
+    bins: &'a Bins,
+    per_bin: usize,
+    n: usize,
+    limits: (f64, usize, f64),
+}
+
+impl ScanDriver for Binned<'_> {
+    #[inline]
+    fn run<S: ScanStats>(self, mut stats: S) -> Option<(f64, usize)> {
+        let (bins, per_bin, n) = (self.bins, self.per_bin, self.n);
+        let (w_node, min_leaf, min_weight_leaf) = self.limits;
+        let last = bins.n[..bins.n_bins].iter().rposition(|&c| c > 0)?;
+        let (mut w_l, mut w_r, mut n_l) = (0.0f64, w_node, 0usize);
+        let mut best: Option<(f64, usize)> = None;
+        for b in 0..last {
+            if bins.n[b] == 0 {
+                continue;
+            }
+            stats.move_bin(&bins.stats[b * per_bin..(b + 1) * per_bin]);
+            w_l += bins.w[b];
+            w_r -= bins.w[b];
+            n_l += bins.n[b] as usize;
+            if offer(
+                &stats,
+                (n_l, n, min_leaf),
+                (w_l, w_r, min_weight_leaf),
+                b,
+                &mut best,
+            ) {
+                break;
+            }
+        }
+        best
+    }
+}
+
+/// The smallest and largest of `vals` when all are finite and they differ.
+#[inline]
+fn finite_range(vals: &[f32]) -> Option<(f32, f32)> {
+    let (mut lo, mut hi, mut finite) = (f32::INFINITY, f32::NEG_INFINITY, true);
+    for &v in vals {
+        finite &= v.is_finite();
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
+    }
+    (finite && lo < hi).then_some((lo, hi))
+}
+
+/// The threshold between adjacent distinct values `a < b`: their midpoint, or `a` when
+/// rounding would put the midpoint on `b` (so `a` goes left and `b` right either way).
+#[inline]
+fn midpoint(a: f32, b: f32) -> f32 {
+    let t = a + (b - a) / 2.0;
+    if t >= a && t < b {
+        t
+    } else {
+        a
+    }
 }
 
 /// Sorts (value, sample) pairs by value: LSD radix sort on the order-preserving bit

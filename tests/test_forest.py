@@ -365,6 +365,8 @@ def test_fit_rejects_bad_input(cls, case):
         ({"oob_score": True, "bootstrap": False}, "bootstrap"),
         ({"max_samples": 10, "bootstrap": False}, "max_sample"),
         ({"n_jobs": 0}, "n_jobs"),
+        ({"splitter": "histogram"}, "splitter"),
+        ({"splitter": "hist", "max_bins": 1}, "max_bins"),
     ],
 )
 def test_fit_rejects_bad_parameters(params, msg):
@@ -373,6 +375,28 @@ def test_fit_rejects_bad_parameters(params, msg):
         of.SPORFClassifier(**{"n_estimators": 3, **params}).fit(X, y)
     with pytest.raises(ValueError, match="n_estimators"):
         of.SPORFClassifier(n_estimators=0).fit(X, y)
+
+
+@pytest.mark.parametrize("splitter", ["random", "hist"])
+def test_other_splitters_learn_and_are_deterministic(splitter):
+    # sparse parity: exact SPORF's error is 0.18 here (hist 0.20, random 0.30); 64 bins
+    # apply from 512-row nodes
+    X, y = datasets.make_sparse_parity(5000, random_state=0)
+    Xt, yt = datasets.make_sparse_parity(4000, random_state=1)
+    kw = {"n_estimators": 100, "random_state": 0, "max_bins": 64}
+    exact = 1 - of.SPORFClassifier(**kw).fit(X, y).score(Xt, yt)
+    one = of.SPORFClassifier(splitter=splitter, n_jobs=1, **kw).fit(X, y)
+    two = of.SPORFClassifier(splitter=splitter, n_jobs=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(one.predict_proba(Xt), two.predict_proba(Xt))
+    err = 1 - one.score(Xt, yt)
+    # histograms lose little; random thresholds need more trees on parity but still learn
+    assert err < exact + (0.04 if splitter == "hist" else 0.2), (err, exact)
+    assert err < (0.25 if splitter == "hist" else 0.4)  # chance is 0.5
+    Xr, yr = make_friedman1(3000, random_state=0)
+    Xrt, yrt = make_friedman1(2000, random_state=1)
+    reg = of.SPORFRegressor(splitter=splitter, **kw).fit(Xr, yr)
+    exact_r2 = of.SPORFRegressor(**kw).fit(Xr, yr).score(Xrt, yrt)
+    assert reg.score(Xrt, yrt) > exact_r2 - 0.05
 
 
 def test_sparse_signed_density_out_of_range_is_rejected():

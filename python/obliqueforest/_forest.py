@@ -101,7 +101,8 @@ class _BaseForest(BaseEstimator):
     _parameter_constraints: dict = {
         **TREE_PARAM_CONSTRAINTS,
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
-        "splitter": [StrOptions({"best", "random"})],
+        "splitter": [StrOptions({"best", "random", "hist"})],
+        "max_bins": [Interval(Integral, 2, 65536, closed="both")],
         "max_features": [
             Interval(Integral, 1, None, closed="left"),
             # a fraction of n_features; oblique samplers may use more than p candidates
@@ -135,6 +136,7 @@ class _BaseForest(BaseEstimator):
         params.update(
             projection=self._projection_config(n_features),
             splitter=getattr(self, "splitter", "best"),
+            max_bins=int(getattr(self, "max_bins", 256)),
             max_features=self.max_features,
             n_estimators=self.n_estimators,
             max_depth=self.max_depth,
@@ -446,9 +448,16 @@ _COMMON_DOC = """
         Add trees to the fitted forest instead of growing a new one.
     max_samples : int or float, default=None
         Bootstrap sample size (a float is a fraction of n_samples).
-    splitter : {"best", "random"}, default="best"
+    splitter : {"best", "random", "hist"}, default="best"
         "best" scans every threshold of each candidate projection; "random" draws one
-        threshold per candidate (extremely randomized trees)."""
+        threshold per candidate (extremely randomized trees); "hist" scans ``max_bins``
+        equal-width bins of the node's projected values on nodes of at least
+        ``8 * max_bins`` rows (O(n) instead of a sort) and every threshold on smaller
+        nodes. Thresholds are always midpoints between observed values. Whatever the
+        splitter, candidates whose features take few distinct values (binary, counts,
+        codes) are searched exactly through a histogram instead of a sort.
+    max_bins : int, default=256
+        Bins per candidate for ``splitter="hist"`` (2 to 65536); unused otherwise."""
 
 _ATTR_DOC = """
     Attributes
@@ -524,6 +533,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         class_weight=None,
         max_samples=None,
         splitter="best",
+        max_bins=256,
     ):
         self.projection = projection
         self.n_estimators = n_estimators
@@ -544,6 +554,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         self.class_weight = class_weight
         self.max_samples = max_samples
         self.splitter = splitter
+        self.max_bins = max_bins
 
     def _projection_config(self, n_features):
         return _generic_projection(self.projection, n_features)
@@ -585,6 +596,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         warm_start=False,
         max_samples=None,
         splitter="best",
+        max_bins=256,
     ):
         self.projection = projection
         self.n_estimators = n_estimators
@@ -604,6 +616,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         self.warm_start = warm_start
         self.max_samples = max_samples
         self.splitter = splitter
+        self.max_bins = max_bins
 
     def _projection_config(self, n_features):
         return _generic_projection(self.projection, n_features)
@@ -655,6 +668,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
         class_weight=None,
         max_samples=None,
         splitter="best",
+        max_bins=256,
     ):
         super().__init__(
             projection=None,
@@ -676,6 +690,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
             class_weight=class_weight,
             max_samples=max_samples,
             splitter=splitter,
+            max_bins=max_bins,
         )
         del self.projection
 
@@ -716,6 +731,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
         warm_start=False,
         max_samples=None,
         splitter="best",
+        max_bins=256,
     ):
         super().__init__(
             projection=None,
@@ -736,6 +752,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
             warm_start=warm_start,
             max_samples=max_samples,
             splitter=splitter,
+            max_bins=max_bins,
         )
         del self.projection
 
@@ -786,6 +803,7 @@ class SPORFClassifier(ObliqueForestClassifier):
         class_weight=None,
         max_samples=None,
         splitter="best",
+        max_bins=256,
     ):
         super().__init__(
             projection=None,
@@ -807,6 +825,7 @@ class SPORFClassifier(ObliqueForestClassifier):
             class_weight=class_weight,
             max_samples=max_samples,
             splitter=splitter,
+            max_bins=max_bins,
         )
         del self.projection
         self.feature_combinations = feature_combinations
@@ -851,6 +870,7 @@ class SPORFRegressor(ObliqueForestRegressor):
         warm_start=False,
         max_samples=None,
         splitter="best",
+        max_bins=256,
     ):
         super().__init__(
             projection=None,
@@ -871,6 +891,7 @@ class SPORFRegressor(ObliqueForestRegressor):
             warm_start=warm_start,
             max_samples=max_samples,
             splitter=splitter,
+            max_bins=max_bins,
         )
         del self.projection
         self.feature_combinations = feature_combinations

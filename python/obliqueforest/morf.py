@@ -142,6 +142,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
         class_weight=None,
         max_samples=None,
         splitter="best",
+        max_bins=256,
     ):
         super().__init__(
             projection=None,
@@ -163,6 +164,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
             class_weight=class_weight,
             max_samples=max_samples,
             splitter=splitter,
+            max_bins=max_bins,
         )
         del self.projection
         self.data_shape = data_shape
@@ -210,6 +212,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
         warm_start=False,
         max_samples=None,
         splitter="best",
+        max_bins=256,
     ):
         super().__init__(
             projection=None,
@@ -230,6 +233,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
             warm_start=warm_start,
             max_samples=max_samples,
             splitter=splitter,
+            max_bins=max_bins,
         )
         del self.projection
         self.data_shape = data_shape

@@ -17,8 +17,10 @@ pub enum Error {
     /// A serialized model could not be read.
     #[error("corrupt model data: {0}")]
     CorruptModel(String),
-    /// A serialized model comes from a newer format than this library understands.
-    #[error("model format version {found} is newer than the supported version {supported}; upgrade obliqueforest")]
+    /// A serialized model comes from a format version this library does not read.
+    #[error("model format version {found} is {} the supported version {supported}; {}",
+        if found > supported { "newer than" } else { "older than" },
+        if found > supported { "upgrade obliqueforest" } else { "refit the model" })]
     UnsupportedVersion { found: u32, supported: u32 },
     /// An internal invariant was broken (a bug); reported instead of panicking.
     #[error("internal error: {0}")]

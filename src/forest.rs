@@ -174,7 +174,7 @@ impl Forest {
                     let r = row as usize;
                     for (s, v) in oob.sums[r * k..(r + 1) * k]
                         .iter_mut()
-                        .zip(tree.value(leaf))
+                        .zip(tree.leaf_value(leaf))
                     {
                         *s += v;
                     }
@@ -354,7 +354,7 @@ impl Forest {
             self.leaves_of_block(rows, |t, r, leaf| {
                 for (s, v) in out[r * k..(r + 1) * k]
                     .iter_mut()
-                    .zip(packed[t].leaf_value(leaf))
+                    .zip(self.trees[t].leaf_row(packed[t].leaf_row(leaf)))
                 {
                     *s += v;
                 }
@@ -374,7 +374,7 @@ impl Forest {
         let out = self.per_block(x, k * t, n_jobs, |rows, out| {
             self.leaves_of_block(rows, |ti, r, leaf| {
                 let at = r * k * t + ti * k;
-                out[at..at + k].copy_from_slice(self.trees[ti].value(leaf));
+                out[at..at + k].copy_from_slice(self.trees[ti].leaf_value(leaf));
             });
         })?;
         let a =
@@ -790,6 +790,25 @@ mod tests {
     }
 
     #[test]
+    fn only_leaves_store_values_and_inner_values_are_recovered() {
+        let (x, y) = data(300, 4, 21);
+        let mut p = sporf(3);
+        p.bootstrap = false;
+        let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+        let ones = y.iter().filter(|&&c| c == 1.0).count() as f64 / y.len() as f64;
+        for t in f.trees() {
+            assert_eq!(t.value.len(), 2 * t.n_leaves());
+            let all = t.node_values();
+            assert_eq!(all.len(), 2 * t.n_nodes());
+            // the root's value is the class distribution of the whole training set
+            assert!((all[1] - ones).abs() < 1e-12 && (all[0] + all[1] - 1.0).abs() < 1e-12);
+            for node in (0..t.n_nodes()).filter(|&i| t.is_leaf(i)) {
+                assert_eq!(&all[2 * node..2 * node + 2], t.leaf_value(node));
+            }
+        }
+    }
+
+    #[test]
     fn packed_forest_matches_tree_predictions() {
         let (x, y) = data(400, 6, 2);
         let patch = crate::projection::PatchGeometry {
@@ -821,7 +840,7 @@ mod tests {
                     let plain = t.leaf(f.geometry(), &row);
                     assert_eq!(plain, pt.leaf(&row));
                     assert_eq!(plain, lane_leaf as usize);
-                    assert_eq!(pt.leaf_value(plain), t.value(plain));
+                    assert_eq!(t.leaf_row(pt.leaf_row(plain)), t.leaf_value(plain));
                 }
             }
         }

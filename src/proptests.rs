@@ -60,7 +60,7 @@ proptest! {
             for node in 0..tree.n_nodes() {
                 if tree.is_leaf(node) {
                     prop_assert!(tree.n_node_samples[node] as usize >= min_leaf.min(n) || node == 0);
-                    let total: f64 = tree.value(node).iter().sum();
+                    let total: f64 = tree.leaf_value(node).iter().sum();
                     prop_assert!((total - 1.0).abs() < 1e-9);
                 } else {
                     let (l, r) = (tree.left[node] as usize, tree.right[node] as usize);

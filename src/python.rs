@@ -524,9 +524,11 @@ impl PyForest {
             .ok_or_else(|| bad("tree", &format!("{tree} is out of range")))?;
         let g = self.inner.geometry();
         let n = t.n_nodes();
+        // scikit-learn's convention: -1 for the children of a leaf
         let child = |v: &Vec<u32>| {
             v.iter()
-                .map(|&c| if c == crate::tree::LEAF { -1 } else { c as i64 })
+                .enumerate()
+                .map(|(i, &c)| if t.is_leaf(i) { -1 } else { c as i64 })
                 .collect::<Vec<_>>()
         };
         let (mut ptr, mut feats, mut weights) = (vec![0i64], Vec::new(), Vec::new());
@@ -566,7 +568,7 @@ impl PyForest {
             "weighted_n_node_samples",
             t.weighted_n_node_samples.clone().into_pyarray(py),
         )?;
-        let value = ndarray::Array2::from_shape_vec((n, t.n_outputs), t.value.clone())
+        let value = ndarray::Array2::from_shape_vec((n, t.n_outputs), t.node_values())
             .map_err(|e| PyErr::from(Error::Internal(e.to_string())))?;
         d.set_item("value", value.into_pyarray(py))?;
         d.set_item(

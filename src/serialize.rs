@@ -18,7 +18,10 @@ use crate::forest::Forest;
 /// The first bytes of every model.
 pub const MAGIC: &[u8; 8] = b"OBLQFRST";
 /// The format version this library writes (and the newest it reads).
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// Version 2 stores leaf values only (version 1, from before the first release, stored a
+/// value row for every node and is not read).
+pub const FORMAT_VERSION: u32 = 2;
 const HEADER: usize = 24;
 
 impl Forest {
@@ -60,8 +63,11 @@ impl Forest {
                 supported: FORMAT_VERSION,
             });
         }
-        if version == 0 {
-            return Err(corrupt("format version 0"));
+        if version < FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion {
+                found: version,
+                supported: FORMAT_VERSION,
+            });
         }
         let len = u32_at(12) as u64 | (u32_at(16) as u64) << 32;
         let crc = u32_at(20);

@@ -2,10 +2,12 @@
 //!
 //! Storage is a table (struct of arrays). Node `i` is a leaf when
 //! `left[i] == LEAF`; otherwise a row goes to `left[i]` when its projection
-//! `sum_j w_j x_j` is `<= threshold[i]`, else to `right[i]`. Node `i`'s
-//! projection is `proj_idx[proj_ptr[i]..proj_ptr[i+1]]` (with weights in
+//! `sum_j w_j x_j` is `<= threshold[i]`, else to `right[i]` (always `left[i] + 1`).
+//! Node `i`'s projection is `proj_idx[proj_ptr[i]..proj_ptr[i+1]]` (with weights in
 //! `proj_w`, or a patch descriptor in patch forests); leaves have an empty range.
-//! `value[i*n_outputs..]` holds the node's class distribution or mean.
+//! Only leaves store values (class distribution or mean): for a leaf, `right[i]` is
+//! its row `r` in the leaf-value table, `value[r*n_outputs..(r+1)*n_outputs]`. An
+//! inner node's value is the weighted mean of its children's ([`Tree::node_values`]).
 //!
 //! Growth: the in-bag rows live in one permutation array; a node owns the range
 //! `samples[start..end]`, and after a split `samples[start..start+n_left]` go left.
@@ -38,6 +40,7 @@ pub struct Tree {
     pub n_node_samples: Vec<u32>,
     pub weighted_n_node_samples: Vec<f64>,
     pub depth: Vec<u32>,
+    /// Leaf values, one row of `n_outputs` per leaf in node order.
     pub value: Vec<f64>,
 }
 
@@ -78,10 +81,57 @@ impl Tree {
         }
     }
 
-    /// The node values (class distribution or mean) of `node`.
+    /// Releases the spare capacity growth left in every table.
+    fn shrink_to_fit(&mut self) {
+        self.left.shrink_to_fit();
+        self.right.shrink_to_fit();
+        self.threshold.shrink_to_fit();
+        self.proj_ptr.shrink_to_fit();
+        self.proj_idx.shrink_to_fit();
+        self.proj_w.shrink_to_fit();
+        self.impurity.shrink_to_fit();
+        self.n_node_samples.shrink_to_fit();
+        self.weighted_n_node_samples.shrink_to_fit();
+        self.depth.shrink_to_fit();
+        self.value.shrink_to_fit();
+    }
+
+    /// The values (class distribution or mean) of leaf `leaf`.
     #[inline]
-    pub fn value(&self, node: usize) -> &[f64] {
-        &self.value[node * self.n_outputs..(node + 1) * self.n_outputs]
+    pub fn leaf_value(&self, leaf: usize) -> &[f64] {
+        debug_assert!(self.is_leaf(leaf));
+        self.leaf_row(self.right[leaf] as usize)
+    }
+
+    /// Row `r` of the leaf-value table.
+    #[inline]
+    pub fn leaf_row(&self, r: usize) -> &[f64] {
+        &self.value[r * self.n_outputs..(r + 1) * self.n_outputs]
+    }
+
+    /// The values of every node, inner nodes included (the weighted mean of their
+    /// children's), as an n_nodes × n_outputs table.
+    pub fn node_values(&self) -> Vec<f64> {
+        let k = self.n_outputs;
+        let mut out = vec![0.0; self.n_nodes() * k];
+        // children come after their parent: fill from the back
+        for node in (0..self.n_nodes()).rev() {
+            if self.is_leaf(node) {
+                out[node * k..(node + 1) * k].copy_from_slice(self.leaf_value(node));
+                continue;
+            }
+            let (l, r) = (self.left[node] as usize, self.right[node] as usize);
+            let w = &self.weighted_n_node_samples;
+            let total = w[l] + w[r];
+            for c in 0..k {
+                out[node * k + c] = if total > 0.0 {
+                    (w[l] * out[l * k + c] + w[r] * out[r * k + c]) / total
+                } else {
+                    0.0
+                };
+            }
+        }
+        out
     }
 
     /// The leaf reached by a row whose feature j is `get(j)`.
@@ -178,7 +228,7 @@ impl Tree {
         {
             return bad("array lengths differ");
         }
-        if self.n_outputs == 0 || self.value.len() != n * self.n_outputs {
+        if self.n_outputs == 0 || self.value.len() != self.n_leaves() * self.n_outputs {
             return bad("value table size");
         }
         if self.depth[0] != 0 {
@@ -196,6 +246,7 @@ impl Tree {
         if geometry.is_some() && !self.proj_w.is_empty() {
             return bad("patch forest with weights");
         }
+        let mut leaf_rows = 0u32;
         for i in 0..n {
             let (a, b) = (self.proj_ptr[i] as usize, self.proj_ptr[i + 1] as usize);
             if a > b || b > self.proj_idx.len() {
@@ -203,9 +254,10 @@ impl Tree {
             }
             let (l, r) = (self.left[i], self.right[i]);
             if l == LEAF {
-                if r != LEAF || a != b {
-                    return bad("leaf with children or projection");
+                if r != leaf_rows || a != b {
+                    return bad("leaf with a projection or out-of-order value row");
                 }
+                leaf_rows += 1;
                 continue;
             }
             // children always come after their parent: traversal terminates
@@ -263,9 +315,6 @@ pub struct PackedTree {
     nodes: Vec<PackedNode>,
     /// (feature, weight) of multi-feature projections, interleaved: one cache line, not two.
     proj: Vec<(u32, f32)>,
-    /// Leaf values only, contiguous (a leaf's `a` field is its offset here).
-    values: Vec<f64>,
-    n_outputs: usize,
 }
 
 impl PackedTree {
@@ -274,17 +323,13 @@ impl PackedTree {
         let mut p = PackedTree {
             nodes: Vec::with_capacity(tree.n_nodes()),
             proj: Vec::new(),
-            values: Vec::new(),
-            n_outputs: tree.n_outputs,
         };
         for node in 0..tree.n_nodes() {
             let (a, b, threshold, left) = if tree.is_leaf(node) {
                 // a leaf points to itself, which is how a walk recognises it; its `a` holds
-                // the offset of its values (a step taken from a leaf compares 0 <= +inf and
-                // stays put, since `b` = weight 0)
-                let offset = p.values.len() as u32;
-                p.values.extend_from_slice(tree.value(node));
-                (offset, 0, f32::INFINITY, node as u32)
+                // its row in the tree's leaf-value table (a step taken from a leaf compares
+                // 0 <= +inf and stays put, since `b` = weight 0)
+                (tree.right[node], 0, f32::INFINITY, node as u32)
             } else {
                 // patches are expanded here (prediction cache only; the model keeps the
                 // compact descriptor), in the order training summed them
@@ -384,18 +429,15 @@ impl PackedTree {
         }
     }
 
-    /// The values (class distribution or mean) of leaf `node`.
+    /// The row of leaf `node` in its tree's leaf-value table ([`Tree::leaf_row`]).
     #[inline]
-    pub fn leaf_value(&self, node: usize) -> &[f64] {
-        let at = self.nodes[node].a as usize;
-        &self.values[at..at + self.n_outputs]
+    pub fn leaf_row(&self, node: usize) -> usize {
+        self.nodes[node].a as usize
     }
 
-    /// Bytes used by the packed layout.
+    /// Bytes used by the packed layout (the leaf values stay in the [`Tree`]).
     pub fn n_bytes(&self) -> usize {
-        self.nodes.len() * std::mem::size_of::<PackedNode>()
-            + self.proj.len() * 8
-            + self.values.len() * 8
+        self.nodes.len() * std::mem::size_of::<PackedNode>() + self.proj.len() * 8
     }
 }
 
@@ -452,6 +494,7 @@ pub struct Workspace {
     arena_idx: Vec<u32>,
     arena_w: Vec<f32>,
     node_proj: Vec<(u32, u32)>,
+    node_values: Vec<f64>,
     terms: Vec<(usize, f32)>,
     bins: Bins,
 }
@@ -601,6 +644,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         ws.arena_idx.clear();
         ws.arena_w.clear();
         ws.node_proj.clear();
+        ws.node_values.clear();
         let mut tree = Tree {
             n_outputs: k,
             ..Tree::default()
@@ -682,10 +726,16 @@ impl<S: ProjectionSampler> Grower<'_, S> {
                 push(l, &mut stack, &mut heap);
             }
         }
-        // lay the projections of inner nodes out in node order (CSR)
+        // lay the projections of inner nodes out in node order (CSR), and the leaves' values
         tree.proj_ptr.push(0);
+        let mut leaf_rows = 0u32;
         for node in 0..tree.n_nodes() {
-            if !tree.is_leaf(node) {
+            if tree.is_leaf(node) {
+                tree.right[node] = leaf_rows;
+                leaf_rows += 1;
+                tree.value
+                    .extend_from_slice(&ws.node_values[node * k..(node + 1) * k]);
+            } else {
                 let (a, b) = ws.node_proj[node];
                 tree.proj_idx
                     .extend_from_slice(&ws.arena_idx[a as usize..b as usize]);
@@ -696,6 +746,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
             }
             tree.proj_ptr.push(tree.proj_idx.len() as u32);
         }
+        tree.shrink_to_fit();
         tree
     }
 
@@ -738,15 +789,16 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         tree.weighted_n_node_samples.push(w_node);
         tree.depth.push(depth);
         ws.node_proj.push((0, 0));
+        // every node's value waits here; the tree keeps the leaves' only
         match self.y {
-            Targets::Classes(_) => tree.value.extend(ws.node_sums.iter().map(|s| {
+            Targets::Classes(_) => ws.node_values.extend(ws.node_sums.iter().map(|s| {
                 if w_node > 0.0 {
                     s / w_node
                 } else {
                     0.0
                 }
             })),
-            Targets::Values(_) => tree.value.push(if w_node > 0.0 {
+            Targets::Values(_) => ws.node_values.push(if w_node > 0.0 {
                 ws.node_sums[1] / w_node
             } else {
                 0.0

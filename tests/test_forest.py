@@ -186,6 +186,9 @@ def test_core_rejects_newer_format_version():
     raw[8:12] = (of.FORMAT_VERSION + 1).to_bytes(4, "little")
     with pytest.raises(of.ForestError, match="newer"):
         of._core.Forest.from_bytes(bytes(raw))
+    raw[8:12] = (of.FORMAT_VERSION - 1).to_bytes(4, "little")
+    with pytest.raises(of.ForestError, match="older.*refit"):
+        of._core.Forest.from_bytes(bytes(raw))
 
 
 def test_core_loader_survives_random_mutations():

@@ -12,8 +12,8 @@ seeded data, fits the model and measures:
   minus the resident set just before fit (imports and data excluded);
 * ``test_error`` on the test set;
 * ``model_bytes`` and ``bytes_per_node``: for obliqueforest ``len(est._forest.to_bytes())`` over
-  ``est.tree_stats()[0].sum()``; for scikit-learn ``len(pickle.dumps(est))`` over the sum of
-  ``tree_.node_count``.
+  ``est.tree_stats()[0].sum()``; for scikit-learn and treeple ``len(pickle.dumps(est))`` over
+  the sum of ``tree_.node_count``.
 
 All models: 100 trees (``--n-estimators``), fully grown, ``random_state=0``, ``n_jobs=2``
 (``--n-jobs``), X given as float32 (what both libraries grow on). Random forests and extra
@@ -21,11 +21,18 @@ trees use ``max_features="sqrt"``; SPORF keeps its defaults (d = p candidates, 3
 projection on average); ``of_rf_dp`` is this library's random forest with d = p
 (``max_features=None``), the baseline of the SPORF cost ratio; MORF (hv_bars only) uses its
 defaults (d = sqrt(p), patches 1x1 to 7x7). scikit-learn's ExtraTrees keeps its default
-``bootstrap=False``.
+``bootstrap=False``. The optional SPORF implementations, when importable, get our SPORF's
+settings: treeple's ``ObliqueRandomForestClassifier`` (``treeple_sporf``) with
+``max_features=1.0`` (d = p candidate projections) and ``feature_combinations=3.0`` (3 nonzeros
+per projection on average), ``bootstrap=True``; rerf's ``rerfClassifier`` (``rerf_sporf``)
+with ``max_features=None`` (d = p) and ``feature_combinations=3.0`` (rerf has no bootstrap
+switch). treeple needs a scikit-learn it was built against (0.10.3: scikit-learn 1.6.x), so it
+is usually measured from its own virtual environment (``benches/setup_treeple_env.sh``).
 
 Derived, each from the same run: ratios ours / scikit-learn RF for fit, predict, single-row
-latency, peak RSS and fit RSS growth; SPORF fit / ``of_rf_dp`` fit; the fit-time growth exponent between the two
-largest sizes (10,000 -> 100,000) against the exponent of n log^2 n; the n_jobs 1 -> 2
+latency, peak RSS and fit RSS growth; SPORF fit / ``of_rf_dp`` fit; our SPORF / each optional
+SPORF for fit, predict, single-row latency and peak RSS; the fit-time growth exponent between the
+two largest sizes (10,000 -> 100,000) against the exponent of n log^2 n; the n_jobs 1 -> 2
 speed-up of our RF fit at the largest size.
 
 Commands::
@@ -93,17 +100,26 @@ def n_features_of(name):
 
 
 # -- models ---------------------------------------------------------------------------------
+OPTIONAL_MODULES = {"treeple_sporf": "treeple", "rerf_sporf": "rerf"}
+_OPTIONAL_SEEN = {}
+
+
 def optional_available(model):
-    try:
-        if model == "treeple_sporf":
-            import treeple  # noqa: F401
-        elif model == "rerf_sporf":
-            import rerf  # noqa: F401
-        else:
-            return True
-    except ImportError:
-        return False
-    return True
+    """True if the optional model's package imports; says once on stderr why it does not."""
+    if model not in OPTIONAL_MODULES:
+        return True
+    if model not in _OPTIONAL_SEEN:
+        import importlib
+
+        try:
+            importlib.import_module(OPTIONAL_MODULES[model])
+            _OPTIONAL_SEEN[model] = True
+        except ImportError:
+            _OPTIONAL_SEEN[model] = False
+        except Exception as e:  # treeple re-raises a scikit-learn version mismatch as Exception
+            print(f"# {model} skipped: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+            _OPTIONAL_SEEN[model] = False
+    return _OPTIONAL_SEEN[model]
 
 
 def models_for(dataset):
@@ -138,12 +154,22 @@ def make_model(model, n_estimators, n_jobs):
     if model == "treeple_sporf":
         from treeple import ObliqueRandomForestClassifier
 
-        return ObliqueRandomForestClassifier(max_features=1.0, feature_combinations=3.0, **common)
+        # max_features: number of candidate projections d; feature_combinations: mean nonzeros
+        # per projection (lambda * p), as in our SPORFClassifier's defaults
+        return ObliqueRandomForestClassifier(
+            max_features=1.0, feature_combinations=3.0, bootstrap=True, **common
+        )
     if model == "rerf_sporf":
         from rerf.rerfClassifier import rerfClassifier
 
+        # rerf's defaults are d = sqrt(p) and 1.5 features per projection
         return rerfClassifier(
-            n_estimators=n_estimators, projection_matrix="RerF", n_jobs=n_jobs, random_state=SEED
+            n_estimators=n_estimators,
+            projection_matrix="RerF",
+            max_features=None,
+            feature_combinations=3.0,
+            n_jobs=n_jobs,
+            random_state=SEED,
         )
     raise ValueError(f"unknown model {model!r}")
 
@@ -290,7 +316,7 @@ def _growth(r):
 def summarize(records, n_jobs):
     ok = [r for r in records if "error" not in r]
     main = {(r["dataset"], r["n"], r["model"]): r for r in ok if r["n_jobs"] == n_jobs}
-    ratios, sporf, growth, speedup = [], [], [], []
+    ratios, sporf, others, growth, speedup = [], [], [], [], []
     for (ds, n, model), r in sorted(main.items()):
         base = main.get((ds, n, BASELINE))
         if model in OURS and base:
@@ -315,6 +341,21 @@ def summarize(records, n_jobs):
                     "sporf_fit_s": r["fit_s"],
                     "rf_dp_fit_s": dp["fit_s"],
                     "ratio": r["fit_s"] / dp["fit_s"],
+                }
+            )
+        ours = main.get((ds, n, "of_sporf"))
+        if model in OPTIONAL_MODELS and ours:
+            others.append(
+                {
+                    "dataset": ds,
+                    "n": n,
+                    "other": model,
+                    "fit": ours["fit_s"] / r["fit_s"],
+                    "predict": ours["predict_s"] / r["predict_s"],
+                    "single_row": ours["single_ms"] / r["single_ms"],
+                    "peak_rss": ours["peak_rss_mb"] / r["peak_rss_mb"],
+                    "test_error_ours": ours["test_error"],
+                    "test_error_other": r["test_error"],
                 }
             )
     sizes = sorted({n for (_, n, _) in main})
@@ -352,6 +393,7 @@ def summarize(records, n_jobs):
     return {
         "ratios_vs_sk_rf": ratios,
         "sporf_vs_rf_dp": sporf,
+        "sporf_vs_other_sporf": others,
         "growth": growth,
         "speedup": speedup,
     }
@@ -440,6 +482,22 @@ def markdown(records, summary, n_jobs):
                 ],
             )
         )
+    if summary.get("sporf_vs_other_sporf"):
+        parts.append(
+            f"Our SPORF / other SPORF implementations (same run, n_jobs={n_jobs}; "
+            "< 1 means ours is faster or smaller):"
+        )
+        parts.append(
+            table(
+                ["dataset", "n", "other", "fit", "predict", "1-row", "peak RSS"]
+                + ["test error ours", "test error other"],
+                [
+                    [r["dataset"], r["n"], r["other"], r["fit"], r["predict"], r["single_row"]]
+                    + [r["peak_rss"], r["test_error_ours"], r["test_error_other"]]
+                    for r in summary["sporf_vs_other_sporf"]
+                ],
+            )
+        )
     if summary["growth"]:
         g0 = summary["growth"][0]
         parts.append(
@@ -492,10 +550,16 @@ def library_build():
 
 
 def environment():
+    import importlib
+
     import sklearn
 
     import obliqueforest
 
+    optional = {}
+    for model, module in OPTIONAL_MODULES.items():
+        if optional_available(model):
+            optional[module] = getattr(importlib.import_module(module), "__version__", "unknown")
     return {
         "library_build": library_build(),
         "python": sys.version.split()[0],
@@ -505,6 +569,7 @@ def environment():
         "numpy": np.__version__,
         "sklearn": sklearn.__version__,
         "obliqueforest": obliqueforest.__version__,
+        **optional,
     }
 
 

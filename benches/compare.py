@@ -4,7 +4,7 @@ For every (dataset, n, model) one child process (multiprocessing "spawn") genera
 seeded data, fits the model and measures:
 
 * ``fit_s``: wall time of ``fit``;
-* ``predict_s``: ``predict_proba`` on a 10,000-row test set (median of 3 calls);
+* ``predict_s``: ``predict_proba`` on a 10,000-row test set (median of 5 calls);
 * ``single_ms``: latency of ``predict_proba`` on one row (median of ``--single-calls`` calls);
 * ``peak_rss_mb``: the child's peak resident set during ``fit`` (VmHWM after fit; the mark is
   reset with ``/proc/self/clear_refs`` right before fit, so it still counts the training data
@@ -218,7 +218,7 @@ def measure(spec):
 
     est.predict_proba(X_test[:100])  # warm-up
     times = []
-    for _ in range(3):
+    for _ in range(5):
         t0 = time.perf_counter()
         proba = est.predict_proba(X_test)
         times.append(time.perf_counter() - t0)

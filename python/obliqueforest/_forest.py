@@ -165,9 +165,9 @@ class _BaseForest(BaseEstimator):
 
     def _fit_forest(self, X, y_core, sample_weight, task):
         """Grows (or, with warm_start, extends) the core forest."""
-        # The core borrows contiguous float32 in either order. Gathering a column over a
-        # node's rows is fastest in Fortran order, so a conversion that copies anyway
-        # produces it; float32 data the caller already has is used as it is (no copy).
+        # Gathering a column over a node's rows is fastest in Fortran order, so a conversion
+        # that copies anyway produces it. Float32 data the caller already has is passed as
+        # it is: the core borrows it, or copies wide C-order data into Fortran order once.
         X32 = as_float32(X, order="K" if X.dtype == np.float32 else "F")
         y_core = np.ascontiguousarray(y_core, dtype=np.float64)
         sw = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float64)

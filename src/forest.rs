@@ -314,18 +314,18 @@ impl Forest {
             return Ok(out);
         }
         // Each tree's nodes are streamed once per block, so blocks should be large (a forest
-        // rarely fits in cache); four blocks per thread keep the threads balanced.
+        // rarely fits in cache): one block per thread ...
         let threads = match n_jobs {
             j if j < 0 => rayon::current_num_threads().max(1),
             j => j.max(1) as usize,
         };
-        // ... but a block of wide rows should still sit in L2 (~256 KiB) while the trees walk it
-        let fits_cache = (1usize << 18) / (4 * p.max(1));
+        // ... as long as its rows sit in half of a 1 MiB L2 while the trees walk it
+        let fits_cache = (1usize << 19) / (4 * p.max(1));
         let block = rows
             .nrows()
-            .div_ceil(4 * threads)
+            .div_ceil(threads)
             .min(fits_cache)
-            .clamp(64, 2048);
+            .clamp(64, 16384);
         let run = |(b, chunk): (usize, &mut [T])| {
             let n_rows = chunk.len() / width;
             f(&flat[b * block * p..(b * block + n_rows) * p], chunk);

@@ -277,7 +277,14 @@ impl Forest {
                 got: x.ncols(),
             });
         }
-        if x.iter().any(|v| !v.is_finite()) {
+        let finite = match x.as_slice_memory_order() {
+            // chunks without an early exit vectorise; the exit comes per chunk
+            Some(s) => s
+                .chunks(4096)
+                .all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite())),
+            None => x.iter().all(|v| v.is_finite()),
+        };
+        if !finite {
             return Err(Error::InvalidInput(
                 "X contains NaN or infinity; missing values are not supported".into(),
             ));
@@ -352,11 +359,17 @@ impl Forest {
             // trees in index order for every row: the sum does not depend on blocking
             let packed = self.packed();
             self.leaves_of_block(rows, |t, r, leaf| {
-                for (s, v) in out[r * k..(r + 1) * k]
-                    .iter_mut()
-                    .zip(self.trees[t].leaf_row(packed[t].leaf_row(leaf)))
-                {
-                    *s += v;
+                let out = &mut out[r * k..(r + 1) * k];
+                match packed[t].pure_class(leaf) {
+                    // a one-hot leaf (most leaves of a fully grown classifier): adding its
+                    // zeros changes nothing, so add its one only
+                    Some(c) => out[c] += 1.0,
+                    None => {
+                        let values = self.trees[t].leaf_row(packed[t].leaf_row(leaf));
+                        for (s, v) in out.iter_mut().zip(values) {
+                            *s += v;
+                        }
+                    }
                 }
             });
             out.iter_mut().for_each(|s| *s /= n_trees);
@@ -841,6 +854,11 @@ mod tests {
                     assert_eq!(plain, pt.leaf(&row));
                     assert_eq!(plain, lane_leaf as usize);
                     assert_eq!(t.leaf_row(pt.leaf_row(plain)), t.leaf_value(plain));
+                    if let Some(c) = pt.pure_class(plain) {
+                        let mut one_hot = vec![0.0; t.n_outputs];
+                        one_hot[c] = 1.0;
+                        assert_eq!(t.leaf_value(plain), &one_hot[..]);
+                    }
                 }
             }
         }

@@ -297,9 +297,11 @@ const MULTI: u32 = 1 << 31;
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 struct PackedNode {
-    /// Single feature index, or `MULTI | start` into the packed projection arrays.
+    /// Single feature index, or `MULTI | start` into the packed projection arrays; for a
+    /// leaf, its row in the leaf-value table.
     a: u32,
-    /// The single feature's weight (f32 bits), or the projection's length.
+    /// The single feature's weight (f32 bits), or the projection's length; for a leaf,
+    /// 1 + its class when its value is one-hot, else 0.
     b: u32,
     threshold: f32,
     /// Left child (the right child is `left + 1`), or [`LEAF`].
@@ -327,9 +329,17 @@ impl PackedTree {
         for node in 0..tree.n_nodes() {
             let (a, b, threshold, left) = if tree.is_leaf(node) {
                 // a leaf points to itself, which is how a walk recognises it; its `a` holds
-                // its row in the tree's leaf-value table (a step taken from a leaf compares
-                // 0 <= +inf and stays put, since `b` = weight 0)
-                (tree.right[node], 0, f32::INFINITY, node as u32)
+                // its row in the tree's leaf-value table, its `b` 1 + the class of a one-hot
+                // value (a pure classification leaf), else 0
+                let value = tree.leaf_value(node);
+                let one_hot = value.iter().filter(|&&v| v != 0.0).count() == 1
+                    && value.iter().all(|&v| v == 0.0 || v == 1.0);
+                let b = if one_hot {
+                    1 + value.iter().position(|&v| v == 1.0).unwrap_or(0) as u32
+                } else {
+                    0
+                };
+                (tree.right[node], b, f32::INFINITY, node as u32)
             } else {
                 // patches are expanded here (prediction cache only; the model keeps the
                 // compact descriptor), in the order training summed them
@@ -427,6 +437,13 @@ impl PackedTree {
                 }
             }
         }
+    }
+
+    /// The class of leaf `node` when its value is one-hot (1 for that class, 0 for the
+    /// others), so that adding it to a sum is adding 1 at the class.
+    #[inline]
+    pub fn pure_class(&self, node: usize) -> Option<usize> {
+        (self.nodes[node].b as usize).checked_sub(1)
     }
 
     /// The row of leaf `node` in its tree's leaf-value table ([`Tree::leaf_row`]).

@@ -61,7 +61,9 @@ def resolve_n_jobs(n_jobs) -> int:
 def as_float32(X, order="C"):
     """Casts validated float data to float32 in the given memory order (one copy at most),
     refusing values float32 cannot hold."""
-    if X.dtype != np.float32 and X.size and np.abs(X).max() > _F32_MAX:
+    # min and max need no temporary; NaN or infinity pass on to the core, which names them
+    big = max(abs(X.min()), abs(X.max())) if X.dtype != np.float32 and X.size else 0.0
+    if np.isfinite(big) and big > _F32_MAX:
         raise ValueError(
             "X has values too large for float32 (|x| > 3.4e38); the forests compute in float32"
         )
@@ -158,8 +160,9 @@ class _BaseForest(BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "_forest")
+        # NaN and infinity are refused by the core, in the same pass that reads X
         X = _validate_data(
-            self, X, dtype=[np.float32, np.float64], reset=False, ensure_all_finite=True
+            self, X, dtype=[np.float32, np.float64], reset=False, ensure_all_finite=False
         )
         return as_float32(X)
 

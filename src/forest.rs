@@ -591,7 +591,8 @@ fn prepare<'a>(
     };
     let y = Targets::new(y, n_classes)?;
     let sample_weight = check_weights(sample_weight, n)?;
-    let x = FeatureMatrix::from_view(x)?;
+    // in the fit's pool: a copy into Fortran order is split over its threads
+    let x = thread_pool(params.n_threads())?.install(|| FeatureMatrix::from_view(x))?;
     Ok(FitData {
         params,
         cfg,

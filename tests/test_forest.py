@@ -131,6 +131,18 @@ def test_estimator_same_seed_same_model_for_any_n_jobs(cls):
     np.testing.assert_array_equal(pa, pb)
 
 
+def test_memory_order_and_dtype_do_not_change_the_model():
+    # wide C-order float32 is copied into Fortran order by the core, float64 is converted in
+    # Python, Fortran float32 is borrowed: the same numbers must grow the same forest
+    X, y = make_classification(300, 30, random_state=0)
+    X32 = X.astype(np.float32)
+    models = [
+        of.SPORFClassifier(10, random_state=0).fit(A, y)._forest.to_bytes()
+        for A in (np.ascontiguousarray(X32), np.asfortranarray(X32), X32.astype(np.float64))
+    ]
+    assert models[0] == models[1] == models[2]
+
+
 def test_estimator_different_seeds_differ():
     X, y = make_classification(200, 8, random_state=0)
     a = of.SPORFClassifier(5, random_state=1).fit(X, y)

@@ -941,6 +941,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
                             end,
                             (lo, hi, n_bins, exact),
                             (w_node, min_leaf, min_weight_leaf),
+                            best.as_ref().map(|b| b.proxy),
                         )
                     });
                     match from_hist {
@@ -1072,6 +1073,8 @@ impl<S: ProjectionSampler> Grower<'_, S> {
     /// `n_bins` equal-width bins on `[lo, hi]`: (proxy, threshold) of the best bin boundary.
     /// With `exact`, gives up (`None`) unless every bin holds a single distinct value, in
     /// which case the bin boundaries are exactly the sorted scan's candidate thresholds.
+    /// A split no better than `to_beat` is dropped (`Some(None)`) before its threshold is
+    /// computed.
     #[allow(clippy::too_many_arguments)]
     fn hist_split(
         &self,
@@ -1082,6 +1085,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         end: usize,
         (lo, hi, n_bins, exact): (f32, f32, usize, bool),
         limits: (f64, usize, f64),
+        to_beat: Option<f64>,
     ) -> Option<Option<(f64, f32)>> {
         let per_bin = match self.y {
             Targets::Classes(_) => self.cfg.n_outputs,
@@ -1108,7 +1112,12 @@ impl<S: ProjectionSampler> Grower<'_, S> {
                 limits,
             },
         );
-        Some(found.map(|(proxy, b)| (proxy, ws.bins.threshold(&ws.vals, b, exact))))
+        // the threshold takes a pass over the rows (approximate bins): only for a new best
+        Some(
+            found
+                .filter(|&(proxy, _)| to_beat.is_none_or(|b| proxy > b))
+                .map(|(proxy, b)| (proxy, ws.bins.threshold(&ws.vals, b, exact))),
+        )
     }
 
     #[allow(clippy::too_many_arguments)]

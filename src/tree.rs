@@ -512,6 +512,7 @@ pub struct Workspace {
     arena_w: Vec<f32>,
     node_proj: Vec<(u32, u32)>,
     node_values: Vec<f64>,
+    right_rows: Vec<u32>,
     terms: Vec<(usize, f32)>,
     bins: Bins,
 }
@@ -1181,7 +1182,8 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         Some((proxy, t))
     }
 
-    /// Moves the rows of `p` whose projection is `<= threshold` to the front; returns their count.
+    /// Moves the rows of `p` whose projection is `<= threshold` to the front, keeping the
+    /// order of both sides; returns their count.
     fn partition(&self, ws: &mut Workspace, p: &Pending) -> usize {
         let proj = match self.geometry {
             Some(g) => ProjRef::Patch {
@@ -1199,15 +1201,21 @@ impl<S: ProjectionSampler> Grower<'_, S> {
             &mut ws.terms,
             &mut ws.vals,
         );
+        // stable: rows keep their (initially ascending) order in both children, so the
+        // gathers of every later node walk X in address order
         let samples = &mut ws.samples[p.start..p.end];
+        ws.right_rows.clear();
         let mut i = 0;
         for k in 0..samples.len() {
+            let s = samples[k];
             if ws.vals[k] <= p.threshold {
-                samples.swap(i, k);
-                ws.vals.swap(i, k);
+                samples[i] = s;
                 i += 1;
+            } else {
+                ws.right_rows.push(s);
             }
         }
+        samples[i..].copy_from_slice(&ws.right_rows);
         i
     }
 }

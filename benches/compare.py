@@ -313,6 +313,16 @@ def _growth(r):
     return r["peak_rss_mb"] - r["rss_before_fit_mb"]
 
 
+def _ratios(r, base):
+    """Fit, predict, single-row and peak-RSS ratios of record ``r`` to record ``base``."""
+    return {
+        "fit": r["fit_s"] / base["fit_s"],
+        "predict": r["predict_s"] / base["predict_s"],
+        "single_row": r["single_ms"] / base["single_ms"],
+        "peak_rss": r["peak_rss_mb"] / base["peak_rss_mb"],
+    }
+
+
 def summarize(records, n_jobs):
     ok = [r for r in records if "error" not in r]
     main = {(r["dataset"], r["n"], r["model"]): r for r in ok if r["n_jobs"] == n_jobs}
@@ -325,10 +335,7 @@ def summarize(records, n_jobs):
                     "dataset": ds,
                     "n": n,
                     "model": model,
-                    "fit": r["fit_s"] / base["fit_s"],
-                    "predict": r["predict_s"] / base["predict_s"],
-                    "single_row": r["single_ms"] / base["single_ms"],
-                    "peak_rss": r["peak_rss_mb"] / base["peak_rss_mb"],
+                    **_ratios(r, base),
                     "fit_rss_growth": _growth(r) / _growth(base) if _growth(base) > 0 else None,
                 }
             )
@@ -350,10 +357,7 @@ def summarize(records, n_jobs):
                     "dataset": ds,
                     "n": n,
                     "other": model,
-                    "fit": ours["fit_s"] / r["fit_s"],
-                    "predict": ours["predict_s"] / r["predict_s"],
-                    "single_row": ours["single_ms"] / r["single_ms"],
-                    "peak_rss": ours["peak_rss_mb"] / r["peak_rss_mb"],
+                    **_ratios(ours, r),
                     "test_error_ours": ours["test_error"],
                     "test_error_other": r["test_error"],
                 }

@@ -87,15 +87,19 @@ impl Forest {
         sample_weight: Option<&[f64]>,
         progress: Option<&AtomicUsize>,
     ) -> Result<Forest> {
-        let data = prepare(params, x, y, sample_weight)?;
+        Self::grown(&prepare(params, x, y, sample_weight)?, progress)
+    }
+
+    /// A new forest of `n_estimators` trees grown on prepared data, laid out for prediction.
+    fn grown(data: &FitData<'_>, progress: Option<&AtomicUsize>) -> Result<Forest> {
         let mut forest = Forest {
-            params: params.clone(),
+            params: data.params.clone(),
             n_features: data.x.n_features,
             trees: Vec::new(),
             oob: None,
             packed: OnceLock::new(),
         };
-        forest.grow(&data, params.n_estimators, progress)?;
+        forest.grow(data, data.params.n_estimators, progress)?;
         forest.packed(); // lay out for prediction now, not inside the first predict call
         Ok(forest)
     }
@@ -708,15 +712,7 @@ mod tests {
     fn fit_with_hint(params: &ForestParams, x: &Array2<f32>, y: &[f64], hint: bool) -> Forest {
         let mut data = prepare(params, x.view(), y, None).unwrap();
         data.x.set_discrete_hint(hint);
-        let mut f = Forest {
-            params: params.clone(),
-            n_features: x.ncols(),
-            trees: Vec::new(),
-            oob: None,
-            packed: OnceLock::new(),
-        };
-        f.grow(&data, params.n_estimators, None).unwrap();
-        f
+        Forest::grown(&data, None).unwrap()
     }
 
     #[test]

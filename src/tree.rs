@@ -332,12 +332,11 @@ impl PackedTree {
                 // its row in the tree's leaf-value table, its `b` 1 + the class of a one-hot
                 // value (a pure classification leaf), else 0
                 let value = tree.leaf_value(node);
-                let one_hot = value.iter().filter(|&&v| v != 0.0).count() == 1
-                    && value.iter().all(|&v| v == 0.0 || v == 1.0);
-                let b = if one_hot {
-                    1 + value.iter().position(|&v| v == 1.0).unwrap_or(0) as u32
-                } else {
-                    0
+                let b = match value.iter().position(|&v| v != 0.0) {
+                    Some(c) if value[c] == 1.0 && value[c + 1..].iter().all(|&v| v == 0.0) => {
+                        1 + c as u32
+                    }
+                    _ => 0,
                 };
                 (tree.right[node], b, f32::INFINITY, node as u32)
             } else {
@@ -1238,23 +1237,27 @@ struct GiniScan<'a> {
     sq_r: f64,
 }
 
-impl ScanStats for GiniScan<'_> {
+impl GiniScan<'_> {
+    /// Moves weight `w` of class `c` from the right child to the left one.
     #[inline(always)]
-    fn move_left(&mut self, s: usize, w: f64) {
-        let c = self.cls[s] as usize;
+    fn move_class(&mut self, c: usize, w: f64) {
         self.sq_l += w * (2.0 * self.left[c] + w);
         self.sq_r -= w * (2.0 * self.right[c] - w);
         self.left[c] += w;
         self.right[c] -= w;
     }
+}
+
+impl ScanStats for GiniScan<'_> {
+    #[inline(always)]
+    fn move_left(&mut self, s: usize, w: f64) {
+        self.move_class(self.cls[s] as usize, w);
+    }
     #[inline(always)]
     fn move_bin(&mut self, bin: &[f64]) {
         for (c, &w) in bin.iter().enumerate() {
             if w != 0.0 {
-                self.sq_l += w * (2.0 * self.left[c] + w);
-                self.sq_r -= w * (2.0 * self.right[c] - w);
-                self.left[c] += w;
-                self.right[c] -= w;
+                self.move_class(c, w);
             }
         }
     }
@@ -1272,23 +1275,27 @@ struct EntropyScan<'a> {
     t_r: f64,
 }
 
-impl ScanStats for EntropyScan<'_> {
+impl EntropyScan<'_> {
+    /// Moves weight `w` of class `c` from the right child to the left one.
     #[inline(always)]
-    fn move_left(&mut self, s: usize, w: f64) {
-        let c = self.cls[s] as usize;
+    fn move_class(&mut self, c: usize, w: f64) {
         self.t_l += xlog2x(self.left[c] + w) - xlog2x(self.left[c]);
         self.t_r += xlog2x(self.right[c] - w) - xlog2x(self.right[c]);
         self.left[c] += w;
         self.right[c] -= w;
     }
+}
+
+impl ScanStats for EntropyScan<'_> {
+    #[inline(always)]
+    fn move_left(&mut self, s: usize, w: f64) {
+        self.move_class(self.cls[s] as usize, w);
+    }
     #[inline(always)]
     fn move_bin(&mut self, bin: &[f64]) {
         for (c, &w) in bin.iter().enumerate() {
             if w != 0.0 {
-                self.t_l += xlog2x(self.left[c] + w) - xlog2x(self.left[c]);
-                self.t_r += xlog2x(self.right[c] - w) - xlog2x(self.right[c]);
-                self.left[c] += w;
-                self.right[c] -= w;
+                self.move_class(c, w);
             }
         }
     }

@@ -73,23 +73,12 @@ def unit_scale(X):
 
 def plain_forest(X_train, y_train, X_test, args, seed, n_classes):
     """The core's axis-aligned random forest with the ensembles' tree settings."""
+    # the core's defaults otherwise: gini, axis-aligned, fully grown, bootstrap
     params = {
         "task": "classification",
         "n_classes": n_classes,
-        "criterion": "gini",
-        "projection": {"kind": "axis"},
         "max_features": args.max_features,
         "n_estimators": args.n_estimators,
-        "max_depth": None,
-        "min_samples_split": 2,
-        "min_samples_leaf": 1,
-        "min_weight_fraction_leaf": 0.0,
-        "min_impurity_decrease": 0.0,
-        "max_leaf_nodes": None,
-        "bootstrap": True,
-        "max_samples": None,
-        "class_weight_subsample": False,
-        "oob": False,
         "seed": seed,
         "n_jobs": args.n_jobs,
     }

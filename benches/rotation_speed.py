@@ -57,23 +57,12 @@ def random_forest_fit(n_estimators, n_jobs):
 
         def fit(X, y):
             codes = np.unique(y, return_inverse=True)[1]
+            # the core's defaults otherwise: gini, axis-aligned, fully grown, bootstrap
             params = {
                 "task": "classification",
                 "n_classes": int(codes.max()) + 1,
-                "criterion": "gini",
-                "projection": {"kind": "axis"},
                 "max_features": "sqrt",
                 "n_estimators": n_estimators,
-                "max_depth": None,
-                "min_samples_split": 2,
-                "min_samples_leaf": 1,
-                "min_weight_fraction_leaf": 0.0,
-                "min_impurity_decrease": 0.0,
-                "max_leaf_nodes": None,
-                "bootstrap": True,
-                "max_samples": None,
-                "class_weight_subsample": False,
-                "oob": False,
                 "seed": 0,
                 "n_jobs": n_jobs,
             }

@@ -1,49 +1,154 @@
 //! Training data as the builder sees it: the features as an f32 matrix borrowed from the
 //! caller when gathering from it is fast (Fortran order, or C order with narrow rows),
-//! copied once into Fortran order otherwise; the targets; and per-row weights.
+//! copied once column by column otherwise, with two-valued columns packed into bits; the
+//! targets; and per-row weights.
 
 use crate::error::{Error, Result};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
-use std::borrow::Cow;
 
-/// X as the builder reads it: element (i, j) is `data[i * row_stride + j * col_stride]`.
+/// X as the builder reads it.
 #[derive(Clone, Debug)]
 pub struct FeatureMatrix<'a> {
     pub n_samples: usize,
     pub n_features: usize,
-    data: Cow<'a, [f32]>,
-    row_stride: usize,
-    col_stride: usize,
+    store: Store<'a>,
     /// Columns that look discrete (few distinct values in a sample of rows): a hint that
     /// the split search may try its exact histogram path before sorting.
     discrete: Vec<bool>,
 }
 
+#[derive(Clone, Debug)]
+enum Store<'a> {
+    /// The caller's array: element (i, j) is `data[i * row_stride + j * col_stride]`.
+    Borrowed {
+        data: &'a [f32],
+        row_stride: usize,
+        col_stride: usize,
+    },
+    /// A copy, one column at a time.
+    Columns(Vec<Column>),
+}
+
+#[derive(Clone, Debug)]
+enum Column {
+    Dense(Vec<f32>),
+    /// A column with at most two distinct values: row i holds `values[bit i]`. A 32nd of
+    /// the memory of a float column, and a node's rows are gathered from a few cache lines.
+    Binary {
+        bits: Vec<u64>,
+        values: [f32; 2],
+    },
+}
+
+/// One column as [`FeatureMatrix::project_rows`] reads it, at row offsets it is given.
+#[derive(Clone, Copy)]
+enum ColRef<'d> {
+    Strided(&'d [f32]),
+    Binary(&'d [u64], [f32; 2]),
+}
+
+impl ColRef<'_> {
+    #[inline]
+    fn at(self, r: usize) -> f32 {
+        match self {
+            ColRef::Strided(c) => c[r],
+            ColRef::Binary(bits, values) => values[((bits[r >> 6] >> (r & 63)) & 1) as usize],
+        }
+    }
+}
+
 /// Row-major (C-order) X is borrowed up to this many features, when a row fits in one
 /// cache line and gathering a column over a node's rows costs about what it costs in
-/// column-major order; wider row-major X is copied once into column-major order, which
-/// makes every gather several times faster (a new cache line per row otherwise).
+/// column-major order; wider row-major X is copied once, column by column, which makes
+/// every gather several times faster (a new cache line per row otherwise).
 const BORROW_ROW_MAJOR_MAX_FEATURES: usize = 16;
 
-/// `x` copied into column-major order, in parallel (on the current rayon pool) over
-/// groups of 16 columns; a group reads each row's 64 bytes once and writes 16 columns.
-fn column_major(x: &ArrayView2<'_, f32>) -> Vec<f32> {
-    const GROUP: usize = 16;
-    let n = x.nrows();
-    let mut cols = vec![0.0f32; n * x.ncols()];
-    cols.par_chunks_mut(GROUP * n)
-        .enumerate()
-        .for_each(|(g, out)| {
-            let j0 = g * GROUP;
-            let width = out.len() / n;
-            for (i, row) in x.rows().into_iter().enumerate() {
-                for jj in 0..width {
-                    out[jj * n + i] = row[j0 + jj];
+/// Columns per task of [`columns`]: a task reads 64 bytes of each row.
+const COPY_GROUP: usize = 16;
+
+/// `x` copied column by column, in parallel (on the current rayon pool) over groups of 16
+/// columns. Each group takes two passes over the rows: one finds the columns with at most
+/// two distinct values (compared bit for bit), which are stored as bits; the other copies
+/// or packs them.
+fn columns(x: &ArrayView2<'_, f32>) -> Vec<Column> {
+    let (n, p) = x.dim();
+    let groups: Vec<usize> = (0..p).step_by(COPY_GROUP).collect();
+    let per_group: Vec<Vec<Column>> = groups
+        .par_iter()
+        .map(|&j0| {
+            let width = COPY_GROUP.min(p - j0);
+            // per column: its first value, its other value once seen, whether it has more
+            let mut seen: Vec<(u32, Option<u32>, bool)> = x
+                .row(0)
+                .iter()
+                .skip(j0)
+                .take(width)
+                .map(|v| (v.to_bits(), None, false))
+                .collect();
+            for row in x.rows() {
+                for (jj, s) in seen.iter_mut().enumerate() {
+                    let v = row[j0 + jj].to_bits();
+                    if v != s.0 {
+                        match s.1 {
+                            None => s.1 = Some(v),
+                            Some(o) if o != v => s.2 = true,
+                            Some(_) => {}
+                        }
+                    }
                 }
             }
-        });
-    cols
+            let mut cols: Vec<Column> = seen
+                .iter()
+                .map(|&(first, other, many)| {
+                    if many {
+                        Column::Dense(vec![0.0; n])
+                    } else {
+                        let values = [
+                            f32::from_bits(first),
+                            f32::from_bits(other.unwrap_or(first)),
+                        ];
+                        Column::Binary {
+                            bits: vec![0; n.div_ceil(64)],
+                            values,
+                        }
+                    }
+                })
+                .collect();
+            for (i, row) in x.rows().into_iter().enumerate() {
+                for (jj, col) in cols.iter_mut().enumerate() {
+                    let v = row[j0 + jj];
+                    match col {
+                        Column::Dense(d) => d[i] = v,
+                        Column::Binary { bits, values } => {
+                            bits[i >> 6] |=
+                                u64::from(v.to_bits() != values[0].to_bits()) << (i & 63)
+                        }
+                    }
+                }
+            }
+            cols
+        })
+        .collect();
+    per_group.into_iter().flatten().collect()
+}
+
+/// Position (row, column) of the first NaN or infinite value of `x`, if any.
+fn first_non_finite(x: &ArrayView2<'_, f32>) -> Option<(usize, usize)> {
+    let (n, p) = x.dim();
+    if let Some(c) = x.to_slice() {
+        c.iter()
+            .position(|v| !v.is_finite())
+            .map(|k| (k / p, k % p))
+    } else if let Some(f) = x.t().to_slice() {
+        f.iter()
+            .position(|v| !v.is_finite())
+            .map(|k| (k % n, k / n))
+    } else {
+        x.indexed_iter()
+            .find(|(_, v)| !v.is_finite())
+            .map(|(ij, _)| ij)
+    }
 }
 
 /// A column with at most this many distinct values among the sampled rows is "discrete".
@@ -53,7 +158,8 @@ const DISCRETE_SAMPLE_ROWS: usize = 1024;
 
 impl<'a> FeatureMatrix<'a> {
     /// Borrows `x` when it is contiguous in Fortran order, or in C order with at most 16
-    /// features; copies it into Fortran order otherwise. Checks every value is finite.
+    /// features; copies it column by column otherwise (two-valued columns as bits). Checks
+    /// every value is finite.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for an empty matrix or a NaN / infinite value.
@@ -64,30 +170,28 @@ impl<'a> FeatureMatrix<'a> {
                 "X has shape ({n}, {p}); it needs at least one row and one column"
             )));
         }
-        let (data, row_stride, col_stride) =
-            if let (Some(c), true) = (x.to_slice(), p <= BORROW_ROW_MAJOR_MAX_FEATURES) {
-                (Cow::Borrowed(c), p, 1)
-            } else if let Some(f) = x.reversed_axes().to_slice() {
-                (Cow::Borrowed(f), 1, n)
-            } else {
-                (Cow::Owned(column_major(&x)), 1, n)
-            };
-        if let Some(pos) = data.iter().position(|v| !v.is_finite()) {
-            let (row, col) = if row_stride == 1 {
-                (pos % n, pos / n)
-            } else {
-                (pos / p, pos % p)
-            };
+        if let Some((row, col)) = first_non_finite(&x) {
             return Err(Error::InvalidInput(format!(
                 "X contains NaN or infinity (row {row}, column {col}); missing values are not supported"
             )));
         }
+        let store = match (x.to_slice(), x.reversed_axes().to_slice()) {
+            (Some(c), _) if p <= BORROW_ROW_MAJOR_MAX_FEATURES => Store::Borrowed {
+                data: c,
+                row_stride: p,
+                col_stride: 1,
+            },
+            (_, Some(f)) => Store::Borrowed {
+                data: f,
+                row_stride: 1,
+                col_stride: n,
+            },
+            _ => Store::Columns(columns(&x)),
+        };
         let mut x = FeatureMatrix {
             n_samples: n,
             n_features: p,
-            data,
-            row_stride,
-            col_stride,
+            store,
             discrete: Vec::new(),
         };
         x.discrete = (0..p).map(|j| x.looks_discrete(j)).collect();
@@ -121,16 +225,47 @@ impl<'a> FeatureMatrix<'a> {
         true
     }
 
+    /// Column `j`, read at offset `row * row_stride`, and that row stride.
+    #[inline]
+    fn column(&self, j: usize) -> (ColRef<'_>, usize) {
+        match &self.store {
+            Store::Borrowed {
+                data,
+                row_stride,
+                col_stride,
+            } => (ColRef::Strided(&data[j * col_stride..]), *row_stride),
+            Store::Columns(cols) => match &cols[j] {
+                Column::Dense(d) => (ColRef::Strided(d), 1),
+                Column::Binary { bits, values } => (ColRef::Binary(bits, *values), 1),
+            },
+        }
+    }
+
     /// `out[k] = sum_t w_t * x[samples[k], j_t]` over the `(j_t, w_t)` of `terms`, added in
     /// term order from 0 (the order prediction uses, so values match bit for bit). Up to
-    /// four columns are read per pass over the rows.
+    /// four float columns are read per pass over the rows; a projection with a column of
+    /// bits takes one pass per term (the same sums: each pass adds one term in order).
     pub fn project_rows(&self, terms: &[(usize, f32)], samples: &[u32], out: &mut Vec<f32>) {
         out.clear();
         out.resize(samples.len(), 0.0);
-        let rs = self.row_stride;
-        let col = |j: usize| &self.data[j * self.col_stride..];
+        let rs = self.column(0).1;
+        let offsets = samples.iter().map(|&s| s as usize * rs);
+        let strided = |j: usize| match self.column(j).0 {
+            ColRef::Strided(c) => Some(c),
+            ColRef::Binary(..) => None,
+        };
+        if terms.iter().any(|&(j, _)| strided(j).is_none()) {
+            for &(j, w) in terms {
+                let col = self.column(j).0;
+                for (o, r) in out.iter_mut().zip(offsets.clone()) {
+                    *o += w * col.at(r);
+                }
+            }
+            return;
+        }
+        let col = |j: usize| strided(j).expect("checked above");
         for chunk in terms.chunks(4) {
-            let rows = out.iter_mut().zip(samples.iter().map(|&s| s as usize * rs));
+            let rows = out.iter_mut().zip(offsets.clone());
             match *chunk {
                 [(a, wa)] => {
                     let a = col(a);
@@ -158,7 +293,8 @@ impl<'a> FeatureMatrix<'a> {
     /// Value at (row, column).
     #[inline]
     pub fn get(&self, row: usize, col: usize) -> f32 {
-        self.data[row * self.row_stride + col * self.col_stride]
+        let (c, rs) = self.column(col);
+        c.at(row * rs)
     }
 }
 
@@ -227,6 +363,74 @@ pub fn check_weights(w: Option<&[f64]>, n: usize) -> Result<Vec<f64>> {
                 ));
             }
             Ok(w.to_vec())
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use ndarray::Array2;
+
+    /// Wide X with float columns, two-valued columns (0/1, -3.5/2, 0.0/-0.0), a constant
+    /// and a three-valued column.
+    fn mixed(n: usize) -> Array2<f32> {
+        let mut rng = Rng::from_seed(3);
+        Array2::from_shape_fn((n, 40), |(_, j)| {
+            let u = rng.unit();
+            match j % 6 {
+                0 | 1 => (u * 2.0 - 1.0) as f32,
+                2 => f32::from(u8::from(u < 0.3)),
+                3 => [-3.5, 2.0][usize::from(u < 0.5)],
+                4 => [0.0, -0.0, 7.0][(u * 3.0) as usize % (2 + j % 12 / 6)],
+                _ => [1.0, 2.0, 4.0][(u * 3.0) as usize],
+            }
+        })
+    }
+
+    #[test]
+    fn wide_row_major_x_is_copied_by_columns_with_two_valued_ones_as_bits() {
+        let c = mixed(130);
+        let f = c.t().as_standard_layout().t().to_owned();
+        let (xc, xf) = (
+            FeatureMatrix::from_view(c.view()).unwrap(),
+            FeatureMatrix::from_view(f.view()).unwrap(),
+        );
+        let Store::Columns(cols) = &xc.store else {
+            panic!("wide C-order X should be copied");
+        };
+        assert!(matches!(xf.store, Store::Borrowed { row_stride: 1, .. }));
+        for (j, col) in cols.iter().enumerate() {
+            let distinct: std::collections::HashSet<u32> =
+                c.column(j).iter().map(|v| v.to_bits()).collect();
+            assert_eq!(
+                matches!(col, Column::Binary { .. }),
+                distinct.len() <= 2,
+                "column {j}"
+            );
+        }
+        for ((i, j), v) in c.indexed_iter() {
+            assert_eq!(xc.get(i, j).to_bits(), v.to_bits());
+        }
+        // projections mixing bit and float columns: the sums of prediction, bit for bit
+        let samples: Vec<u32> = (0..130).rev().step_by(3).collect();
+        let mut rng = Rng::from_seed(5);
+        for k in 1..9 {
+            let terms: Vec<(usize, f32)> = (0..k)
+                .map(|_| (rng.below(40), [1.0, -1.0, 0.37][rng.below(3)]))
+                .collect();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            xc.project_rows(&terms, &samples, &mut a);
+            xf.project_rows(&terms, &samples, &mut b);
+            for (r, (&s, (&va, &vb))) in samples.iter().zip(a.iter().zip(&b)).enumerate() {
+                let mut want = 0.0f32;
+                for &(j, w) in &terms {
+                    want += w * c[[s as usize, j]];
+                }
+                assert_eq!(va.to_bits(), want.to_bits(), "row {r}, terms {terms:?}");
+                assert_eq!(vb.to_bits(), want.to_bits(), "row {r}, terms {terms:?}");
+            }
         }
     }
 }

@@ -131,13 +131,16 @@ def test_estimator_same_seed_same_model_for_any_n_jobs(cls):
     np.testing.assert_array_equal(pa, pb)
 
 
-def test_memory_order_and_dtype_do_not_change_the_model():
-    # wide C-order float32 is copied into Fortran order by the core, float64 is converted in
-    # Python, Fortran float32 is borrowed: the same numbers must grow the same forest
+@pytest.mark.parametrize("cls", [of.SPORFClassifier, of.RandomForestClassifier])
+def test_memory_order_and_dtype_do_not_change_the_model(cls):
+    # wide C-order float32 is copied column by column by the core (two-valued columns as
+    # bits), float64 is converted in Python, Fortran float32 is borrowed: the same numbers
+    # must grow the same forest
     X, y = make_classification(300, 30, random_state=0)
+    X = np.hstack([X, X[:, :12] > 0, np.where(X[:, 12:16] > 0.5, -2.5, 3.0)])
     X32 = X.astype(np.float32)
     models = [
-        of.SPORFClassifier(10, random_state=0).fit(A, y)._forest.to_bytes()
+        cls(10, random_state=0).fit(A, y)._forest.to_bytes()
         for A in (np.ascontiguousarray(X32), np.asfortranarray(X32), X32.astype(np.float64))
     ]
     assert models[0] == models[1] == models[2]

@@ -41,20 +41,84 @@ enum Column {
     },
 }
 
-/// One column as [`FeatureMatrix::project_rows`] reads it, at row offsets it is given.
+/// A column as [`FeatureMatrix::project_rows`] reads it: the value at a row offset.
+trait At: Copy {
+    fn at(self, r: usize) -> f32;
+}
+
+impl At for &[f32] {
+    #[inline]
+    fn at(self, r: usize) -> f32 {
+        self[r]
+    }
+}
+
+/// A column of bits and its two values.
+#[derive(Clone, Copy)]
+struct Bits<'d>(&'d [u64], [f32; 2]);
+
+impl At for Bits<'_> {
+    #[inline]
+    fn at(self, r: usize) -> f32 {
+        self.1[((self.0[r >> 6] >> (r & 63)) & 1) as usize]
+    }
+}
+
+/// Either kind of column.
 #[derive(Clone, Copy)]
 enum ColRef<'d> {
     Strided(&'d [f32]),
-    Binary(&'d [u64], [f32; 2]),
+    Binary(Bits<'d>),
 }
 
-impl ColRef<'_> {
+impl At for ColRef<'_> {
     #[inline]
     fn at(self, r: usize) -> f32 {
         match self {
-            ColRef::Strided(c) => c[r],
-            ColRef::Binary(bits, values) => values[((bits[r >> 6] >> (r & 63)) & 1) as usize],
+            ColRef::Strided(c) => c.at(r),
+            ColRef::Binary(b) => b.at(r),
         }
+    }
+}
+
+/// `out[k] += sum_t w_t * col_t[o_k]` over up to four `(col_t, w_t)` and the row offsets
+/// `o_k`, added in term order in one pass over the rows.
+#[inline]
+fn add_terms<C: At>(cols: &[(C, f32)], offsets: impl Iterator<Item = usize>, out: &mut [f32]) {
+    let rows = out.iter_mut().zip(offsets);
+    match *cols {
+        [(a, wa)] => rows.for_each(|(o, r)| *o += wa * a.at(r)),
+        [(a, wa), (b, wb)] => rows.for_each(|(o, r)| *o = *o + wa * a.at(r) + wb * b.at(r)),
+        [(a, wa), (b, wb), (c, wc)] => rows.for_each(|(o, r)| {
+            *o = *o + wa * a.at(r) + wb * b.at(r) + wc * c.at(r);
+        }),
+        [(a, wa), (b, wb), (c, wc), (d, wd)] => rows.for_each(|(o, r)| {
+            *o = *o + wa * a.at(r) + wb * b.at(r) + wc * c.at(r) + wd * d.at(r);
+        }),
+        _ => unreachable!("one to four terms"),
+    }
+}
+
+/// `out[k] = 0 + w_1 * col_1[o_k] + ...` over up to four columns of bits (the sums of
+/// [`add_terms`] on zeros, bit for bit), each row's sum looked up from the 2^t values the
+/// sum can take.
+fn set_from_bits(cols: &[(Bits<'_>, f32)], offsets: impl Iterator<Item = usize>, out: &mut [f32]) {
+    let mut table = [0.0f32; 16];
+    for (key, v) in table.iter_mut().enumerate().take(1 << cols.len()) {
+        for (t, &(Bits(_, values), w)) in cols.iter().enumerate() {
+            *v += w * values[(key >> t) & 1];
+        }
+    }
+    let bit = |t: usize, r: usize| ((cols[t].0 .0[r >> 6] >> (r & 63)) & 1) as usize;
+    let rows = out.iter_mut().zip(offsets);
+    match cols.len() {
+        1 => rows.for_each(|(o, r)| *o = table[bit(0, r)]),
+        2 => rows.for_each(|(o, r)| *o = table[bit(0, r) | bit(1, r) << 1]),
+        3 => rows.for_each(|(o, r)| *o = table[bit(0, r) | bit(1, r) << 1 | bit(2, r) << 2]),
+        4 => rows.for_each(|(o, r)| {
+            *o = table[bit(0, r) | bit(1, r) << 1 | bit(2, r) << 2 | bit(3, r) << 3];
+        }),
+        _ => unreachable!("one to four columns"),
     }
 }
 
@@ -236,56 +300,48 @@ impl<'a> FeatureMatrix<'a> {
             } => (ColRef::Strided(&data[j * col_stride..]), *row_stride),
             Store::Columns(cols) => match &cols[j] {
                 Column::Dense(d) => (ColRef::Strided(d), 1),
-                Column::Binary { bits, values } => (ColRef::Binary(bits, *values), 1),
+                Column::Binary { bits, values } => (ColRef::Binary(Bits(bits, *values)), 1),
             },
         }
     }
 
     /// `out[k] = sum_t w_t * x[samples[k], j_t]` over the `(j_t, w_t)` of `terms`, added in
     /// term order from 0 (the order prediction uses, so values match bit for bit). Up to
-    /// four float columns are read per pass over the rows; a projection with a column of
-    /// bits takes one pass per term (the same sums: each pass adds one term in order).
+    /// four columns of one kind (floats or bits) are read per pass over the rows.
     pub fn project_rows(&self, terms: &[(usize, f32)], samples: &[u32], out: &mut Vec<f32>) {
         out.clear();
         out.resize(samples.len(), 0.0);
         let rs = self.column(0).1;
         let offsets = samples.iter().map(|&s| s as usize * rs);
-        let strided = |j: usize| match self.column(j).0 {
-            ColRef::Strided(c) => Some(c),
-            ColRef::Binary(..) => None,
-        };
-        if terms.iter().any(|&(j, _)| strided(j).is_none()) {
-            for &(j, w) in terms {
-                let col = self.column(j).0;
-                for (o, r) in out.iter_mut().zip(offsets.clone()) {
-                    *o += w * col.at(r);
+        for (k, chunk) in terms.chunks(4).enumerate() {
+            let first = k == 0;
+            let mut floats = [(&[][..], 0.0f32); 4];
+            let mut bits = [(Bits(&[], [0.0; 2]), 0.0f32); 4];
+            let (mut nf, mut nb) = (0, 0);
+            for &(j, w) in chunk {
+                match self.column(j).0 {
+                    ColRef::Strided(c) => {
+                        floats[nf] = (c, w);
+                        nf += 1;
+                    }
+                    ColRef::Binary(b) => {
+                        bits[nb] = (b, w);
+                        nb += 1;
+                    }
                 }
             }
-            return;
-        }
-        let col = |j: usize| strided(j).expect("checked above");
-        for chunk in terms.chunks(4) {
-            let rows = out.iter_mut().zip(offsets.clone());
-            match *chunk {
-                [(a, wa)] => {
-                    let a = col(a);
-                    rows.for_each(|(o, r)| *o += wa * a[r]);
+            if nb == 0 {
+                add_terms(&floats[..nf], offsets.clone(), out);
+            } else if nf == 0 && first {
+                // every sum starts at 0 and takes at most 16 values: look it up
+                set_from_bits(&bits[..nb], offsets.clone(), out);
+            } else if nf == 0 {
+                add_terms(&bits[..nb], offsets.clone(), out);
+            } else {
+                // mixed kinds: one pass per term, the same sums in the same order
+                for &(j, w) in chunk {
+                    add_terms(&[(self.column(j).0, w)], offsets.clone(), out);
                 }
-                [(a, wa), (b, wb)] => {
-                    let (a, b) = (col(a), col(b));
-                    rows.for_each(|(o, r)| *o = *o + wa * a[r] + wb * b[r]);
-                }
-                [(a, wa), (b, wb), (c, wc)] => {
-                    let (a, b, c) = (col(a), col(b), col(c));
-                    rows.for_each(|(o, r)| *o = *o + wa * a[r] + wb * b[r] + wc * c[r]);
-                }
-                [(a, wa), (b, wb), (c, wc), (d, wd)] => {
-                    let (a, b, c, d) = (col(a), col(b), col(c), col(d));
-                    rows.for_each(|(o, r)| {
-                        *o = *o + wa * a[r] + wb * b[r] + wc * c[r] + wd * d[r];
-                    });
-                }
-                _ => unreachable!("chunks of one to four terms"),
             }
         }
     }
@@ -416,10 +472,18 @@ mod tests {
         // projections mixing bit and float columns: the sums of prediction, bit for bit
         let samples: Vec<u32> = (0..130).rev().step_by(3).collect();
         let mut rng = Rng::from_seed(5);
-        for k in 1..9 {
-            let terms: Vec<(usize, f32)> = (0..k)
+        let random = (1..9).map(|k| {
+            (0..k)
                 .map(|_| (rng.below(40), [1.0, -1.0, 0.37][rng.below(3)]))
-                .collect();
+                .collect::<Vec<_>>()
+        });
+        // and bit columns only (2, 3, 8, 9, ...), one to six of them
+        let binary = (1..7).map(|k| {
+            (0..k)
+                .map(|t| (6 * (t / 2) + 2 + t % 2, [1.0, -1.0, 0.37][t % 3]))
+                .collect::<Vec<_>>()
+        });
+        for terms in random.chain(binary) {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             xc.project_rows(&terms, &samples, &mut a);
             xf.project_rows(&terms, &samples, &mut b);

@@ -170,7 +170,8 @@ class _BaseForest(BaseEstimator):
         """Grows (or, with warm_start, extends) the core forest."""
         # Gathering a column over a node's rows is fastest in Fortran order, so a conversion
         # that copies anyway produces it. Float32 data the caller already has is passed as
-        # it is: the core borrows it, or copies wide C-order data into Fortran order once.
+        # it is: the core borrows it, or copies wide C-order data once, column by column
+        # (two-valued columns as bits).
         X32 = as_float32(X, order="K" if X.dtype == np.float32 else "F")
         y_core = np.ascontiguousarray(y_core, dtype=np.float64)
         sw = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float64)

@@ -625,8 +625,22 @@ impl Bins {
 
 /// Bins of the exact histogram path (projections of discrete columns).
 const EXACT_BINS: usize = 256;
-/// Smallest node for which the exact histogram path is tried; smaller ones sort.
+/// Smallest node for which the exact histogram path is tried; smaller ones sort...
 const EXACT_HIST_MIN_ROWS: usize = 64;
+/// ...unless it has this many rows per bin (few bins: integer values on a short span).
+const EXACT_HIST_MIN_ROWS_PER_BIN: usize = 4;
+
+/// Bins for the exact histogram path over `n` values in `[lo, hi]`: one per integer when
+/// `lo` and `hi` are integers at most 255 apart (integer values then fill one bin each, so
+/// few bins are cleared and scanned, e.g. 2 for a 0/1 column), else up to 256.
+fn exact_bins(lo: f32, hi: f32, n: usize) -> usize {
+    let span = f64::from(hi) - f64::from(lo);
+    if lo.fract() == 0.0 && hi.fract() == 0.0 && span < EXACT_BINS as f64 {
+        span as usize + 1
+    } else {
+        EXACT_BINS.min(n)
+    }
+}
 
 /// Everything fixed while growing one tree.
 pub struct Grower<'a, S: ProjectionSampler> {
@@ -927,8 +941,11 @@ impl<S: ProjectionSampler> Grower<'_, S> {
                         {
                             Some((max_bins, false))
                         }
-                        _ if n >= EXACT_HIST_MIN_ROWS && self.all_discrete(proj) => {
-                            Some((EXACT_BINS.min(n), true))
+                        _ if self.all_discrete(proj) => {
+                            let n_bins = exact_bins(lo, hi, n);
+                            // worth it over a sort with enough rows for the bins
+                            (n >= EXACT_HIST_MIN_ROWS.min(EXACT_HIST_MIN_ROWS_PER_BIN * n_bins))
+                                .then_some((n_bins, true))
                         }
                         _ => None,
                     };

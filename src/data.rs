@@ -99,10 +99,15 @@ fn add_terms<C: At>(cols: &[(C, f32)], offsets: impl Iterator<Item = usize>, out
     }
 }
 
-/// `out[k] = 0 + w_1 * col_1[o_k] + ...` over up to four columns of bits (the sums of
-/// [`add_terms`] on zeros, bit for bit), each row's sum looked up from the 2^t values the
-/// sum can take.
-fn set_from_bits(cols: &[(Bits<'_>, f32)], offsets: impl Iterator<Item = usize>, out: &mut [f32]) {
+/// `apply(out[k], 0 + w_1 * col_1[o_k] + ...)` over up to four columns of bits (the sum
+/// of [`add_terms`] on zeros, bit for bit), each row's sum looked up from the 2^t values
+/// the sum can take.
+fn from_bits(
+    cols: &[(Bits<'_>, f32)],
+    offsets: impl Iterator<Item = usize>,
+    out: &mut [f32],
+    apply: impl Fn(&mut f32, f32),
+) {
     let mut table = [0.0f32; 16];
     for (key, v) in table.iter_mut().enumerate().take(1 << cols.len()) {
         for (t, &(Bits(_, values), w)) in cols.iter().enumerate() {
@@ -112,11 +117,14 @@ fn set_from_bits(cols: &[(Bits<'_>, f32)], offsets: impl Iterator<Item = usize>,
     let bit = |t: usize, r: usize| ((cols[t].0 .0[r >> 6] >> (r & 63)) & 1) as usize;
     let rows = out.iter_mut().zip(offsets);
     match cols.len() {
-        1 => rows.for_each(|(o, r)| *o = table[bit(0, r)]),
-        2 => rows.for_each(|(o, r)| *o = table[bit(0, r) | bit(1, r) << 1]),
-        3 => rows.for_each(|(o, r)| *o = table[bit(0, r) | bit(1, r) << 1 | bit(2, r) << 2]),
+        1 => rows.for_each(|(o, r)| apply(o, table[bit(0, r)])),
+        2 => rows.for_each(|(o, r)| apply(o, table[bit(0, r) | bit(1, r) << 1])),
+        3 => rows.for_each(|(o, r)| apply(o, table[bit(0, r) | bit(1, r) << 1 | bit(2, r) << 2])),
         4 => rows.for_each(|(o, r)| {
-            *o = table[bit(0, r) | bit(1, r) << 1 | bit(2, r) << 2 | bit(3, r) << 3];
+            apply(
+                o,
+                table[bit(0, r) | bit(1, r) << 1 | bit(2, r) << 2 | bit(3, r) << 3],
+            );
         }),
         _ => unreachable!("one to four columns"),
     }
@@ -313,37 +321,87 @@ impl<'a> FeatureMatrix<'a> {
         out.resize(samples.len(), 0.0);
         let rs = self.column(0).1;
         let offsets = samples.iter().map(|&s| s as usize * rs);
+        let mut exact = None;
         for (k, chunk) in terms.chunks(4).enumerate() {
-            let first = k == 0;
             let mut floats = [(&[][..], 0.0f32); 4];
-            let mut bits = [(Bits(&[], [0.0; 2]), 0.0f32); 4];
-            let (mut nf, mut nb) = (0, 0);
-            for &(j, w) in chunk {
+            let mut all_floats = true;
+            for (f, &(j, w)) in floats.iter_mut().zip(chunk) {
                 match self.column(j).0 {
-                    ColRef::Strided(c) => {
-                        floats[nf] = (c, w);
-                        nf += 1;
-                    }
-                    ColRef::Binary(b) => {
-                        bits[nb] = (b, w);
-                        nb += 1;
+                    ColRef::Strided(c) => *f = (c, w),
+                    ColRef::Binary(_) => {
+                        all_floats = false;
+                        break;
                     }
                 }
             }
-            if nb == 0 {
-                add_terms(&floats[..nf], offsets.clone(), out);
-            } else if nf == 0 && first {
-                // every sum starts at 0 and takes at most 16 values: look it up
-                set_from_bits(&bits[..nb], offsets.clone(), out);
-            } else if nf == 0 {
-                add_terms(&bits[..nb], offsets.clone(), out);
+            if all_floats {
+                add_terms(&floats[..chunk.len()], offsets.clone(), out);
             } else {
-                // mixed kinds: one pass per term, the same sums in the same order
-                for &(j, w) in chunk {
-                    add_terms(&[(self.column(j).0, w)], offsets.clone(), out);
-                }
+                let exact =
+                    *exact.get_or_insert_with(|| terms.len() > 4 && self.sums_exactly(terms));
+                self.add_chunk_with_bits(chunk, k == 0, exact, offsets.clone(), out);
             }
         }
+    }
+
+    /// One chunk of [`FeatureMatrix::project_rows`] with a column of bits: looked up from
+    /// the sums it can take when it is the first chunk, or when the whole projection sums
+    /// `exact`ly; else column by column as [`add_terms`] adds them.
+    #[inline(never)]
+    fn add_chunk_with_bits(
+        &self,
+        chunk: &[(usize, f32)],
+        first: bool,
+        exact: bool,
+        offsets: impl Iterator<Item = usize> + Clone,
+        out: &mut [f32],
+    ) {
+        let mut bits = [(Bits(&[], [0.0; 2]), 0.0f32); 4];
+        let mut nb = 0;
+        for &(j, w) in chunk {
+            if let ColRef::Binary(b) = self.column(j).0 {
+                bits[nb] = (b, w);
+                nb += 1;
+            }
+        }
+        let bits = &bits[..nb];
+        if nb < chunk.len() {
+            // mixed kinds: one pass per term, the same sums in the same order
+            for &(j, w) in chunk {
+                add_terms(&[(self.column(j).0, w)], offsets.clone(), out);
+            }
+        } else if first {
+            // every sum starts at 0 and takes at most 16 values: look it up
+            from_bits(bits, offsets, out, |o, v| *o = v);
+        } else if exact {
+            // exact sums do not depend on the order of the additions
+            from_bits(bits, offsets, out, |o, v| *o += v);
+        } else {
+            add_terms(bits, offsets, out);
+        }
+    }
+
+    /// Whether every sum over `terms` is computed exactly in f32, whatever the order of the
+    /// additions: all their columns are bits, every `w * value` is a whole number (e.g. 0/1
+    /// pixels in a patch), and the magnitudes add up to less than 2^24. Such a projection
+    /// may then be summed from lookups four terms at a time, with the values prediction gets.
+    fn sums_exactly(&self, terms: &[(usize, f32)]) -> bool {
+        let mut total = 0.0f64;
+        for &(j, w) in terms {
+            let ColRef::Binary(Bits(_, values)) = self.column(j).0 else {
+                return false;
+            };
+            let mut most = 0.0f64;
+            for v in values {
+                let p = f64::from(w) * f64::from(v);
+                if p.fract() != 0.0 || p != f64::from(w * v) {
+                    return false;
+                }
+                most = most.max(p.abs());
+            }
+            total += most;
+        }
+        total < f64::from(1u32 << 24)
     }
 
     /// Value at (row, column).
@@ -483,7 +541,16 @@ mod tests {
                 .map(|t| (6 * (t / 2) + 2 + t % 2, [1.0, -1.0, 0.37][t % 3]))
                 .collect::<Vec<_>>()
         });
-        for terms in random.chain(binary) {
+        // and whole-number sums over many bit columns (0/1 and 0.0/-0.0), summed from
+        // lookups four terms at a time
+        let whole = (5..12).map(|k| {
+            [2, 4, 8, 14, 16, 20, 26, 28, 32, 38, 2]
+                .into_iter()
+                .zip([1.0, -1.0, 2.0, -3.0, 1.0, 1.0, -1.0, 4.0, 1.0, -2.0, 1.0])
+                .take(k)
+                .collect::<Vec<_>>()
+        });
+        for terms in random.chain(binary).chain(whole) {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             xc.project_rows(&terms, &samples, &mut a);
             xf.project_rows(&terms, &samples, &mut b);

@@ -104,9 +104,10 @@ impl Forest {
         Ok(forest)
     }
 
-    /// Grows `n_more` further trees with the same parameters and seed (warm start). `x`, `y`
-    /// and the weights must be the training data of the first fit for OOB estimates to mean
-    /// anything.
+    /// Grows `n_more` further trees with the same parameters and seed (warm start), on
+    /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's.
+    /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
+    /// to mean anything.
     ///
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
@@ -116,6 +117,7 @@ impl Forest {
         y: &[f64],
         sample_weight: Option<&[f64]>,
         n_more: usize,
+        n_jobs: Option<i64>,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         if x.ncols() != self.n_features {
@@ -124,8 +126,10 @@ impl Forest {
                 got: x.ncols(),
             });
         }
-        let params = self.params.clone();
+        let mut params = self.params.clone();
+        params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
         let data = prepare(&params, x, y, sample_weight)?;
+        self.params.n_jobs = params.n_jobs;
         self.grow(&data, n_more, progress)?;
         self.params.n_estimators = self.trees.len();
         Ok(())

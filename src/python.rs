@@ -349,7 +349,8 @@ impl PyForest {
         Ok(PyForest { inner })
     }
 
-    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None))]
+    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None))]
+    #[allow(clippy::too_many_arguments)]
     fn fit_more(
         &mut self,
         py: Python<'_>,
@@ -358,6 +359,7 @@ impl PyForest {
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
         n_more: usize,
         progress: Option<PyRef<'_, Progress>>,
+        n_jobs: Option<i64>,
     ) -> PyResult<()> {
         let counter = progress.map(|p| p.done.clone());
         let (x, y) = (
@@ -366,7 +368,9 @@ impl PyForest {
         );
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
-        compute(py, || inner.grow_more(x, y, w, n_more, counter.as_deref()))
+        compute(py, || {
+            inner.grow_more(x, y, w, n_more, n_jobs, counter.as_deref())
+        })
     }
 
     fn truncate(&mut self, n_trees: usize) -> PyResult<()> {
@@ -388,6 +392,10 @@ impl PyForest {
         })
     }
 
+    #[getter]
+    fn n_jobs(&self) -> i64 {
+        self.inner.params().n_jobs
+    }
     #[getter]
     fn n_trees(&self) -> usize {
         self.inner.trees().len()

@@ -1,6 +1,7 @@
 """The core estimators: scikit-learn contract, the SPORF paper's accuracy claims, determinism,
 stopping rules, persistence and bad input."""
 
+import os
 import pickle
 
 import joblib
@@ -311,6 +312,23 @@ def test_warm_start_adds_trees_and_matches_one_fit():
     np.testing.assert_array_equal(est.predict_proba(X), once.predict_proba(X))
     with pytest.raises(ValueError, match="n_estimators"):
         est.set_params(n_estimators=3).fit(X, y)
+
+
+def test_warm_start_grows_with_the_current_n_jobs():
+    # n_jobs is how trees are grown, not what they are: a warm-start fit uses the value set
+    # now (also after a pickle round trip, which does not keep it), and gives the same trees
+    X, y = make_classification(300, 6, random_state=0)
+    est = of.SPORFClassifier(4, warm_start=True, n_jobs=1, random_state=3).fit(X, y)
+    assert est._forest.n_jobs == 1
+    est.set_params(n_estimators=8, n_jobs=2).fit(X, y)
+    assert est._forest.n_jobs == 2
+    again = pickle.loads(pickle.dumps(est))
+    again.set_params(n_estimators=12, n_jobs=-1).fit(X, y)
+    assert again._forest.n_jobs == os.cpu_count()
+    once = of.SPORFClassifier(12, random_state=3).fit(X, y)
+    assert again._forest.to_bytes() == once._forest.to_bytes()
+    with pytest.raises(ValueError, match="n_jobs"):
+        again._forest.fit_more(X.astype(np.float32), y.astype(np.float64), None, 1, None, 0)
 
 
 def test_max_samples_limits_bootstrap_size():

@@ -68,8 +68,13 @@ class Forest:
         sample_weight: Optional[npt.NDArray[np.float64]],
         n_more: int,
         progress: Optional[Progress] = None,
+        n_jobs: Optional[int] = None,
     ) -> None:
-        """Grow ``n_more`` further trees (tree indices continue), same params and seed."""
+        """Grow ``n_more`` further trees (tree indices continue), same params and seed,
+        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it)."""
+    @property
+    def n_jobs(self) -> int:
+        """The ``n_jobs`` the forest was last grown with (1 after loading from bytes)."""
     def truncate(self, n_trees: int) -> None:
         """Keep only the first ``n_trees`` trees."""
     def select_trees(self, indices: npt.NDArray[np.int64]) -> Forest:

@@ -191,7 +191,9 @@ class _BaseForest(BaseEstimator):
                 )
                 return
             run_with_progress(
-                lambda p: fitted.fit_more(X32, y_core, sw, n_more, p), n_more, self.verbose
+                lambda p: fitted.fit_more(X32, y_core, sw, n_more, p, self._n_threads()),
+                n_more,
+                self.verbose,
             )
             return
         self._seed = check_random_state(self.random_state).randint(0, 2**31 - 1)

@@ -297,19 +297,26 @@ impl<'a> FeatureMatrix<'a> {
         true
     }
 
-    /// Column `j`, read at offset `row * row_stride`, and that row stride.
+    /// Column `j`, read at offset `row * self.row_stride()`.
     #[inline]
-    fn column(&self, j: usize) -> (ColRef<'_>, usize) {
+    fn column(&self, j: usize) -> ColRef<'_> {
         match &self.store {
             Store::Borrowed {
-                data,
-                row_stride,
-                col_stride,
-            } => (ColRef::Strided(&data[j * col_stride..]), *row_stride),
+                data, col_stride, ..
+            } => ColRef::Strided(&data[j * col_stride..]),
             Store::Columns(cols) => match &cols[j] {
-                Column::Dense(d) => (ColRef::Strided(d), 1),
-                Column::Binary { bits, values } => (ColRef::Binary(Bits(bits, *values)), 1),
+                Column::Dense(d) => ColRef::Strided(d),
+                Column::Binary { bits, values } => ColRef::Binary(Bits(bits, *values)),
             },
+        }
+    }
+
+    /// The step between the offsets of consecutive rows in every column.
+    #[inline]
+    fn row_stride(&self) -> usize {
+        match self.store {
+            Store::Borrowed { row_stride, .. } => row_stride,
+            Store::Columns(_) => 1,
         }
     }
 
@@ -319,14 +326,14 @@ impl<'a> FeatureMatrix<'a> {
     pub fn project_rows(&self, terms: &[(usize, f32)], samples: &[u32], out: &mut Vec<f32>) {
         out.clear();
         out.resize(samples.len(), 0.0);
-        let rs = self.column(0).1;
+        let rs = self.row_stride();
         let offsets = samples.iter().map(|&s| s as usize * rs);
         let mut exact = None;
         for (k, chunk) in terms.chunks(4).enumerate() {
             let mut floats = [(&[][..], 0.0f32); 4];
             let mut all_floats = true;
             for (f, &(j, w)) in floats.iter_mut().zip(chunk) {
-                match self.column(j).0 {
+                match self.column(j) {
                     ColRef::Strided(c) => *f = (c, w),
                     ColRef::Binary(_) => {
                         all_floats = false;
@@ -359,7 +366,7 @@ impl<'a> FeatureMatrix<'a> {
         let mut bits = [(Bits(&[], [0.0; 2]), 0.0f32); 4];
         let mut nb = 0;
         for &(j, w) in chunk {
-            if let ColRef::Binary(b) = self.column(j).0 {
+            if let ColRef::Binary(b) = self.column(j) {
                 bits[nb] = (b, w);
                 nb += 1;
             }
@@ -368,7 +375,7 @@ impl<'a> FeatureMatrix<'a> {
         if nb < chunk.len() {
             // mixed kinds: one pass per term, the same sums in the same order
             for &(j, w) in chunk {
-                add_terms(&[(self.column(j).0, w)], offsets.clone(), out);
+                add_terms(&[(self.column(j), w)], offsets.clone(), out);
             }
         } else if first {
             // every sum starts at 0 and takes at most 16 values: look it up
@@ -388,7 +395,7 @@ impl<'a> FeatureMatrix<'a> {
     fn sums_exactly(&self, terms: &[(usize, f32)]) -> bool {
         let mut total = 0.0f64;
         for &(j, w) in terms {
-            let ColRef::Binary(Bits(_, values)) = self.column(j).0 else {
+            let ColRef::Binary(Bits(_, values)) = self.column(j) else {
                 return false;
             };
             let mut most = 0.0f64;
@@ -407,8 +414,7 @@ impl<'a> FeatureMatrix<'a> {
     /// Value at (row, column).
     #[inline]
     pub fn get(&self, row: usize, col: usize) -> f32 {
-        let (c, rs) = self.column(col);
-        c.at(row * rs)
+        self.column(col).at(row * self.row_stride())
     }
 }
 

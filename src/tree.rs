@@ -941,7 +941,8 @@ impl<S: ProjectionSampler> Grower<'_, S> {
                         {
                             Some((max_bins, false))
                         }
-                        _ if self.all_discrete(proj) => {
+                        // (at least 2 bins: smaller nodes never qualify)
+                        _ if n >= 2 * EXACT_HIST_MIN_ROWS_PER_BIN && self.all_discrete(proj) => {
                             let n_bins = exact_bins(lo, hi, n);
                             // worth it over a sort with enough rows for the bins
                             (n >= EXACT_HIST_MIN_ROWS.min(EXACT_HIST_MIN_ROWS_PER_BIN * n_bins))

@@ -457,6 +457,36 @@ impl PyForest {
         Ok(compute(py, || self.inner.apply_leaves(x, n_jobs))?.into_pyarray(py))
     }
 
+    fn in_bag_counts<'py>(
+        &self,
+        py: Python<'py>,
+        tree: usize,
+        n_samples: usize,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        Ok(compute(py, || self.inner.in_bag_counts(tree, n_samples))?.into_pyarray(py))
+    }
+
+    #[pyo3(signature = (x, n_jobs=1))]
+    #[allow(clippy::type_complexity)]
+    fn decision_path<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f32>,
+        n_jobs: i64,
+    ) -> PyResult<(
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+    )> {
+        let x = x.as_array();
+        let (indptr, indices, n_nodes_ptr) = compute(py, || self.inner.decision_path(x, n_jobs))?;
+        Ok((
+            indptr.into_pyarray(py),
+            indices.into_pyarray(py),
+            n_nodes_ptr.into_pyarray(py),
+        ))
+    }
+
     fn leaf_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
         self.inner
             .leaf_offsets()

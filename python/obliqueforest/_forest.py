@@ -23,6 +23,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
 from ._progress import run_with_progress
+from ._trees import PerTreeMixin
 from .projections import AxisAligned, Patch, SparseSigned, _Projection
 
 try:  # scikit-learn >= 1.6
@@ -96,7 +97,7 @@ TREE_PARAM_CONSTRAINTS: dict = {
 }
 
 
-class _BaseForest(BaseEstimator):
+class _BaseForest(PerTreeMixin, BaseEstimator):
     """Shared machinery of every projection forest. Subclasses define ``__init__`` (so that
     scikit-learn sees their parameters) and ``_projection_config``."""
 
@@ -197,6 +198,7 @@ class _BaseForest(BaseEstimator):
             )
             return
         self._seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
+        self._n_samples_fit = X.shape[0]  # estimators_samples_ recomputes in-bag rows from it
         params = self._core_params(X.shape[1], task)
         self._forest = run_with_progress(
             lambda p: _core.Forest.fit(X32, y_core, sw, params, p), self.n_estimators, self.verbose

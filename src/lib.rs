@@ -50,6 +50,8 @@ pub mod tree;
 mod python;
 
 #[cfg(test)]
+mod pins;
+#[cfg(test)]
 mod proptests;
 
 pub use error::{Error, Result};

@@ -42,6 +42,7 @@ pub mod error;
 pub mod forest;
 pub mod params;
 pub mod projection;
+pub mod prune;
 pub mod rng;
 pub mod serialize;
 pub mod tree;

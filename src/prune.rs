@@ -44,10 +44,8 @@ pub fn prune_cost_complexity(tree: &Tree, alpha: f64) -> Tree {
         }
     }
     let mut new_id = vec![LEAF; n];
-    let mut next = 0u32;
-    for i in (0..n).filter(|&i| keep[i]) {
-        new_id[i] = next;
-        next += 1;
+    for (next, i) in (0..n).filter(|&i| keep[i]).enumerate() {
+        new_id[i] = next as u32;
     }
     let k = tree.n_outputs;
     let values = tree.node_values();

@@ -673,8 +673,8 @@ mod tests {
         let crit = Gini { classes: &classes };
         let mut total = vec![0.0; 2];
         let w_node: f64 = weights.iter().sum();
-        for s in 0..40 {
-            crit.add_sample(&mut total, s, weights[s]);
+        for (s, &w) in weights.iter().enumerate() {
+            crit.add_sample(&mut total, s, w);
         }
         let mut bins = Bins::default();
         assert!(bins.assign(&vals, 0.0, 4.0, exact_bins(0.0, 4.0, 40), true));

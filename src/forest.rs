@@ -6,6 +6,7 @@ use crate::data::{check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
 use crate::params::{ForestParams, Task, TreeConfig};
 use crate::projection::{AnySampler, PatchGeometry};
+use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
 use crate::tree::{normalise, Grower, PackedTree, Tree, Workspace};
 use ndarray::{Array2, Array3, ArrayView2};
@@ -105,12 +106,14 @@ impl Forest {
     }
 
     /// Grows `n_more` further trees with the same parameters and seed (warm start), on
-    /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's.
+    /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's,
+    /// and pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model).
     /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
     /// to mean anything.
     ///
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
+    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the two per-call overrides
     pub fn grow_more(
         &mut self,
         x: ArrayView2<'_, f32>,
@@ -118,6 +121,7 @@ impl Forest {
         sample_weight: Option<&[f64]>,
         n_more: usize,
         n_jobs: Option<i64>,
+        ccp_alpha: Option<f64>,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         if x.ncols() != self.n_features {
@@ -128,8 +132,10 @@ impl Forest {
         }
         let mut params = self.params.clone();
         params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
+        params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
         let data = prepare(&params, x, y, sample_weight)?;
         self.params.n_jobs = params.n_jobs;
+        self.params.ccp_alpha = params.ccp_alpha;
         self.grow(&data, n_more, progress)?;
         self.params.n_estimators = self.trees.len();
         Ok(())
@@ -736,7 +742,8 @@ fn grow_one(
             weights.clone_from(&data.sample_weight);
         }
         let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
-        let tree = grower.grow(&weights, &mut rng, ws);
+        let tree =
+            prune_cost_complexity(grower.grow(&weights, &mut rng, ws), data.params.ccp_alpha);
         let oob = data.params.oob.then(|| {
             counts
                 .iter()
@@ -748,7 +755,8 @@ fn grow_one(
         (tree, oob)
     } else {
         let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
-        (grower.grow(&weights, &mut rng, ws), None)
+        let tree = grower.grow(&weights, &mut rng, ws);
+        (prune_cost_complexity(tree, data.params.ccp_alpha), None)
     }
 }
 

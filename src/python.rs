@@ -242,7 +242,7 @@ impl PyForestParams {
         *, task, n_classes, criterion, splitter, max_bins, projection, max_features,
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
-        max_samples, class_weight_subsample, oob, seed, n_jobs
+        max_samples, class_weight_subsample, oob, seed, ccp_alpha, n_jobs
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -265,6 +265,7 @@ impl PyForestParams {
         class_weight_subsample: bool,
         oob: bool,
         seed: &Bound<'_, PyAny>,
+        ccp_alpha: f64,
         n_jobs: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let n_classes = named_opt::<Count>(n_classes, "n_classes")?.map(|c| c.0);
@@ -310,6 +311,7 @@ impl PyForestParams {
                 class_weight_subsample,
                 oob,
                 seed,
+                ccp_alpha,
                 n_jobs,
             },
         })
@@ -392,7 +394,7 @@ impl PyForest {
         Ok(PyForest { inner })
     }
 
-    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None))]
+    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit_more(
         &mut self,
@@ -403,6 +405,7 @@ impl PyForest {
         n_more: usize,
         progress: Option<PyRef<'_, Progress>>,
         n_jobs: Option<i64>,
+        ccp_alpha: Option<f64>,
     ) -> PyResult<()> {
         let counter = progress.map(|p| p.done.clone());
         let (x, y) = (
@@ -412,7 +415,7 @@ impl PyForest {
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
         compute(py, || {
-            inner.grow_more(x, y, w, n_more, n_jobs, counter.as_deref())
+            inner.grow_more(x, y, w, n_more, n_jobs, ccp_alpha, counter.as_deref())
         })
     }
 

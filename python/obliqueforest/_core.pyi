@@ -79,6 +79,7 @@ class ForestParams:
         class_weight_subsample: bool,
         oob: bool,
         seed: int,
+        ccp_alpha: float,
         n_jobs: int,
     ) -> None: ...
     def with_seed(self, seed: int) -> ForestParams:
@@ -114,9 +115,11 @@ class Forest:
         n_more: int,
         progress: Optional[Progress] = None,
         n_jobs: Optional[int] = None,
+        ccp_alpha: Optional[float] = None,
     ) -> None:
         """Grow ``n_more`` further trees (tree indices continue), same params and seed,
-        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it)."""
+        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it),
+        pruned with ``ccp_alpha`` (default: the first fit's; 0 for a loaded model)."""
     @property
     def n_jobs(self) -> int:
         """The ``n_jobs`` the forest was last grown with (1 after loading from bytes)."""

@@ -37,6 +37,8 @@
 //! # Ok::<(), obliqueforest::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod data;
 pub mod error;
 pub mod forest;

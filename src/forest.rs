@@ -129,6 +129,8 @@ impl Forest {
         }
         let mut params = self.params.clone();
         params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
+        // the grown forest's size is checked like a first fit's (bounded before growing)
+        params.n_estimators = self.trees.len().saturating_add(n_more);
         let data = prepare(&params, x, y, sample_weight)?;
         self.params.n_jobs = params.n_jobs;
         self.grow(&data, n_more, progress)?;

@@ -428,10 +428,11 @@ impl PyForest {
         x: PyReadonlyArray2<'_, f32>,
         y: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
-        n_more: usize,
+        n_more: &Bound<'_, PyAny>,
         progress: Option<PyRef<'_, Progress>>,
         n_jobs: Option<i64>,
     ) -> PyResult<()> {
+        let n_more = named::<Count>(n_more, "n_more")?.0;
         let counter = progress.map(|p| p.done.clone());
         let (x, y) = (
             x.as_array(),

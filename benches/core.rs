@@ -5,8 +5,8 @@
 //! * `split_search`: the root split of one tree (`max_depth = 1`, one tree, no bootstrap):
 //!   d candidate projections, projected values sorted, every threshold scanned; ids ending
 //!   in `hist` use `Splitter::Histogram` (256 bins) instead. (The tree builder is internal
-//!   since the open-engine refactor, so the fit's column-major copy of X, about 1/20 of
-//!   the search at p = 20, is now inside the timing.)
+//!   since the open-engine refactor, so the fit's column-major copy of X, one pass over X,
+//!   is now inside the timing.)
 //! * `grow_tree`: one fully grown tree through [`Forest::fit`] (`n_estimators = 1`,
 //!   `bootstrap = false`), data preparation included.
 //! * `fit_forest`: 20 bootstrapped trees with `n_jobs` 1 and 2.

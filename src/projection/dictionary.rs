@@ -199,4 +199,35 @@ mod tests {
         assert!(err(nan, 4).contains("non-finite"));
         assert!(!dict().is_valid(&[2]) && dict().is_valid(&[1]) && !dict().is_valid(&[0, 1]));
     }
+
+    #[test]
+    fn dictionary_forest_round_trips_and_rejects_foreign_atoms() {
+        use crate::{Forest, ForestParams, MaxFeatures, ProjectionKind};
+        let x = ndarray::Array2::from_shape_fn((120, 4), |(i, j)| {
+            ((i * 13 + j * 29) % 31) as f32 / 31.0
+        });
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| f64::from(u8::from(r[0] + r[1] > r[2] + r[3])))
+            .collect();
+        let mut params = ForestParams::classification(2);
+        params.projection = ProjectionKind::Dictionary(dict());
+        params.max_features = MaxFeatures::Count(2);
+        params.n_estimators = 3;
+        let forest = Forest::fit(&params, x.view(), &y, None).unwrap();
+        let bytes = forest.to_bytes().unwrap();
+        assert_eq!(Forest::from_bytes(&bytes).unwrap(), forest);
+        // every stored descriptor is one atom index
+        for t in forest.trees() {
+            assert!(t.proj_w.is_empty());
+            assert!(t.proj_ptr.windows(2).all(|p| p[1] - p[0] <= 1));
+        }
+        // a node naming an atom the dictionary does not have is a corrupt model
+        let mut foreign = forest.clone();
+        foreign.trees[0].proj_idx[0] = 2;
+        assert!(foreign.validate().is_err());
+        foreign.trees[0].proj_idx[0] = 1;
+        assert!(foreign.validate().is_ok());
+    }
 }

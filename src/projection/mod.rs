@@ -73,6 +73,10 @@ pub enum ProjectionKind {
 /// serializes without it; the sampler itself is not serialized, and a loaded forest
 /// needs it again (a new `UserSampler`) to grow more trees.
 ///
+/// # Panics
+/// Growing a tree panics if the sampler leaves `out` malformed (offsets not rising from 0
+/// to `idx.len()`, a missing weight, or a feature index out of range).
+///
 /// ```
 /// use ndarray::Array2;
 /// use obliqueforest::projection::{ProjectionBuf, ProjectionSampler, SamplerScratch, UserSampler};
@@ -847,10 +851,13 @@ impl ProjectionSampler for AnySampler {
                 n_features,
             } => {
                 x.sample(rng, d, s, out);
-                // a foreign sampler's output is checked before the tree reads it
-                if !out.is_explicit_within(*n_features) {
-                    out.clear();
-                }
+                // a foreign sampler's output is checked before the tree reads it: a
+                // malformed buffer is a bug in that sampler, reported, never grown on
+                assert!(
+                    out.is_explicit_within(*n_features),
+                    "a UserSampler drew malformed projections (offsets, a weight per index \
+                     and indices below n_features = {n_features} are required)"
+                );
             }
             AnySampler::User { .. } => out.clear(),
         }
@@ -879,6 +886,21 @@ mod tests {
             &mut out,
         );
         out
+    }
+
+    struct OutOfRange;
+    impl ProjectionSampler for OutOfRange {
+        fn sample(&self, _: &mut Rng, _: usize, _: &mut SamplerScratch, out: &mut ProjectionBuf) {
+            out.clear();
+            out.push(&[7], &[1.0]);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "malformed projections")]
+    fn user_sampler_out_of_range_is_reported() {
+        let s = ProjectionKind::User(UserSampler::new(OutOfRange)).sampler(3);
+        draw(&s, 2, 0);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::data::{check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
 use crate::params::{ForestParams, Task, TreeConfig};
-use crate::projection::{AnySampler, PatchGeometry};
+use crate::projection::{AnySampler, CompactDescriptors, ProjectionSampler};
 use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
 use crate::tree::{normalise, Grower, PackedTree, Tree, Workspace};
@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub struct OobPrediction {
     /// Shape (n_samples, n_outputs), row-major.
     pub sums: Vec<f64>,
+    /// Trees each row was out of bag for.
     pub counts: Vec<u32>,
 }
 
@@ -133,6 +134,8 @@ impl Forest {
         let mut params = self.params.clone();
         params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
         params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
+        // the grown forest's size is checked like a first fit's (bounded before growing)
+        params.n_estimators = self.trees.len().saturating_add(n_more);
         let data = prepare(&params, x, y, sample_weight)?;
         self.params.n_jobs = params.n_jobs;
         self.params.ccp_alpha = params.ccp_alpha;
@@ -149,11 +152,10 @@ impl Forest {
     ) -> Result<()> {
         let first = self.trees.len();
         let sampler = data.params.projection.sampler(data.x.n_features);
-        let geometry = data.params.projection.geometry();
+        let geometry = sampler.descriptors();
         let grower = Grower {
             cfg: &data.cfg,
             sampler: &sampler,
-            geometry,
             x: &data.x,
             y: &data.y,
         };
@@ -201,20 +203,26 @@ impl Forest {
         Ok(())
     }
 
+    /// The parameters the forest was grown with.
     pub fn params(&self) -> &ForestParams {
         &self.params
     }
+    /// Columns of the training data.
     pub fn n_features(&self) -> usize {
         self.n_features
     }
+    /// Values per prediction (classes, or 1).
     pub fn n_outputs(&self) -> usize {
         self.params.task.n_outputs()
     }
+    /// The trees, in index order.
     pub fn trees(&self) -> &[Tree] {
         &self.trees
     }
-    pub fn geometry(&self) -> Option<&PatchGeometry> {
-        self.params.projection.geometry()
+    /// How the stored projections' compact descriptors read as terms (patch and
+    /// dictionary forests), `None` when they are explicit.
+    pub fn geometry(&self) -> Option<&dyn CompactDescriptors> {
+        self.params.projection.descriptors()
     }
     /// Out-of-bag predictions, when fitted with `oob = true`.
     pub fn oob(&self) -> Option<&OobPrediction> {

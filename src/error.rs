@@ -22,6 +22,9 @@ pub enum Error {
         if found > supported { "newer than" } else { "older than" },
         if found > supported { "upgrade obliqueforest" } else { "refit the model" })]
     UnsupportedVersion { found: u32, supported: u32 },
+    /// The computation was stopped through its [`crate::Cancel`] token (or Ctrl-C from Python).
+    #[error("cancelled")]
+    Cancelled,
     /// An internal invariant was broken (a bug); reported instead of panicking.
     #[error("internal error: {0}")]
     Internal(String),

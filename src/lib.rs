@@ -37,6 +37,7 @@
 //! # Ok::<(), obliqueforest::Error>(())
 //! ```
 
+pub mod cancel;
 pub mod data;
 pub mod error;
 pub mod forest;
@@ -44,6 +45,7 @@ pub mod params;
 pub mod projection;
 pub mod rng;
 pub mod serialize;
+pub mod threads;
 pub mod tree;
 
 #[cfg(feature = "python")]
@@ -52,6 +54,7 @@ mod python;
 #[cfg(test)]
 mod proptests;
 
+pub use cancel::Cancel;
 pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};

@@ -711,6 +711,9 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         loop {
             let next = if best_first { heap.pop() } else { stack.pop() };
             let Some(p) = next else { break };
+            if crate::cancel::requested() {
+                break; // cancel: leave the rest as leaves; the forest drops this tree
+            }
             if self.cfg.max_leaf_nodes.is_some_and(|m| n_leaves >= m) {
                 break;
             }
@@ -922,6 +925,9 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         let n = end - start;
         let min_leaf = self.cfg.min_samples_leaf;
         for c in 0..ws.cand.len() {
+            if crate::cancel::requested() {
+                return None; // cancel: no split, so the node stays a leaf
+            }
             let proj = ws.cand.get(c, self.geometry);
             self.project(proj, &ws.samples[start..end], &mut ws.terms, &mut ws.vals);
             let found = match self.cfg.splitter {

@@ -19,11 +19,20 @@ class ForestError(ValueError):
     """Any error raised by the Rust core (bad parameters, bad input, corrupt model bytes)."""
 
 class Progress:
-    """A counter of grown trees, shared with a running fit (read it from another thread)."""
+    """A counter of grown trees and a cancel switch, shared with running fits (read or
+    cancel from another thread)."""
 
     def __init__(self) -> None: ...
     @property
     def trees_done(self) -> int: ...
+    def cancel(self) -> None:
+        """Stops every fit using this object soon; they raise ForestError("cancelled")."""
+    @property
+    def cancelled(self) -> bool: ...
+
+def n_threads(n_jobs: Optional[int] = None) -> int:
+    """Threads ``n_jobs`` stands for: None -> 1, -1 -> all cores, -2 -> all but one, ...;
+    counts above the available cores are capped; 0 raises ForestError."""
 
 class Forest:
     """A fitted projection forest (all trees, their projections and leaf values).

@@ -13,7 +13,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import os
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state, compute_sample_weight
@@ -46,16 +45,14 @@ _F32_MAX = float(np.finfo(np.float32).max)
 
 
 def resolve_n_jobs(n_jobs) -> int:
-    """Threads for the core: None -> 1, -1 -> all cores, -2 -> all but one, ...
+    """Threads for ``n_jobs``, the package's one rule (``_core.n_threads``): None -> 1,
+    -1 -> all cores, -2 -> all but one, ...; counts above the cores are capped at the
+    cores, as joblib does; 0 is a ValueError.
 
     (joblib's ``effective_n_jobs`` is not used: inside multiprocessing workers it forces 1,
     which is about joblib's process pools, not the core's threads.)
     """
-    if n_jobs is None:
-        return 1
-    if n_jobs < 0:
-        return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
-    return int(n_jobs)
+    return _core.n_threads(n_jobs)
 
 
 def as_float32(X, order="C"):
@@ -125,8 +122,6 @@ class _BaseForest(BaseEstimator):
 
     # -- fitting -------------------------------------------------------------------------
     def _core_params(self, n_features: int, task: dict) -> dict:
-        if self.n_jobs == 0:
-            raise ValueError("n_jobs == 0 has no meaning; use None, a positive number or -1")
         if self.oob_score and not self.bootstrap:
             raise ValueError("Out of bag estimation only available if bootstrap=True")
         if self.max_samples is not None and not self.bootstrap:

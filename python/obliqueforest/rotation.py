@@ -381,7 +381,9 @@ class _BaseRotationEnsemble(BaseEstimator):
         t_start = time.perf_counter()
         n_samples, n_features = X.shape
         R, U, M = self.n_rotations, self.micro_forest_size, self.n_estimators
-        n_jobs = max(1, resolve_n_jobs(self.n_jobs))
+        n_jobs = resolve_n_jobs(self.n_jobs)
+        # shared by every core call of this fit: Ctrl-C in the main thread cancels them all
+        progress = _core.Progress()
 
         # Every random number is drawn before any work, so nothing depends on n_jobs.
         random_state = check_random_state(self.random_state)
@@ -411,14 +413,16 @@ class _BaseRotationEnsemble(BaseEstimator):
         def grow_micro_forest(k):
             X_rot = self._rotate(X_scaled, k)
             forest = _core.Forest.fit(
-                X_rot, y, sample_weight, self._core_params(U, n_jobs, forest_seeds[k])
+                X_rot, y, sample_weight, self._core_params(U, n_jobs, forest_seeds[k]), progress
             )
             return (X_rot if cache else None), forest
 
         # Several core calls run at once (each releases the GIL) so that the
         # core's worker pool, shared between calls of the same size, never idles
         # at the tail of a small micro-forest. The results do not depend on it.
-        for k, (X_rot, forest) in enumerate(self._map(grow_micro_forest, range(R), n_jobs)):
+        for k, (X_rot, forest) in enumerate(
+            self._map(grow_micro_forest, range(R), n_jobs, progress)
+        ):
             n_nodes, depth, _ = forest.tree_stats()
             complexity[k] = np.median(tree_complexity(n_nodes, depth, n_samples))
             if keep_oob:
@@ -464,16 +468,20 @@ class _BaseRotationEnsemble(BaseEstimator):
                 # counts[k] trees (same seed, same trees) records them again.
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
                 return _core.Forest.fit(
-                    X_rot, y, sample_weight, self._core_params(counts[k], n_jobs, forest_seeds[k])
+                    X_rot,
+                    y,
+                    sample_weight,
+                    self._core_params(counts[k], n_jobs, forest_seeds[k]),
+                    progress,
                 )
             if counts[k] < U:
                 forest.truncate(int(counts[k]))
             elif counts[k] > U:
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
-                forest.fit_more(X_rot, y, sample_weight, int(counts[k] - U))
+                forest.fit_more(X_rot, y, sample_weight, int(counts[k] - U), progress)
             return forest
 
-        forests = list(self._map(complete_forest, range(R), n_jobs))
+        forests = list(self._map(complete_forest, range(R), n_jobs, progress))
         self._forests = forests
         rotated.clear()
 
@@ -493,13 +501,24 @@ class _BaseRotationEnsemble(BaseEstimator):
         return self
 
     @staticmethod
-    def _map(function, items, n_jobs):
-        """``map`` in order, with up to ``n_jobs`` concurrent calls when n_jobs > 1."""
+    def _map(function, items, n_jobs, progress):
+        """``map`` in order, with up to ``n_jobs`` concurrent calls when n_jobs > 1.
+
+        Core calls in worker threads cannot see Ctrl-C (Python handles signals in the main
+        thread only): an exception while waiting cancels them through ``progress`` and
+        waits for them, so no thread keeps computing after it.
+        """
         items = list(items)
         if n_jobs <= 1 or len(items) <= 1:
             return [function(item) for item in items]
-        with ThreadPoolExecutor(max_workers=min(n_jobs, len(items))) as executor:
+        executor = ThreadPoolExecutor(max_workers=min(n_jobs, len(items)))
+        try:
             return list(executor.map(function, items))
+        except BaseException:
+            progress.cancel()
+            raise
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
 
     def _rank(self, complexity, oob_error):
         """Rotation indices from best to worst for the chosen scheme (stable on ties)."""
@@ -585,7 +604,7 @@ class _BaseRotationEnsemble(BaseEstimator):
         check_is_fitted(self)
         X = _validate_data(self, X, reset=False, dtype=np.float64)
         X_scaled = self._scale(X)
-        n_jobs = max(1, resolve_n_jobs(self.n_jobs))
+        n_jobs = resolve_n_jobs(self.n_jobs)
         total = np.zeros((X.shape[0], self._n_outputs))
         with threadpool_limits(limits=1, user_api="blas"):
             for k, forest in enumerate(self._forests):

@@ -3,7 +3,7 @@
 //! Predictions add trees in index order for the same reason.
 
 use crate::cancel;
-use crate::data::{check_weights, FeatureMatrix, Targets};
+use crate::data::{check_target_scale, check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
 use crate::params::{ForestParams, Task, TreeConfig};
 use crate::projection::{AnySampler, PatchGeometry};
@@ -580,6 +580,7 @@ fn prepare<'a>(
     };
     let y = Targets::new(y, n_classes)?;
     let sample_weight = check_weights(sample_weight, n)?;
+    check_target_scale(&y, &sample_weight)?;
     // in the fit's pool: a copy into Fortran order is split over its threads
     let x = cancel::install(&*thread_pool(params.n_threads())?, || {
         FeatureMatrix::from_view(x)

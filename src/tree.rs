@@ -928,6 +928,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
             if crate::cancel::requested() {
                 return None; // cancel: no split, so the node stays a leaf
             }
+            self.x.keep_sums_finite(&mut ws.cand, c); // overflow: huge data, halved weights
             let proj = ws.cand.get(c, self.geometry);
             self.project(proj, &ws.samples[start..end], &mut ws.terms, &mut ws.vals);
             let found = match self.cfg.splitter {

@@ -240,3 +240,77 @@ def test_same_seed_bit_identical_across_n_jobs_and_save_load(make, tmp_path):
     c = of.load(tmp_path / "a.of")
     assert c._forest.to_bytes() == a._forest.to_bytes()
     np.testing.assert_array_equal(a.predict(X), c.predict(X))
+
+
+# -- magnitudes at float32's and float64's limits ---------------------------------------
+
+
+def _huge_data(n=400, p=5):
+    """Every value between 2e38 and 3.3e38 in magnitude: a sum of two overflows float32."""
+    rng = np.random.RandomState(0)
+    X = (np.sign(rng.randn(n, p)) * rng.uniform(2e38, 3.3e38, (n, p))).astype(np.float32)
+    return X, (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: of.SPORFClassifier(n_estimators=10, random_state=0),
+        lambda: of.ObliqueForestClassifier(of.projections.Gaussian(), 10, random_state=0),
+        lambda: of.ObliqueForestClassifier(of.projections.ForestRC(3), 10, random_state=0),
+    ],
+)
+def test_oblique_forest_learns_near_float32_max_like_rf(make):
+    X, y = _huge_data()
+    rf = of.RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    est = make().fit(X, y)
+    assert (rf.predict(X) == y).mean() == 1.0
+    # projected sums overflowed to infinity before: no split, accuracy at chance
+    assert (est.predict(X) == y).mean() >= 0.97
+    assert est.feature_importances_[0] == est.feature_importances_.max()
+    # and prediction follows the fit's arithmetic: fully grown trees reproduce the labels
+    est1 = make().set_params(n_estimators=1, bootstrap=False).fit(X, y)
+    assert (est1.predict(X) == y).all()
+
+
+@pytest.mark.parametrize("w", [2.0**1000, 2.0**-1000, 1e308, 1e-300])
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_huge_and_tiny_equal_weights_give_the_unweighted_model(w, task):
+    X, y = make_classification(200, 5, random_state=0)
+    make = of.SPORFClassifier if task == "classification" else of.SPORFRegressor
+    target = y if task == "classification" else X[:, 0] * 3.0 + y
+    plain = make(n_estimators=5, random_state=0).fit(X, target)
+    weighted = make(n_estimators=5, random_state=0).fit(X, target, sample_weight=np.full(200, w))
+    out = weighted.predict_proba(X) if task == "classification" else weighted.predict(X)
+    want = plain.predict_proba(X) if task == "classification" else plain.predict(X)
+    assert np.all(np.isfinite(out))
+    if np.log2(w).is_integer():
+        # rescaled by a power of two relative to 1: every weight sum scales exactly
+        np.testing.assert_array_equal(out, want)
+    else:
+        # other scales round differently, which may flip near-ties between splits: the
+        # two models fit the training data equally well
+        assert abs(weighted.score(X, target) - plain.score(X, target)) < 0.05
+
+
+def test_regression_targets_whose_squares_overflow_are_a_value_error():
+    X, y = make_classification(300, 4, random_state=0)
+    for scale in [1e308, 1e200]:
+        with pytest.raises(ValueError, match="y has values up to"):
+            of.RandomForestRegressor(n_estimators=3).fit(X, (y - 0.5) * scale)
+    # large but safe targets work, and predict on their scale
+    reg = of.RandomForestRegressor(n_estimators=3, random_state=0).fit(X, (y - 0.5) * 1e140)
+    assert np.all(np.isfinite(reg.predict(X))) and np.abs(reg.predict(X)).max() > 1e139
+
+
+def test_rotation_beyond_float32_range_names_the_reason():
+    X, y = _huge_data(200, 4)
+    est = of.RotationEnsembleClassifier(
+        n_estimators=8, n_rotations=3, micro_forest_size=4, scaling=None, random_state=0
+    )
+    with pytest.raises(ValueError, match="beyond float32's range") as info:
+        est.fit(X.astype(np.float64), y)
+    assert "NaN" not in str(info.value)
+    # scaled inputs work
+    est.set_params(scaling="minmax").fit(X.astype(np.float64), y)
+    assert (est.predict(X) == y).mean() > 0.9

@@ -45,7 +45,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _core
-from ._forest import TREE_PARAM_CONSTRAINTS, _validate_data, resolve_n_jobs
+from ._forest import _F32_MAX, TREE_PARAM_CONSTRAINTS, _validate_data, resolve_n_jobs
 
 
 __all__ = [
@@ -315,7 +315,18 @@ class _BaseRotationEnsemble(BaseEstimator):
 
     def _rotate(self, X_scaled, k):
         """One matrix product per rotation; the core takes float32."""
-        return np.ascontiguousarray(X_scaled @ self.rotations_[k], dtype=np.float32)
+        rotated = X_scaled @ self.rotations_[k]
+        with np.errstate(over="ignore"):
+            out = np.ascontiguousarray(rotated, dtype=np.float32)
+        if not np.isfinite(out).all():
+            # X is finite (validated), so its rotation left float32's range
+            raise ValueError(
+                f"rotation {k} maps X to values up to {np.abs(rotated).max():.3g} in "
+                f"magnitude, beyond float32's range ({_F32_MAX:.3g}) in which the engine "
+                f"computes; with scaling={self.scaling!r}, rescale X (e.g. divide it by a "
+                "constant) or use scaling='minmax' or 'rank'"
+            )
+        return out
 
     # ---- core parameters
 

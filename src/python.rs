@@ -417,6 +417,14 @@ impl PyForest {
         })
     }
 
+    /// An independent copy (a warm start grows one while other threads predict).
+    fn copy(&self, py: Python<'_>) -> PyForest {
+        let inner = &self.inner;
+        PyForest {
+            inner: py.detach(|| inner.clone()),
+        }
+    }
+
     fn truncate(&mut self, n_trees: usize) -> PyResult<()> {
         if n_trees == 0 {
             return Err(bad("n_trees", "a forest keeps at least one tree"));

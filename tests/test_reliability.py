@@ -314,3 +314,43 @@ def test_rotation_beyond_float32_range_names_the_reason():
     # scaled inputs work
     est.set_params(scaling="minmax").fit(X.astype(np.float64), y)
     assert (est.predict(X) == y).mean() > 0.9
+
+
+# -- one estimator, several threads -------------------------------------------------------
+
+
+def test_predict_during_refit_and_warm_start_sees_one_whole_model():
+    rng = np.random.RandomState(0)
+    X = rng.randn(2000, 6).astype(np.float32)
+    y_int = (X[:, 0] > 0).astype(int)
+    y_str = np.array(["a", "b", "c"])[(X[:, 1] > 0).astype(int) + (X[:, 2] > 1)]
+    clf = of.SPORFClassifier(n_estimators=10, random_state=0).fit(X, y_int)
+    stop, problems, n_predictions = threading.Event(), [], [0]
+
+    def predictor():
+        while not stop.is_set():
+            try:
+                pred = clf.predict(X)
+            except Exception as e:  # noqa: BLE001 - every error is a finding here
+                problems.append(f"{type(e).__name__}: {e}")
+                continue
+            n_predictions[0] += 1
+            # fully grown forests fit their training labels: a model's predictions match
+            # its own labels almost everywhere, and never mix the two label sets
+            if not any((pred == want).mean() > 0.9 for want in (y_int, y_str)):
+                problems.append(f"labels of one fit from another fit's forest: {set(pred)}")
+
+    thread = threading.Thread(target=predictor)
+    thread.start()
+    try:
+        for i in range(6):
+            clf.fit(X, y_str if i % 2 == 0 else y_int)
+        clf.set_params(warm_start=True)
+        for n in range(12, 40, 4):
+            clf.set_params(n_estimators=n).fit(X, y_int)
+    finally:
+        stop.set()
+        thread.join()
+    assert not problems, problems[:5]
+    assert n_predictions[0] > 0
+    assert clf.n_estimators_ == 36

@@ -84,6 +84,8 @@ class Forest:
     @property
     def n_jobs(self) -> int:
         """The ``n_jobs`` the forest was last grown with (1 after loading from bytes)."""
+    def copy(self) -> Forest:
+        """An independent copy of this forest (its out-of-bag records included)."""
     def truncate(self, n_trees: int) -> None:
         """Keep only the first ``n_trees`` trees."""
     def select_trees(self, indices: npt.NDArray[np.int64]) -> Forest:

@@ -153,6 +153,20 @@ class _BaseForest(BaseEstimator):
     def _n_threads(self) -> int:
         return resolve_n_jobs(self.n_jobs)
 
+    def _fitted_model(self):
+        """(core forest, classes_) of one fit, even while another thread refits.
+
+        A fit sets ``classes_`` first, then ``_forest``, then ``_published`` (the pair);
+        reading ``_published`` before ``_forest`` therefore gives the old pair, or a new
+        forest whose ``classes_`` are already set: never one fit's forest with another's
+        classes.
+        """
+        published = getattr(self, "_published", None)
+        forest = self._forest
+        if published is not None and published[0] is forest:
+            return published
+        return forest, getattr(self, "classes_", None)
+
     def _validate_X_predict(self, X):
         check_is_fitted(self, "_forest")
         # NaN and infinity are refused by the core, in the same pass that reads X
@@ -185,11 +199,15 @@ class _BaseForest(BaseEstimator):
                     stacklevel=3,
                 )
                 return
+            # grown on a copy and swapped in: predictions from other threads meanwhile use
+            # the old forest, whole
+            grown = fitted.copy()
             run_with_progress(
-                lambda p: fitted.fit_more(X32, y_core, sw, n_more, p, self._n_threads()),
+                lambda p: grown.fit_more(X32, y_core, sw, n_more, p, self._n_threads()),
                 n_more,
                 self.verbose,
             )
+            self._forest = grown
             return
         self._seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
         params = self._core_params(X.shape[1], task)
@@ -307,6 +325,7 @@ class _ClassifierMixin(ClassifierMixin):
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else sample_weight * cw
         self._fit_forest(X, y_enc, sample_weight, self._task_params(y))
+        self._published = (self._forest, self.classes_)
         if self.oob_score:
             self._set_oob(y_enc)
         return self
@@ -336,8 +355,12 @@ class _ClassifierMixin(ClassifierMixin):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        return self._predict_proba_with_classes(X)[0]
+
+    def _predict_proba_with_classes(self, X):
         X = self._validate_X_predict(X)
-        return self._forest.predict(X, self._n_threads())
+        forest, classes = self._fitted_model()
+        return forest.predict(X, self._n_threads()), classes
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`, shape (n_samples, n_classes)."""
@@ -346,8 +369,8 @@ class _ClassifierMixin(ClassifierMixin):
 
     def predict(self, X):
         """Most probable class, shape (n_samples,)."""
-        proba = self.predict_proba(X)
-        return self.classes_.take(proba.argmax(axis=1))
+        proba, classes = self._predict_proba_with_classes(X)
+        return classes.take(proba.argmax(axis=1))
 
 
 class _RegressorMixin(RegressorMixin):

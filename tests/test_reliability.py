@@ -2,6 +2,7 @@
 repetition and persistence never change or corrupt a model."""
 
 import gc
+import warnings
 import threading
 import time
 
@@ -354,3 +355,39 @@ def test_predict_during_refit_and_warm_start_sees_one_whole_model():
     assert not problems, problems[:5]
     assert n_predictions[0] > 0
     assert clf.n_estimators_ == 36
+
+
+def test_interpret_walks_trees_of_any_depth():
+    from obliqueforest.interpret import decision_path_rules, export_text, split_rules
+
+    # alternating labels along one feature grow a chain: depth n - 1
+    n = 4001
+    X = np.arange(n, dtype=np.float32)[:, None]
+    y = np.arange(n) % 2
+    clf = of.RandomForestClassifier(n_estimators=1, bootstrap=False, random_state=0).fit(X, y)
+    depth = int(clf.tree_stats()[1][0])
+    assert depth >= 3000
+    truncated = export_text(clf)  # the default max_depth=10 measures the cut branches
+    assert f"truncated branch of depth {depth - 10}" in truncated
+    assert (
+        len(export_text(clf, max_depth=n).splitlines())
+        == len(split_rules(clf)) + (len(split_rules(clf)) - 1) // 2
+    )
+    deepest_row = X[[int(np.argmax(clf.apply(X)[:, 0]))]]
+    assert len(decision_path_rules(clf, deepest_row[0])) >= 1
+
+
+def test_rotation_oob_score_warns_when_rows_have_no_oob_prediction():
+    X, y = make_classification(200, 4, random_state=0)
+    few = of.RotationEnsembleClassifier(
+        n_estimators=2, n_rotations=2, micro_forest_size=1, oob_score=True, random_state=0
+    )
+    with pytest.warns(UserWarning, match="no out-of-bag prediction"):
+        few.fit(X, y)
+    assert np.isnan(few.oob_decision_function_).any() and 0 <= few.oob_score_ <= 1
+    many = of.RotationEnsembleClassifier(
+        n_estimators=60, n_rotations=3, micro_forest_size=20, oob_score=True, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        many.fit(X, y)

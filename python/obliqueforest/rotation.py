@@ -29,6 +29,7 @@ References
 from __future__ import annotations
 
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 from typing import ClassVar
@@ -599,14 +600,30 @@ class _BaseRotationEnsemble(BaseEstimator):
         pred = np.full_like(sums, np.nan)
         pred[mask] = sums[mask] / counts[mask, None]
         weights = None if sample_weight is None else sample_weight[mask]
+        n_missing = int((~mask).sum())
+        if n_missing:
+            warnings.warn(
+                f"{n_missing} of {mask.size} training rows were in the bootstrap sample of "
+                "every tree and have no out-of-bag prediction; the OOB score is computed "
+                "without them (NaN in the OOB predictions). Use more trees for a reliable "
+                "estimate.",
+                UserWarning,
+                stacklevel=4,
+            )
         if self._task == "classification":
             self.oob_decision_function_ = pred
-            self.oob_score_ = float(
-                accuracy_score(y[mask], np.argmax(pred[mask], axis=1), sample_weight=weights)
+            self.oob_score_ = (
+                float(accuracy_score(y[mask], np.argmax(pred[mask], axis=1), sample_weight=weights))
+                if mask.any()
+                else np.nan
             )
         else:
             self.oob_prediction_ = pred[:, 0]
-            self.oob_score_ = float(r2_score(y[mask], pred[mask, 0], sample_weight=weights))
+            self.oob_score_ = (
+                float(r2_score(y[mask], pred[mask, 0], sample_weight=weights))
+                if mask.sum() >= 2
+                else np.nan
+            )
 
     # ---- prediction
 

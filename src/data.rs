@@ -451,6 +451,17 @@ pub enum Targets {
 }
 
 impl Targets {
+    /// The number of distinct classes among the targets (1 for regression).
+    pub fn n_present(&self) -> usize {
+        match self {
+            Targets::Values(_) => 1,
+            Targets::Classes(c) => {
+                let mut seen = std::collections::HashSet::new();
+                c.iter().filter(|&&k| seen.insert(k)).count()
+            }
+        }
+    }
+
     /// Converts targets given as floats; class codes must be whole numbers in `0..n_classes`.
     ///
     /// # Errors

@@ -22,6 +22,9 @@ pub enum Error {
         if found > supported { "newer than" } else { "older than" },
         if found > supported { "upgrade obliqueforest" } else { "refit the model" })]
     UnsupportedVersion { found: u32, supported: u32 },
+    /// A fit would exceed the memory limit ([`crate::limits`]).
+    #[error("memory limit: {0}")]
+    ResourceLimit(String),
     /// The computation was stopped through its [`crate::Cancel`] token (or Ctrl-C from Python).
     #[error("cancelled")]
     Cancelled,

@@ -5,6 +5,7 @@
 use crate::cancel;
 use crate::data::{check_target_scale, check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
+use crate::limits;
 use crate::params::{ForestParams, Task, TreeConfig};
 use crate::projection::{AnySampler, PatchGeometry};
 use crate::rng::{Purpose, Rng};
@@ -154,21 +155,35 @@ impl Forest {
             y: &data.y,
         };
         let pool = thread_pool(data.params.n_threads())?;
+        let budget = limits::budget_bytes();
+        if first == 0 {
+            limits::check_request(data.params, data.x.n_samples, data.y.n_present(), budget)?;
+        }
+        let held = self.trees.iter().map(limits::tree_bytes).sum();
+        let tally = limits::Tally::new(budget, held, n_more);
         let carried = cancel::carry();
         let grown: Vec<(Tree, Option<Vec<u32>>)> = cancel::install(&pool, || {
             (first..first + n_more)
                 .into_par_iter()
                 .map_init(Workspace::default, |ws, t| {
+                    if tally.over() {
+                        return None; // the memory guard stops the fit: start no more trees
+                    }
                     // a cancelled builder stops splitting; its tree is dropped below
                     let tree_result = carried.run(|| grow_one(data, &grower, t, ws));
+                    tally.add(&tree_result.0);
                     if let Some(p) = progress {
                         p.fetch_add(1, Ordering::Relaxed);
                     }
-                    tree_result
+                    Some(tree_result)
                 })
+                .flatten() // in index order, without a slot per tree never grown
                 .collect()
         });
         cancel::check()?;
+        if tally.over() {
+            return Err(tally.error());
+        }
         let n = data.x.n_samples;
         let k = data.cfg.n_outputs;
         if data.params.oob {

@@ -448,6 +448,15 @@ impl PyForest {
     fn n_jobs(&self) -> i64 {
         self.inner.params().n_jobs
     }
+    /// Memory held by the trees and their prediction layout, in bytes.
+    #[getter]
+    fn n_bytes(&self) -> u64 {
+        self.inner
+            .trees()
+            .iter()
+            .map(crate::limits::tree_bytes)
+            .sum()
+    }
     #[getter]
     fn n_trees(&self) -> usize {
         self.inner.trees().len()
@@ -706,6 +715,47 @@ fn n_threads(n_jobs: Option<Bound<'_, PyAny>>) -> PyResult<usize> {
     Ok(crate::threads::n_threads(n_jobs)?)
 }
 
+/// Sets the process-wide memory limit for fitted models: None (no limit), "auto" (80% of
+/// the memory available when a fit starts) or a number of bytes.
+#[pyfunction]
+fn set_memory_limit(limit: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+    use crate::limits::MemoryLimit;
+    let limit = match limit {
+        None => MemoryLimit::Unlimited,
+        Some(v) if v.is_none() => MemoryLimit::Unlimited,
+        Some(v) if v.is_instance_of::<PyString>() => match v.extract::<String>()?.as_str() {
+            "auto" => MemoryLimit::Auto,
+            other => return Err(bad("limit", &format!("unknown option {other:?}"))),
+        },
+        Some(v) => {
+            let b = Params::int(&v, "limit")
+                .ok()
+                .and_then(|b| u64::try_from(b).ok())
+                .filter(|&b| b > 0)
+                .ok_or_else(|| {
+                    bad(
+                        "limit",
+                        "must be None, 'auto' or a positive number of bytes",
+                    )
+                })?;
+            MemoryLimit::Bytes(b)
+        }
+    };
+    crate::limits::set_memory_limit(limit);
+    Ok(())
+}
+
+/// The memory limit for fitted models: None, "auto" or a number of bytes.
+#[pyfunction]
+fn memory_limit(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    use crate::limits::MemoryLimit;
+    Ok(match crate::limits::memory_limit() {
+        MemoryLimit::Unlimited => py.None().into_bound(py),
+        MemoryLimit::Auto => PyString::new(py, "auto").into_any(),
+        MemoryLimit::Bytes(b) => b.into_pyobject(py)?.into_any(),
+    })
+}
+
 /// Raises an internal error from inside the panic guard (tests use it to prove that a
 /// panic in the core reaches Python as an exception, not a crash).
 #[pyfunction]
@@ -724,5 +774,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(n_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(set_memory_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
     Ok(())
 }

@@ -391,3 +391,50 @@ def test_rotation_oob_score_warns_when_rows_have_no_oob_prediction():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         many.fit(X, y)
+
+
+# -- the memory guard -------------------------------------------------------------------
+
+
+@pytest.fixture
+def memory_limit():
+    before = of.memory_limit()
+    yield of.set_memory_limit
+    of.set_memory_limit(before)
+
+
+def test_absurd_requests_are_refused_before_growing(memory_limit):
+    memory_limit(8 * 10**9)
+    rng = np.random.RandomState(0)
+    X = rng.randn(20000, 4)
+    many_classes = rng.randint(0, 10_000, 20000)
+    with pytest.raises(ValueError, match="memory limit.*need at least"):
+        of.RandomForestClassifier(n_estimators=100).fit(X, many_classes)
+    # the same with shallow trees is small, and fits
+    shallow = of.RandomForestClassifier(n_estimators=2, max_depth=2).fit(X, many_classes)
+    assert shallow._forest.n_bytes < 10**8
+    X, y = make_classification(500, 4, random_state=0)
+    with pytest.raises(ValueError, match="memory limit.*would take about"):
+        of.RandomForestClassifier(n_estimators=10**7, n_jobs=2).fit(X, y)
+
+
+def test_memory_limit_stops_a_fit_whose_trees_outgrow_it(memory_limit):
+    X, y = make_classification(2000, 6, flip_y=0.3, random_state=0)
+    one = of.SPORFClassifier(n_estimators=1, random_state=0).fit(X, y)
+    per_tree = one._forest.n_bytes
+    memory_limit(per_tree * 20)
+    est = of.SPORFClassifier(n_estimators=200, n_jobs=2, random_state=0)
+    with pytest.raises(of.ForestError, match="would take about"):
+        est.fit(X, y)
+    assert not hasattr(est, "_forest")
+    # within the limit, and unlimited
+    assert of.SPORFClassifier(n_estimators=10, random_state=0).fit(X, y)._forest.n_trees == 10
+    memory_limit(None)
+    assert of.memory_limit() is None
+    assert of.SPORFClassifier(n_estimators=40, random_state=0).fit(X, y)._forest.n_trees == 40
+
+
+@pytest.mark.parametrize("bad", [0, -5, "lots", 1.5, True, 2**64])
+def test_memory_limit_rejects_bad_values(bad, memory_limit):
+    with pytest.raises(ValueError):
+        memory_limit(bad)

@@ -30,6 +30,15 @@ class Progress:
     @property
     def cancelled(self) -> bool: ...
 
+def set_memory_limit(limit: Optional[int | str]) -> None:
+    """Process-wide limit on a fitted model's memory: None (none), "auto" (the default: 80%
+    of the memory available when a fit starts) or a number of bytes. A fit refuses at once
+    when a lower bound of the model's size is over it, and stops (ForestError) once the
+    trees grown so far project the forest over it."""
+
+def memory_limit() -> Optional[int | str]:
+    """The limit set by :func:`set_memory_limit`."""
+
 def n_threads(n_jobs: Optional[int] = None) -> int:
     """Threads ``n_jobs`` stands for: None -> 1, -1 -> all cores, -2 -> all but one, ...;
     counts above the available cores are capped; 0 raises ForestError."""
@@ -90,6 +99,9 @@ class Forest:
         """Keep only the first ``n_trees`` trees."""
     def select_trees(self, indices: npt.NDArray[np.int64]) -> Forest:
         """A new forest holding the given trees (in the given order)."""
+    @property
+    def n_bytes(self) -> int:
+        """Memory held by the trees and their prediction layout, in bytes."""
     @property
     def n_trees(self) -> int: ...
     @property

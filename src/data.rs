@@ -18,6 +18,8 @@ pub struct FeatureMatrix<'a> {
     /// Columns that look discrete (few distinct values in a sample of rows): a hint that
     /// the split search may try its exact histogram path before sorting.
     discrete: Vec<bool>,
+    /// The largest |value| of X: bounds every projected sum.
+    max_abs: f32,
 }
 
 #[derive(Clone, Debug)]
@@ -207,6 +209,26 @@ fn columns(x: &ArrayView2<'_, f32>) -> Vec<Column> {
     per_group.into_iter().flatten().collect()
 }
 
+/// The largest |value| of `x`, or the position (row, column) of its first NaN or
+/// infinite value.
+fn max_abs(x: &ArrayView2<'_, f32>) -> std::result::Result<f32, (usize, usize)> {
+    let (largest, finite) = match x.as_slice_memory_order() {
+        // folds without an early exit vectorise
+        Some(s) => s.chunks(4096).fold((0.0f32, true), |(m, ok), c| {
+            c.iter()
+                .fold((m, ok), |(m, ok), v| (m.max(v.abs()), ok & v.is_finite()))
+        }),
+        None => x.iter().fold((0.0f32, true), |(m, ok), v| {
+            (m.max(v.abs()), ok & v.is_finite())
+        }),
+    };
+    if finite {
+        Ok(largest)
+    } else {
+        Err(first_non_finite(x).unwrap_or((0, 0)))
+    }
+}
+
 /// Position (row, column) of the first NaN or infinite value of `x`, if any.
 fn first_non_finite(x: &ArrayView2<'_, f32>) -> Option<(usize, usize)> {
     let (n, p) = x.dim();
@@ -244,11 +266,11 @@ impl<'a> FeatureMatrix<'a> {
                 "X has shape ({n}, {p}); it needs at least one row and one column"
             )));
         }
-        if let Some((row, col)) = first_non_finite(&x) {
-            return Err(Error::InvalidInput(format!(
+        let max_abs = max_abs(&x).map_err(|(row, col)| {
+            Error::InvalidInput(format!(
                 "X contains NaN or infinity (row {row}, column {col}); missing values are not supported"
-            )));
-        }
+            ))
+        })?;
         let store = match (x.to_slice(), x.reversed_axes().to_slice()) {
             (Some(c), _) if p <= BORROW_ROW_MAJOR_MAX_FEATURES => Store::Borrowed {
                 data: c,
@@ -267,6 +289,7 @@ impl<'a> FeatureMatrix<'a> {
             n_features: p,
             store,
             discrete: Vec::new(),
+            max_abs,
         };
         x.discrete = (0..p).map(|j| x.looks_discrete(j)).collect();
         Ok(x)
@@ -430,6 +453,17 @@ pub enum Targets {
 }
 
 impl Targets {
+    /// The number of distinct classes among the targets (1 for regression).
+    pub fn n_present(&self) -> usize {
+        match self {
+            Targets::Values(_) => 1,
+            Targets::Classes(c) => {
+                let mut seen = std::collections::HashSet::new();
+                c.iter().filter(|&&k| seen.insert(k)).count()
+            }
+        }
+    }
+
     /// Converts targets given as floats; class codes must be whole numbers in `0..n_classes`.
     ///
     /// # Errors
@@ -459,7 +493,16 @@ impl Targets {
     }
 }
 
-/// Checks optional sample weights against the number of rows.
+/// The range kept for (total sample weight) × (rows), the most weight a tree may give its
+/// root: the criteria square weight sums (gini) and add weight × y² (squared error) in
+/// f64, so weights beyond it are rescaled by a power of two, which changes no split and no
+/// leaf value (every weight sum scales exactly), only the stored node weights. Weights
+/// people use are far inside it, and kept bit for bit.
+const WEIGHT_SCALE_RANGE: (f64, f64) = (1e-100, 1e100);
+
+/// Checks optional sample weights against the number of rows, rescaled (by a power of
+/// two) when their total is so large or small that the criteria's sums would overflow or
+/// underflow.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a length mismatch, a negative or non-finite weight, or
@@ -484,8 +527,72 @@ pub fn check_weights(w: Option<&[f64]>, n: usize) -> Result<Vec<f64>> {
                     "sample_weight is zero for every row".into(),
                 ));
             }
-            Ok(w.to_vec())
+            // log2(total · n), summed relative to the largest weight so that neither
+            // weights near f64::MAX nor subnormal ones overflow or vanish
+            let largest = w.iter().fold(0.0f64, |m, &v| m.max(v));
+            let relative: f64 = w.iter().map(|v| v / largest).sum();
+            let log_total = largest.log2() + relative.log2() + (n as f64).log2();
+            let (lo, hi) = WEIGHT_SCALE_RANGE;
+            if (lo.log2()..=hi.log2()).contains(&log_total) {
+                return Ok(w.to_vec());
+            }
+            // total·n near 1 (weights near 1/n); exact, since a power of two (applied in
+            // two steps: 2^±1100 is not an f64)
+            let k = -(log_total.round() as i32);
+            let (half, rest) = (f64::powi(2.0, k / 2), f64::powi(2.0, k - k / 2));
+            Ok(w.iter().map(|v| v * half * rest).collect())
         }
+    }
+}
+
+/// Checks that regression targets keep the squared-error sums finite with these weights:
+/// every weighted sum of y² a tree forms is at most (total weight) × (rows) × max y².
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the largest target when those sums would overflow f64.
+pub fn check_target_scale(y: &Targets, weights: &[f64]) -> Result<()> {
+    let Targets::Values(y) = y else {
+        return Ok(());
+    };
+    let largest = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let total: f64 = weights.iter().sum();
+    // a margin of 16 for the criterion's own sums of such terms
+    if total * y.len() as f64 * largest * largest < f64::MAX / 16.0 {
+        return Ok(());
+    }
+    Err(Error::InvalidInput(format!(
+        "y has values up to {largest:e} in magnitude: the squared-error sums over {} rows \
+         overflow float64; divide y by a constant (predictions scale the same way)",
+        y.len()
+    )))
+}
+
+/// The most a sum of terms may reach in magnitude (bounded from the data) and still be
+/// computed in f32 without overflow: half of f32::MAX leaves room for rounding.
+const SUM_LIMIT: f64 = f32::MAX as f64 / 2.0;
+
+impl FeatureMatrix<'_> {
+    /// Halves the weights of candidate `c` (sparse projections only) as often as it takes
+    /// for every sum over this data to stay within f32: on data with magnitudes near
+    /// f32::MAX, a sum of two values overflows to infinity and the candidate could not
+    /// split. Scaling by a power of two changes no order between rows (no rounding
+    /// changes), and the stored weights are the scaled ones, so prediction computes the
+    /// same sums. On data with ordinary magnitudes nothing changes.
+    #[inline]
+    pub fn keep_sums_finite(&self, cand: &mut crate::projection::ProjectionBuf, c: usize) {
+        let (a, b) = (cand.ptr[c] as usize, cand.ptr[c + 1] as usize);
+        let Some(w) = cand.w.get_mut(a..b) else {
+            return; // patches: implicit unit weights
+        };
+        let l1: f64 = w.iter().map(|v| f64::from(v.abs())).sum();
+        let bound = l1 * f64::from(self.max_abs);
+        // one term is one rounded product: it overflows only beyond f32::MAX itself
+        if bound <= SUM_LIMIT || (b - a == 1 && bound <= f64::from(f32::MAX)) {
+            return;
+        }
+        let halvings = (bound / SUM_LIMIT).log2().ceil() as i32;
+        let scale = f32::powi(2.0, -halvings);
+        w.iter_mut().for_each(|v| *v *= scale);
     }
 }
 
@@ -571,5 +678,51 @@ mod tests {
                 assert_eq!(vb.to_bits(), want.to_bits(), "row {r}, terms {terms:?}");
             }
         }
+    }
+
+    #[test]
+    fn huge_weights_are_rescaled_by_a_power_of_two_and_ordinary_ones_kept() {
+        let ordinary = [0.5, 3.0, 1e-3, 7.0];
+        assert_eq!(
+            check_weights(Some(&ordinary), 4).unwrap(),
+            ordinary.to_vec()
+        );
+        for w in [1e308, f64::MAX, 1e-300, 5e-324] {
+            let got = check_weights(Some(&[w, w / 2.0, 0.0]), 3).unwrap();
+            assert!(got.iter().all(|v| v.is_finite()));
+            assert_eq!(got[2], 0.0);
+            if w > 1e-300 {
+                assert_eq!(got[0], 2.0 * got[1], "{w}: relative weights kept exactly");
+            }
+            let total: f64 = got.iter().sum::<f64>() * 3.0;
+            assert!((0.5..=2.0).contains(&total), "{w}: total·n {total}");
+        }
+        let y = Targets::Values(vec![1e200, -1.0]);
+        assert!(check_target_scale(&y, &[1.0, 1.0]).is_err());
+        assert!(check_target_scale(&Targets::Values(vec![1e100, 1.0]), &[1.0, 1.0]).is_ok());
+    }
+
+    #[test]
+    fn projections_that_could_overflow_are_halved_and_others_kept() {
+        use crate::projection::ProjectionBuf;
+        let x = Array2::from_shape_fn((4, 3), |(i, j)| if i == j { 3e38f32 } else { -2e38 });
+        let m = FeatureMatrix::from_view(x.view()).unwrap();
+        let mut cand = ProjectionBuf {
+            ptr: vec![0, 1, 3],
+            idx: vec![0, 0, 1],
+            w: vec![1.0, 1.0, -1.0],
+        };
+        m.keep_sums_finite(&mut cand, 0);
+        assert_eq!(cand.w[0], 1.0, "one unit term cannot overflow");
+        m.keep_sums_finite(&mut cand, 1);
+        assert_eq!(&cand.w[1..], &[0.25, -0.25]);
+        let (mut out, samples) = (Vec::new(), [0u32, 1, 2, 3]);
+        m.project_rows(&[(0, 0.25), (1, -0.25)], &samples, &mut out);
+        assert!(out.iter().all(|v| v.is_finite()));
+        let small = Array2::from_elem((2, 2), 1e30f32);
+        let m = FeatureMatrix::from_view(small.view()).unwrap();
+        cand.w = vec![1.0, 1.0, -1.0];
+        m.keep_sums_finite(&mut cand, 1);
+        assert_eq!(&cand.w[1..], &[1.0, -1.0]);
     }
 }

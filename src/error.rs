@@ -37,6 +37,12 @@ pub enum Error {
         /// The version this library writes.
         supported: u32,
     },
+    /// A fit would exceed the memory limit ([`crate::limits`]).
+    #[error("memory limit: {0}")]
+    ResourceLimit(String),
+    /// The computation was stopped through its [`crate::Cancel`] token (or Ctrl-C from Python).
+    #[error("cancelled")]
+    Cancelled,
     /// An internal invariant was broken (a bug); reported instead of panicking.
     #[error("internal error: {0}")]
     Internal(String),

@@ -2,18 +2,21 @@
 //! (seed, tree index), so the fitted forest is the same for every thread count.
 //! Predictions add trees in index order for the same reason.
 
-use crate::data::{check_weights, FeatureMatrix, Targets};
+use crate::cancel;
+use crate::data::{check_target_scale, check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
+use crate::limits;
 use crate::params::{ForestParams, Task, TreeConfig};
 use crate::projection::{AnySampler, CompactDescriptors, ProjectionSampler};
 use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
+use crate::threads::{n_threads, thread_pool};
 use crate::tree::{normalise, Grower, PackedTree, Tree, Workspace};
 use ndarray::{Array2, Array3, ArrayView2};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::OnceLock;
 
 /// Out-of-bag sums of tree predictions and the number of trees each row was out of bag for.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -160,18 +163,35 @@ impl Forest {
             y: &data.y,
         };
         let pool = thread_pool(data.params.n_threads())?;
-        let grown: Vec<(Tree, Option<Vec<u32>>)> = pool.install(|| {
+        let budget = limits::budget_bytes();
+        if first == 0 {
+            limits::check_request(data.params, data.x.n_samples, data.y.n_present(), budget)?;
+        }
+        let held = self.trees.iter().map(limits::tree_bytes).sum();
+        let tally = limits::Tally::new(budget, held, n_more);
+        let carried = cancel::carry();
+        let grown: Vec<(Tree, Option<Vec<u32>>)> = cancel::install(&pool, || {
             (first..first + n_more)
                 .into_par_iter()
                 .map_init(Workspace::default, |ws, t| {
-                    let tree_result = grow_one(data, &grower, t, ws);
+                    if tally.over() {
+                        return None; // the memory guard stops the fit: start no more trees
+                    }
+                    // a cancelled builder stops splitting; its tree is dropped below
+                    let tree_result = carried.run(|| grow_one(data, &grower, t, ws));
+                    tally.add(&tree_result.0);
                     if let Some(p) = progress {
                         p.fetch_add(1, Ordering::Relaxed);
                     }
-                    tree_result
+                    Some(tree_result)
                 })
+                .flatten() // in index order, without a slot per tree never grown
                 .collect()
         });
+        cancel::check()?;
+        if tally.over() {
+            return Err(tally.error());
+        }
         let n = data.x.n_samples;
         let k = data.cfg.n_outputs;
         if data.params.oob {
@@ -314,15 +334,6 @@ impl Forest {
         Ok(x.as_standard_layout())
     }
 
-    fn pool(n_jobs: i64) -> Result<Arc<rayon::ThreadPool>> {
-        let n = if n_jobs < 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            n_jobs.max(1) as usize
-        };
-        thread_pool(n)
-    }
-
     /// Runs `f(rows, out)` over blocks of rows in parallel; `rows` holds whole rows
     /// (row-major, n_features wide) and `out` their `width`-wide output rows. Blocks let a
     /// caller walk one tree over many rows while its nodes are in cache.
@@ -344,10 +355,7 @@ impl Forest {
         }
         // Each tree's nodes are streamed once per block, so blocks should be large (a forest
         // rarely fits in cache): one block per thread ...
-        let threads = match n_jobs {
-            j if j < 0 => rayon::current_num_threads().max(1),
-            j => j.max(1) as usize,
-        };
+        let threads = n_threads(Some(n_jobs))?;
         // ... as long as its rows sit in half of a 1 MiB L2 while the trees walk it
         let fits_cache = (1usize << 19) / (4 * p.max(1));
         let block = rows
@@ -355,7 +363,11 @@ impl Forest {
             .div_ceil(threads)
             .min(fits_cache)
             .clamp(64, 16384);
+        // a cancelled call skips its remaining blocks (and returns an error, not `out`)
         let run = |(b, chunk): (usize, &mut [T])| {
+            if cancel::requested() {
+                return;
+            }
             let n_rows = chunk.len() / width;
             f(&flat[b * block * p..(b * block + n_rows) * p], chunk);
         };
@@ -363,9 +375,14 @@ impl Forest {
             // no pool for small or single-threaded calls: latency matters there
             out.chunks_mut(block * width).enumerate().for_each(run);
         } else {
-            Self::pool(n_jobs)?
-                .install(|| out.par_chunks_mut(block * width).enumerate().for_each(run));
+            let carried = cancel::carry();
+            cancel::install(&*thread_pool(threads)?, || {
+                out.par_chunks_mut(block * width)
+                    .enumerate()
+                    .for_each(|item| carried.run(|| run(item)))
+            });
         }
+        cancel::check()?;
         Ok(out)
     }
 
@@ -646,27 +663,6 @@ impl Forest {
     }
 }
 
-/// A rayon pool of `n` threads, created once per size and kept: building a pool spawns
-/// threads, which would dominate short predictions and the many small fits of a rotation
-/// ensemble.
-fn thread_pool(n: usize) -> Result<Arc<rayon::ThreadPool>> {
-    static POOLS: Mutex<Vec<(usize, Arc<rayon::ThreadPool>)>> = Mutex::new(Vec::new());
-    let mut pools = POOLS
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner());
-    if let Some((_, p)) = pools.iter().find(|(size, _)| *size == n) {
-        return Ok(p.clone());
-    }
-    let pool = Arc::new(
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map_err(|e| Error::Internal(format!("thread pool: {e}")))?,
-    );
-    pools.push((n, pool.clone()));
-    Ok(pool)
-}
-
 fn prepare<'a>(
     params: &'a ForestParams,
     x: ArrayView2<'a, f32>,
@@ -687,8 +683,11 @@ fn prepare<'a>(
     };
     let y = Targets::new(y, n_classes)?;
     let sample_weight = check_weights(sample_weight, n)?;
+    check_target_scale(&y, &sample_weight)?;
     // in the fit's pool: a copy into Fortran order is split over its threads
-    let x = thread_pool(params.n_threads())?.install(|| FeatureMatrix::from_view(x))?;
+    let x = cancel::install(&*thread_pool(params.n_threads())?, || {
+        FeatureMatrix::from_view(x)
+    })?;
     Ok(FitData {
         params,
         cfg,

@@ -40,14 +40,17 @@
 
 #![warn(missing_docs)]
 
+pub mod cancel;
 pub mod data;
 pub mod error;
 pub mod forest;
+pub mod limits;
 pub mod params;
 pub mod projection;
 pub mod prune;
 pub mod rng;
 pub mod serialize;
+pub mod threads;
 pub mod tree;
 
 #[cfg(feature = "python")]
@@ -58,8 +61,10 @@ mod pins;
 #[cfg(test)]
 mod proptests;
 
+pub use cancel::Cancel;
 pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
+pub use limits::MemoryLimit;
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
 pub use projection::{
     CompactDescriptors, Density, Dictionary, PatchGeometry, ProjectionKind, ProjectionSampler,

@@ -341,12 +341,7 @@ impl ForestParams {
                 ));
             }
         }
-        if self.n_jobs == 0 || self.n_jobs < -1 {
-            return Err(invalid(
-                "n_jobs",
-                "must be a positive number of threads or -1 (all cores)",
-            ));
-        }
+        crate::threads::n_threads(Some(self.n_jobs))?;
         self.projection.check_candidates(n_features, n_candidates)?;
         Ok(TreeConfig {
             n_features,
@@ -366,11 +361,7 @@ impl ForestParams {
 
     /// The number of worker threads `n_jobs` stands for on this machine.
     pub fn n_threads(&self) -> usize {
-        if self.n_jobs < 0 {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        } else {
-            self.n_jobs as usize
-        }
+        crate::threads::n_threads(Some(self.n_jobs)).unwrap_or(1)
     }
 }
 

@@ -4,6 +4,7 @@
 //! computation, turns panics into errors, and maps [`Error`] to Python in one
 //! place. No forest logic lives here.
 
+use crate::cancel::Cancel;
 use crate::error::Error;
 use crate::forest::Forest;
 use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
@@ -14,10 +15,10 @@ use numpy::{
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 pyo3::create_exception!(
     _core,
@@ -32,24 +33,61 @@ impl From<Error> for PyErr {
     }
 }
 
-/// Runs `f` without the GIL and with panics turned into [`Error::Internal`].
+/// Runs `f` without the GIL, with panics turned into [`Error::Internal`], and
+/// interruptible: about every 50 ms the calling thread takes the GIL back briefly to run
+/// Python's signal handlers; when one raises (Ctrl-C's KeyboardInterrupt), the work is
+/// cancelled, waited for, and that exception is returned.
 fn compute<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send) -> PyResult<T> {
-    py.detach(|| match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(p) => {
-            let msg = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Error::Internal(format!("panic in the Rust core: {msg}")))
+    compute_with(py, &Cancel::new(), f)
+}
+
+/// [`compute`] under `cancel`, which Python may also trip from another thread.
+fn compute_with<T: Send>(
+    py: Python<'_>,
+    cancel: &Cancel,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+) -> PyResult<T> {
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let slot = raised.clone();
+    let poll = move || match Python::attach(|py| py.check_signals()) {
+        Ok(()) => false,
+        Err(e) => {
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            true
         }
-    })
-    .map_err(PyErr::from)
+    };
+    let result = py.detach(|| {
+        cancel.run_polling(poll, || match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => r,
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(Error::Internal(format!("panic in the Rust core: {msg}")))
+            }
+        })
+    });
+    // a handler's exception wins even over a result that was complete: the signal was
+    // consumed and must reach the caller
+    if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    result.map_err(PyErr::from)
 }
 
 fn bad(name: &str, what: &str) -> PyErr {
     ForestError::new_err(format!("invalid parameter {name}: {what}"))
+}
+
+/// A Python int (not a bool or a float) that fits an `i64`, for parameter `key`.
+fn int_arg(v: &Bound<'_, PyAny>, key: &str) -> PyResult<i64> {
+    if v.is_instance_of::<PyBool>() || v.is_instance_of::<PyFloat>() {
+        return Err(bad(key, "must be an integer"));
+    }
+    v.extract::<i64>()
+        .map_err(|_| bad(key, "must be an integer"))
 }
 
 /// Extracts parameter `name` as a `T`, naming the parameter in the error.
@@ -362,10 +400,12 @@ impl PyForestParams {
     }
 }
 
-/// A counter of finished trees, readable from another Python thread during a fit.
+/// A counter of finished trees and a cancel switch, shared with another Python thread
+/// during a fit (the thread that shows progress, or handles Ctrl-C for worker threads).
 #[pyclass(module = "obliqueforest._core", frozen)]
 struct Progress {
     done: Arc<AtomicUsize>,
+    cancel: Cancel,
 }
 
 #[pymethods]
@@ -374,11 +414,20 @@ impl Progress {
     fn new() -> Self {
         Progress {
             done: Arc::new(AtomicUsize::new(0)),
+            cancel: Cancel::new(),
         }
     }
     #[getter]
     fn trees_done(&self) -> usize {
         self.done.load(Ordering::Relaxed)
+    }
+    /// Stops every fit using this object soon; they raise ForestError("cancelled").
+    fn cancel(&self) {
+        self.cancel.cancel();
+    }
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
     }
 }
 
@@ -410,13 +459,15 @@ impl PyForest {
         progress: Option<PyRef<'_, Progress>>,
     ) -> PyResult<PyForest> {
         let params = params.inner.clone();
-        let counter = progress.map(|p| p.done.clone());
+        let (counter, cancel) = progress
+            .map(|p| (Some(p.done.clone()), p.cancel.clone()))
+            .unwrap_or_default();
         let (x, y) = (
             x.as_array(),
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
         );
         let w = weights_slice(&sample_weight)?;
-        let inner = compute(py, || {
+        let inner = compute_with(py, &cancel, || {
             Forest::fit_with_progress(&params, x, y, w, counter.as_deref())
         })?;
         Ok(PyForest { inner })
@@ -436,16 +487,26 @@ impl PyForest {
         ccp_alpha: Option<f64>,
     ) -> PyResult<()> {
         let n_more = named::<Count>(n_more, "n_more")?.0;
-        let counter = progress.map(|p| p.done.clone());
+        let (counter, cancel) = progress
+            .map(|p| (Some(p.done.clone()), p.cancel.clone()))
+            .unwrap_or_default();
         let (x, y) = (
             x.as_array(),
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
         );
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
-        compute(py, || {
+        compute_with(py, &cancel, || {
             inner.grow_more(x, y, w, n_more, n_jobs, ccp_alpha, counter.as_deref())
         })
+    }
+
+    /// An independent copy (a warm start grows one while other threads predict).
+    fn copy(&self, py: Python<'_>) -> PyForest {
+        let inner = &self.inner;
+        PyForest {
+            inner: py.detach(|| inner.clone()),
+        }
     }
 
     fn truncate(&mut self, n_trees: usize) -> PyResult<()> {
@@ -503,6 +564,15 @@ impl PyForest {
     #[getter]
     fn n_jobs(&self) -> i64 {
         self.inner.params().n_jobs
+    }
+    /// Memory held by the trees and their prediction layout, in bytes.
+    #[getter]
+    fn n_bytes(&self) -> u64 {
+        self.inner
+            .trees()
+            .iter()
+            .map(crate::limits::tree_bytes)
+            .sum()
     }
     #[getter]
     fn n_trees(&self) -> usize {
@@ -764,6 +834,75 @@ impl PyForest {
     }
 }
 
+/// The number of threads `n_jobs` stands for (None is 1, -1 all cores, -2 all but one,
+/// counts above the cores capped): the package's one rule, `threads::n_threads`.
+#[pyfunction]
+#[pyo3(signature = (n_jobs=None))]
+fn n_threads(n_jobs: Option<Bound<'_, PyAny>>) -> PyResult<usize> {
+    let n_jobs = match n_jobs {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) => {
+            let is_int = v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>();
+            let j = match int_arg(&v, "n_jobs") {
+                Ok(j) => j,
+                // an int beyond 64 bits means as many (or as few) threads as possible
+                Err(_) if is_int => {
+                    if v.gt(0)? {
+                        i64::MAX
+                    } else {
+                        i64::MIN
+                    }
+                }
+                Err(_) => return Err(bad("n_jobs", "must be an integer or None")),
+            };
+            Some(j)
+        }
+    };
+    Ok(crate::threads::n_threads(n_jobs)?)
+}
+
+/// Sets the process-wide memory limit for fitted models: None (no limit), "auto" (80% of
+/// the memory available when a fit starts) or a number of bytes.
+#[pyfunction]
+fn set_memory_limit(limit: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+    use crate::limits::MemoryLimit;
+    let limit = match limit {
+        None => MemoryLimit::Unlimited,
+        Some(v) if v.is_none() => MemoryLimit::Unlimited,
+        Some(v) if v.is_instance_of::<PyString>() => match v.extract::<String>()?.as_str() {
+            "auto" => MemoryLimit::Auto,
+            other => return Err(bad("limit", &format!("unknown option {other:?}"))),
+        },
+        Some(v) => {
+            let b = int_arg(&v, "limit")
+                .ok()
+                .and_then(|b| u64::try_from(b).ok())
+                .filter(|&b| b > 0)
+                .ok_or_else(|| {
+                    bad(
+                        "limit",
+                        "must be None, 'auto' or a positive number of bytes",
+                    )
+                })?;
+            MemoryLimit::Bytes(b)
+        }
+    };
+    crate::limits::set_memory_limit(limit);
+    Ok(())
+}
+
+/// The memory limit for fitted models: None, "auto" or a number of bytes.
+#[pyfunction]
+fn memory_limit(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    use crate::limits::MemoryLimit;
+    Ok(match crate::limits::memory_limit() {
+        MemoryLimit::Unlimited => py.None().into_bound(py),
+        MemoryLimit::Auto => PyString::new(py, "auto").into_any(),
+        MemoryLimit::Bytes(b) => b.into_pyobject(py)?.into_any(),
+    })
+}
+
 /// Raises an internal error from inside the panic guard (tests use it to prove that a
 /// panic in the core reaches Python as an exception, not a crash).
 #[pyfunction]
@@ -783,5 +922,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(n_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(set_memory_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
     Ok(())
 }

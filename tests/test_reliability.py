@@ -2,6 +2,7 @@
 repetition and persistence never change or corrupt a model."""
 
 import gc
+import warnings
 import threading
 import time
 
@@ -240,3 +241,204 @@ def test_same_seed_bit_identical_across_n_jobs_and_save_load(make, tmp_path):
     c = of.load(tmp_path / "a.of")
     assert c._forest.to_bytes() == a._forest.to_bytes()
     np.testing.assert_array_equal(a.predict(X), c.predict(X))
+
+
+# -- magnitudes at float32's and float64's limits ---------------------------------------
+
+
+def _huge_data(n=400, p=5):
+    """Every value between 2e38 and 3.3e38 in magnitude: a sum of two overflows float32."""
+    rng = np.random.RandomState(0)
+    X = (np.sign(rng.randn(n, p)) * rng.uniform(2e38, 3.3e38, (n, p))).astype(np.float32)
+    return X, (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: of.SPORFClassifier(n_estimators=10, random_state=0),
+        lambda: of.ObliqueForestClassifier(of.projections.Gaussian(), 10, random_state=0),
+        lambda: of.ObliqueForestClassifier(of.projections.ForestRC(3), 10, random_state=0),
+    ],
+)
+def test_oblique_forest_learns_near_float32_max_like_rf(make):
+    X, y = _huge_data()
+    rf = of.RandomForestClassifier(n_estimators=10, random_state=0).fit(X, y)
+    est = make().fit(X, y)
+    assert (rf.predict(X) == y).mean() == 1.0
+    # projected sums overflowed to infinity before: no split, accuracy at chance
+    assert (est.predict(X) == y).mean() >= 0.97
+    assert est.feature_importances_[0] == est.feature_importances_.max()
+    # and prediction follows the fit's arithmetic: fully grown trees reproduce the labels
+    est1 = make().set_params(n_estimators=1, bootstrap=False).fit(X, y)
+    assert (est1.predict(X) == y).all()
+
+
+@pytest.mark.parametrize("w", [2.0**1000, 2.0**-1000, 1e308, 1e-300])
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_huge_and_tiny_equal_weights_give_the_unweighted_model(w, task):
+    X, y = make_classification(200, 5, random_state=0)
+    make = of.SPORFClassifier if task == "classification" else of.SPORFRegressor
+    target = y if task == "classification" else X[:, 0] * 3.0 + y
+    plain = make(n_estimators=5, random_state=0).fit(X, target)
+    weighted = make(n_estimators=5, random_state=0).fit(X, target, sample_weight=np.full(200, w))
+    out = weighted.predict_proba(X) if task == "classification" else weighted.predict(X)
+    want = plain.predict_proba(X) if task == "classification" else plain.predict(X)
+    assert np.all(np.isfinite(out))
+    if np.log2(w).is_integer():
+        # rescaled by a power of two relative to 1: every weight sum scales exactly
+        np.testing.assert_array_equal(out, want)
+    else:
+        # other scales round differently, which may flip near-ties between splits: the
+        # two models fit the training data equally well
+        assert abs(weighted.score(X, target) - plain.score(X, target)) < 0.05
+
+
+def test_regression_targets_whose_squares_overflow_are_a_value_error():
+    X, y = make_classification(300, 4, random_state=0)
+    for scale in [1e308, 1e200]:
+        with pytest.raises(ValueError, match="y has values up to"):
+            of.RandomForestRegressor(n_estimators=3).fit(X, (y - 0.5) * scale)
+    # large but safe targets work, and predict on their scale
+    reg = of.RandomForestRegressor(n_estimators=3, random_state=0).fit(X, (y - 0.5) * 1e140)
+    assert np.all(np.isfinite(reg.predict(X))) and np.abs(reg.predict(X)).max() > 1e139
+
+
+def test_rotation_beyond_float32_range_names_the_reason():
+    X, y = _huge_data(200, 4)
+    est = of.RotationEnsembleClassifier(
+        n_estimators=8, n_rotations=3, micro_forest_size=4, scaling=None, random_state=0
+    )
+    with pytest.raises(ValueError, match="beyond float32's range") as info:
+        est.fit(X.astype(np.float64), y)
+    assert "NaN" not in str(info.value)
+    # scaled inputs work
+    est.set_params(scaling="minmax").fit(X.astype(np.float64), y)
+    assert (est.predict(X) == y).mean() > 0.9
+
+
+# -- one estimator, several threads -------------------------------------------------------
+
+
+def test_predict_during_refit_and_warm_start_sees_one_whole_model():
+    rng = np.random.RandomState(0)
+    X = rng.randn(2000, 6).astype(np.float32)
+    y_int = (X[:, 0] > 0).astype(int)
+    y_str = np.array(["a", "b", "c"])[(X[:, 1] > 0).astype(int) + (X[:, 2] > 1)]
+    clf = of.SPORFClassifier(n_estimators=10, random_state=0).fit(X, y_int)
+    stop, problems, n_predictions = threading.Event(), [], [0]
+
+    def predictor():
+        while not stop.is_set():
+            try:
+                pred = clf.predict(X)
+            except Exception as e:  # noqa: BLE001 - every error is a finding here
+                problems.append(f"{type(e).__name__}: {e}")
+                continue
+            n_predictions[0] += 1
+            # fully grown forests fit their training labels: a model's predictions match
+            # its own labels almost everywhere, and never mix the two label sets
+            if not any((pred == want).mean() > 0.9 for want in (y_int, y_str)):
+                problems.append(f"labels of one fit from another fit's forest: {set(pred)}")
+
+    thread = threading.Thread(target=predictor)
+    thread.start()
+    try:
+        for i in range(6):
+            clf.fit(X, y_str if i % 2 == 0 else y_int)
+        clf.set_params(warm_start=True)
+        for n in range(12, 40, 4):
+            clf.set_params(n_estimators=n).fit(X, y_int)
+    finally:
+        stop.set()
+        thread.join()
+    assert not problems, problems[:5]
+    assert n_predictions[0] > 0
+    assert clf.n_estimators_ == 36
+
+
+def test_interpret_walks_trees_of_any_depth():
+    from obliqueforest.interpret import decision_path_rules, export_text, split_rules
+
+    # alternating labels along one feature grow a chain: depth n - 1
+    n = 4001
+    X = np.arange(n, dtype=np.float32)[:, None]
+    y = np.arange(n) % 2
+    clf = of.RandomForestClassifier(n_estimators=1, bootstrap=False, random_state=0).fit(X, y)
+    depth = int(clf.tree_stats()[1][0])
+    assert depth >= 3000
+    truncated = export_text(clf)  # the default max_depth=10 measures the cut branches
+    assert f"truncated branch of depth {depth - 10}" in truncated
+    assert (
+        len(export_text(clf, max_depth=n).splitlines())
+        == len(split_rules(clf)) + (len(split_rules(clf)) - 1) // 2
+    )
+    deepest_row = X[[int(np.argmax(clf.apply(X)[:, 0]))]]
+    assert len(decision_path_rules(clf, deepest_row[0])) >= 1
+
+
+def test_rotation_oob_score_warns_when_rows_have_no_oob_prediction():
+    X, y = make_classification(200, 4, random_state=0)
+    few = of.RotationEnsembleClassifier(
+        n_estimators=2, n_rotations=2, micro_forest_size=1, oob_score=True, random_state=0
+    )
+    with pytest.warns(UserWarning, match="no out-of-bag prediction"):
+        few.fit(X, y)
+    assert np.isnan(few.oob_decision_function_).any() and 0 <= few.oob_score_ <= 1
+    many = of.RotationEnsembleClassifier(
+        n_estimators=60, n_rotations=3, micro_forest_size=20, oob_score=True, random_state=0
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        many.fit(X, y)
+
+
+# -- the memory guard -------------------------------------------------------------------
+
+
+@pytest.fixture
+def memory_limit():
+    before = of.memory_limit()
+    yield of.set_memory_limit
+    of.set_memory_limit(before)
+
+
+def test_absurd_requests_are_refused_before_growing(memory_limit):
+    memory_limit(8 * 10**9)
+    rng = np.random.RandomState(0)
+    X = rng.randn(20000, 4)
+    many_classes = rng.randint(0, 10_000, 20000)
+    with pytest.raises(ValueError, match="memory limit.*need at least"):
+        of.RandomForestClassifier(n_estimators=100).fit(X, many_classes)
+    # the same with shallow trees is small, and fits
+    shallow = of.RandomForestClassifier(n_estimators=2, max_depth=2).fit(X, many_classes)
+    assert shallow._forest.n_bytes < 10**8
+    X, y = make_classification(500, 4, random_state=0)
+    memory_limit(50 * 10**6)  # a million small trees take gigabytes: refused up front
+    with pytest.raises(ValueError, match="memory limit.*need at least"):
+        of.RandomForestClassifier(n_estimators=10**6, n_jobs=2).fit(X, y)
+    # beyond the bound on n_estimators the request is refused by name before any estimate
+    with pytest.raises(ValueError, match="n_estimators"):
+        of.RandomForestClassifier(n_estimators=10**7).fit(X, y)
+
+
+def test_memory_limit_stops_a_fit_whose_trees_outgrow_it(memory_limit):
+    X, y = make_classification(2000, 6, flip_y=0.3, random_state=0)
+    one = of.SPORFClassifier(n_estimators=1, random_state=0).fit(X, y)
+    per_tree = one._forest.n_bytes
+    memory_limit(per_tree * 20)
+    est = of.SPORFClassifier(n_estimators=200, n_jobs=2, random_state=0)
+    with pytest.raises(of.ForestError, match="would take about"):
+        est.fit(X, y)
+    assert not hasattr(est, "_forest")
+    # within the limit, and unlimited
+    assert of.SPORFClassifier(n_estimators=10, random_state=0).fit(X, y)._forest.n_trees == 10
+    memory_limit(None)
+    assert of.memory_limit() is None
+    assert of.SPORFClassifier(n_estimators=40, random_state=0).fit(X, y)._forest.n_trees == 40
+
+
+@pytest.mark.parametrize("bad", [0, -5, "lots", 1.5, True, 2**64])
+def test_memory_limit_rejects_bad_values(bad, memory_limit):
+    with pytest.raises(ValueError):
+        memory_limit(bad)

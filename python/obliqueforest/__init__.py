@@ -6,7 +6,7 @@ patches are samplers of one tree engine (Tomita et al. 2020); rotation ensembles
 """
 
 from . import datasets, projections
-from ._core import FORMAT_VERSION, ForestError
+from ._core import FORMAT_VERSION, ForestError, memory_limit, set_memory_limit
 from ._core import __version__ as __version__
 from ._forest import (
     ObliqueForestClassifier,
@@ -32,7 +32,9 @@ __all__ = [
     "SPORFRegressor",
     "datasets",
     "load",
+    "memory_limit",
     "projections",
+    "set_memory_limit",
 ]
 
 

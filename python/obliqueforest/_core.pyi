@@ -19,11 +19,29 @@ class ForestError(ValueError):
     """Any error raised by the Rust core (bad parameters, bad input, corrupt model bytes)."""
 
 class Progress:
-    """A counter of grown trees, shared with a running fit (read it from another thread)."""
+    """A counter of grown trees and a cancel switch, shared with running fits (read or
+    cancel from another thread)."""
 
     def __init__(self) -> None: ...
     @property
     def trees_done(self) -> int: ...
+    def cancel(self) -> None:
+        """Stops every fit using this object soon; they raise ForestError("cancelled")."""
+    @property
+    def cancelled(self) -> bool: ...
+
+def set_memory_limit(limit: Optional[int | str]) -> None:
+    """Process-wide limit on a fitted model's memory: None (none), "auto" (the default: 80%
+    of the memory available when a fit starts) or a number of bytes. A fit refuses at once
+    when a lower bound of the model's size is over it, and stops (ForestError) once the
+    trees grown so far project the forest over it."""
+
+def memory_limit() -> Optional[int | str]:
+    """The limit set by :func:`set_memory_limit`."""
+
+def n_threads(n_jobs: Optional[int] = None) -> int:
+    """Threads ``n_jobs`` stands for: None -> 1, -1 -> all cores, -2 -> all but one, ...;
+    counts above the available cores are capped; 0 raises ForestError."""
 
 class Projection:
     """A projection distribution for the core; build it with a constructor below (the
@@ -146,10 +164,15 @@ class Forest:
     @property
     def n_jobs(self) -> int:
         """The ``n_jobs`` the forest was last grown with (1 after loading from bytes)."""
+    def copy(self) -> Forest:
+        """An independent copy of this forest (its out-of-bag records included)."""
     def truncate(self, n_trees: int) -> None:
         """Keep only the first ``n_trees`` trees."""
     def select_trees(self, indices: npt.NDArray[np.int64]) -> Forest:
         """A new forest holding the given trees (in the given order)."""
+    @property
+    def n_bytes(self) -> int:
+        """Memory held by the trees and their prediction layout, in bytes."""
     @property
     def n_trees(self) -> int: ...
     @property

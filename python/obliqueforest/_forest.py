@@ -13,7 +13,6 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
-import os
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state, compute_sample_weight
@@ -48,16 +47,14 @@ _F32_MAX = float(np.finfo(np.float32).max)
 
 
 def resolve_n_jobs(n_jobs) -> int:
-    """Threads for the core: None -> 1, -1 -> all cores, -2 -> all but one, ...
+    """Threads for ``n_jobs``, the package's one rule (``_core.n_threads``): None -> 1,
+    -1 -> all cores, -2 -> all but one, ...; counts above the cores are capped at the
+    cores, as joblib does; 0 is a ValueError.
 
     (joblib's ``effective_n_jobs`` is not used: inside multiprocessing workers it forces 1,
     which is about joblib's process pools, not the core's threads.)
     """
-    if n_jobs is None:
-        return 1
-    if n_jobs < 0:
-        return max(1, (os.cpu_count() or 1) + 1 + int(n_jobs))
-    return int(n_jobs)
+    return _core.n_threads(n_jobs)
 
 
 def as_float32(X, order="C"):
@@ -155,6 +152,20 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
     def _n_threads(self) -> int:
         return resolve_n_jobs(self.n_jobs)
 
+    def _fitted_model(self):
+        """(core forest, classes_) of one fit, even while another thread refits.
+
+        A fit sets ``classes_`` first, then ``_forest``, then ``_published`` (the pair);
+        reading ``_published`` before ``_forest`` therefore gives the old pair, or a new
+        forest whose ``classes_`` are already set: never one fit's forest with another's
+        classes.
+        """
+        published = getattr(self, "_published", None)
+        forest = self._forest
+        if published is not None and published[0] is forest:
+            return published
+        return forest, getattr(self, "classes_", None)
+
     def _validate_X_predict(self, X):
         check_is_fitted(self, "_forest")
         # NaN and infinity are refused by the core, in the same pass that reads X
@@ -187,13 +198,17 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
                     stacklevel=3,
                 )
                 return
+            # grown on a copy and swapped in: predictions from other threads meanwhile use
+            # the old forest, whole
+            grown = fitted.copy()
             run_with_progress(
-                lambda p: fitted.fit_more(
+                lambda p: grown.fit_more(
                     X32, y_core, sw, n_more, p, self._n_threads(), self.ccp_alpha
                 ),
                 n_more,
                 self.verbose,
             )
+            self._forest = grown
             return
         self._seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
         self._n_samples_fit = X.shape[0]  # estimators_samples_ recomputes in-bag rows from it
@@ -312,6 +327,7 @@ class _ClassifierMixin(ClassifierMixin):
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else sample_weight * cw
         self._fit_forest(X, y_enc, sample_weight, self._task_params(y))
+        self._published = (self._forest, self.classes_)
         if self.oob_score:
             self._set_oob(y_enc)
         return self
@@ -341,8 +357,12 @@ class _ClassifierMixin(ClassifierMixin):
         -------
         proba : ndarray of shape (n_samples, n_classes)
         """
+        return self._predict_proba_with_classes(X)[0]
+
+    def _predict_proba_with_classes(self, X):
         X = self._validate_X_predict(X)
-        return self._forest.predict(X, self._n_threads())
+        forest, classes = self._fitted_model()
+        return forest.predict(X, self._n_threads()), classes
 
     def predict_log_proba(self, X):
         """Log of :meth:`predict_proba`, shape (n_samples, n_classes)."""
@@ -351,8 +371,8 @@ class _ClassifierMixin(ClassifierMixin):
 
     def predict(self, X):
         """Most probable class, shape (n_samples,)."""
-        proba = self.predict_proba(X)
-        return self.classes_.take(proba.argmax(axis=1))
+        proba, classes = self._predict_proba_with_classes(X)
+        return classes.take(proba.argmax(axis=1))
 
 
 class _RegressorMixin(RegressorMixin):

@@ -1,6 +1,7 @@
 """Progress bars for long fits. The Rust core counts finished trees in a shared
 atomic counter; Python runs the fit in a worker thread (the core releases the GIL)
-and redraws a bar from the counter. Without ``verbose`` nothing of this runs."""
+and redraws a bar from the counter; an exception in the waiting thread (Ctrl-C)
+cancels the fit through the same object. Without ``verbose`` nothing of this runs."""
 
 from __future__ import annotations
 
@@ -27,12 +28,20 @@ def run_with_progress(fit, total: int, verbose: int, desc: str = "trees"):
     thread.start()
     bar = _make_bar(total, desc)
     shown = 0
-    while thread.is_alive():
-        thread.join(0.1)
-        done = progress.trees_done
-        if done > shown:
-            bar.update(done - shown)
-            shown = done
+    try:
+        while thread.is_alive():
+            thread.join(0.1)
+            done = progress.trees_done
+            if done > shown:
+                bar.update(done - shown)
+                shown = done
+    except BaseException:
+        # Ctrl-C reaches this (main) thread only: stop the fit, and wait for it so that
+        # no thread keeps computing after the exception
+        progress.cancel()
+        thread.join()
+        bar.close()
+        raise
     done = progress.trees_done
     if done > shown:
         bar.update(done - shown)

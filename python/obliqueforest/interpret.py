@@ -176,8 +176,17 @@ def export_text(
     lines = []
 
     def subtree_depth(i):
-        r = rules[i]
-        return 0 if r["is_leaf"] else 1 + max(subtree_depth(r["left"]), subtree_depth(r["right"]))
+        # walked with a stack too (a truncated branch may be thousands of levels deep);
+        # the truncated branches are disjoint, so all of them cost one pass over the tree
+        deepest, todo = 0, [(i, 0)]
+        while todo:
+            j, d = todo.pop()
+            r = rules[j]
+            if r["is_leaf"]:
+                deepest = max(deepest, d)
+            else:
+                todo.extend(((r["left"], d + 1), (r["right"], d + 1)))
+        return deepest
 
     # an explicit stack: trees can be deeper than Python's recursion limit
     stack = [(0, 0)]

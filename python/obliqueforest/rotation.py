@@ -29,6 +29,7 @@ References
 from __future__ import annotations
 
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 from typing import ClassVar
@@ -45,7 +46,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _core
-from ._forest import TREE_PARAM_CONSTRAINTS, _validate_data, resolve_n_jobs
+from ._forest import _F32_MAX, TREE_PARAM_CONSTRAINTS, _validate_data, resolve_n_jobs
 from ._params import core_params
 
 
@@ -316,7 +317,18 @@ class _BaseRotationEnsemble(BaseEstimator):
 
     def _rotate(self, X_scaled, k):
         """One matrix product per rotation; the core takes float32."""
-        return np.ascontiguousarray(X_scaled @ self.rotations_[k], dtype=np.float32)
+        rotated = X_scaled @ self.rotations_[k]
+        with np.errstate(over="ignore"):
+            out = np.ascontiguousarray(rotated, dtype=np.float32)
+        if not np.isfinite(out).all():
+            # X is finite (validated), so its rotation left float32's range
+            raise ValueError(
+                f"rotation {k} maps X to values up to {np.abs(rotated).max():.3g} in "
+                f"magnitude, beyond float32's range ({_F32_MAX:.3g}) in which the engine "
+                f"computes; with scaling={self.scaling!r}, rescale X (e.g. divide it by a "
+                "constant) or use scaling='minmax' or 'rank'"
+            )
+        return out
 
     # ---- core parameters
 
@@ -377,7 +389,9 @@ class _BaseRotationEnsemble(BaseEstimator):
         t_start = time.perf_counter()
         n_samples, n_features = X.shape
         R, U, M = self.n_rotations, self.micro_forest_size, self.n_estimators
-        n_jobs = max(1, resolve_n_jobs(self.n_jobs))
+        n_jobs = resolve_n_jobs(self.n_jobs)
+        # shared by every core call of this fit: Ctrl-C in the main thread cancels them all
+        progress = _core.Progress()
 
         # Every random number is drawn before any work, so nothing depends on n_jobs.
         random_state = check_random_state(self.random_state)
@@ -407,14 +421,16 @@ class _BaseRotationEnsemble(BaseEstimator):
         def grow_micro_forest(k):
             X_rot = self._rotate(X_scaled, k)
             forest = _core.Forest.fit(
-                X_rot, y, sample_weight, self._core_params(U, n_jobs, forest_seeds[k])
+                X_rot, y, sample_weight, self._core_params(U, n_jobs, forest_seeds[k]), progress
             )
             return (X_rot if cache else None), forest
 
         # Several core calls run at once (each releases the GIL) so that the
         # core's worker pool, shared between calls of the same size, never idles
         # at the tail of a small micro-forest. The results do not depend on it.
-        for k, (X_rot, forest) in enumerate(self._map(grow_micro_forest, range(R), n_jobs)):
+        for k, (X_rot, forest) in enumerate(
+            self._map(grow_micro_forest, range(R), n_jobs, progress)
+        ):
             n_nodes, depth, _ = forest.tree_stats()
             complexity[k] = np.median(tree_complexity(n_nodes, depth, n_samples))
             if keep_oob:
@@ -460,16 +476,20 @@ class _BaseRotationEnsemble(BaseEstimator):
                 # counts[k] trees (same seed, same trees) records them again.
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
                 return _core.Forest.fit(
-                    X_rot, y, sample_weight, self._core_params(counts[k], n_jobs, forest_seeds[k])
+                    X_rot,
+                    y,
+                    sample_weight,
+                    self._core_params(counts[k], n_jobs, forest_seeds[k]),
+                    progress,
                 )
             if counts[k] < U:
                 forest.truncate(int(counts[k]))
             elif counts[k] > U:
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
-                forest.fit_more(X_rot, y, sample_weight, int(counts[k] - U))
+                forest.fit_more(X_rot, y, sample_weight, int(counts[k] - U), progress)
             return forest
 
-        forests = list(self._map(complete_forest, range(R), n_jobs))
+        forests = list(self._map(complete_forest, range(R), n_jobs, progress))
         self._forests = forests
         rotated.clear()
 
@@ -489,13 +509,24 @@ class _BaseRotationEnsemble(BaseEstimator):
         return self
 
     @staticmethod
-    def _map(function, items, n_jobs):
-        """``map`` in order, with up to ``n_jobs`` concurrent calls when n_jobs > 1."""
+    def _map(function, items, n_jobs, progress):
+        """``map`` in order, with up to ``n_jobs`` concurrent calls when n_jobs > 1.
+
+        Core calls in worker threads cannot see Ctrl-C (Python handles signals in the main
+        thread only): an exception while waiting cancels them through ``progress`` and
+        waits for them, so no thread keeps computing after it.
+        """
         items = list(items)
         if n_jobs <= 1 or len(items) <= 1:
             return [function(item) for item in items]
-        with ThreadPoolExecutor(max_workers=min(n_jobs, len(items))) as executor:
+        executor = ThreadPoolExecutor(max_workers=min(n_jobs, len(items)))
+        try:
             return list(executor.map(function, items))
+        except BaseException:
+            progress.cancel()
+            raise
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
 
     def _rank(self, complexity, oob_error):
         """Rotation indices from best to worst for the chosen scheme (stable on ties)."""
@@ -565,14 +596,30 @@ class _BaseRotationEnsemble(BaseEstimator):
         pred = np.full_like(sums, np.nan)
         pred[mask] = sums[mask] / counts[mask, None]
         weights = None if sample_weight is None else sample_weight[mask]
+        n_missing = int((~mask).sum())
+        if n_missing:
+            warnings.warn(
+                f"{n_missing} of {mask.size} training rows were in the bootstrap sample of "
+                "every tree and have no out-of-bag prediction; the OOB score is computed "
+                "without them (NaN in the OOB predictions). Use more trees for a reliable "
+                "estimate.",
+                UserWarning,
+                stacklevel=4,
+            )
         if self._task == "classification":
             self.oob_decision_function_ = pred
-            self.oob_score_ = float(
-                accuracy_score(y[mask], np.argmax(pred[mask], axis=1), sample_weight=weights)
+            self.oob_score_ = (
+                float(accuracy_score(y[mask], np.argmax(pred[mask], axis=1), sample_weight=weights))
+                if mask.any()
+                else np.nan
             )
         else:
             self.oob_prediction_ = pred[:, 0]
-            self.oob_score_ = float(r2_score(y[mask], pred[mask, 0], sample_weight=weights))
+            self.oob_score_ = (
+                float(r2_score(y[mask], pred[mask, 0], sample_weight=weights))
+                if mask.sum() >= 2
+                else np.nan
+            )
 
     # ---- prediction
 
@@ -581,7 +628,7 @@ class _BaseRotationEnsemble(BaseEstimator):
         check_is_fitted(self)
         X = _validate_data(self, X, reset=False, dtype=np.float64)
         X_scaled = self._scale(X)
-        n_jobs = max(1, resolve_n_jobs(self.n_jobs))
+        n_jobs = resolve_n_jobs(self.n_jobs)
         total = np.zeros((X.shape[0], self._n_outputs))
         with threadpool_limits(limits=1, user_api="blas"):
             for k, forest in enumerate(self._forests):

@@ -166,6 +166,9 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         loop {
             let next = if best_first { heap.pop() } else { stack.pop() };
             let Some(p) = next else { break };
+            if crate::cancel::requested() {
+                break; // cancel: leave the rest as leaves; the forest drops this tree
+            }
             if self.cfg.max_leaf_nodes.is_some_and(|m| n_leaves >= m) {
                 break;
             }

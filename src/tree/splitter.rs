@@ -41,6 +41,10 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         let n = end - start;
         let min_leaf = self.cfg.min_samples_leaf;
         for c in 0..ws.cand.len() {
+            if crate::cancel::requested() {
+                return None; // cancel: no split, so the node stays a leaf
+            }
+            self.x.keep_sums_finite(&mut ws.cand, c); // overflow: huge data, halved weights
             let proj = ws.cand.get(c, self.sampler.descriptors());
             self.project(proj, &ws.samples[start..end], &mut ws.terms, &mut ws.vals);
             let found = match self.cfg.splitter {

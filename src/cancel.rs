@@ -2,7 +2,7 @@
 //! ask (Ctrl-C, a stop button, a timeout).
 //!
 //! A [`Cancel`] token is in effect on the thread that runs
-//! [`Cancel::run`] and, carried by [`install`], on every pool thread working for that call.
+//! [`Cancel::run`] and, carried by `install`, on every pool thread working for that call.
 //! Long loops poll [`requested`] (per tree node while growing, per row block while
 //! predicting); once the token is cancelled they stop early, and the public call returns
 //! [`Error::Cancelled`] instead of a partial result. A call may also bring a *poll*
@@ -96,15 +96,18 @@ impl Cancel {
 /// Runs `f` with `ctx` as this thread's context, restoring the previous one afterwards
 /// (also when `f` panics).
 fn with_context<R>(ctx: Context, f: impl FnOnce() -> R) -> R {
-    struct Restore(Option<Context>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            let previous = self.0.take();
-            CURRENT.with(|c| *c.borrow_mut() = previous);
-        }
-    }
     let _restore = Restore(CURRENT.with(|c| c.borrow_mut().replace(ctx)));
     f()
+}
+
+/// Puts a thread's previous context back when dropped.
+struct Restore(Option<Context>);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let previous = self.0.take();
+        CURRENT.with(|c| *c.borrow_mut() = previous);
+    }
 }
 
 /// Whether the current computation should stop. Cheap (a thread-local read and an atomic
@@ -156,7 +159,9 @@ pub(crate) fn carry() -> Carry {
 pub(crate) struct Carry(Option<Arc<AtomicBool>>);
 
 impl Carry {
-    /// Runs `f` on this (pool) thread with the carried token in effect.
+    /// Runs `f` on this (pool) thread with the carried token in effect, or with none when
+    /// the call had none: a pool thread may run tasks of several calls in turn (and steal
+    /// one call's task while it waits inside another's), so each task sets its own.
     pub(crate) fn run<R>(&self, f: impl FnOnce() -> R) -> R {
         match &self.0 {
             Some(flag) => with_context(
@@ -166,9 +171,15 @@ impl Carry {
                 },
                 f,
             ),
-            None => f(),
+            None => without_context(f),
         }
     }
+}
+
+/// Runs `f` with no token in effect on this thread, restoring the previous one afterwards.
+fn without_context<R>(f: impl FnOnce() -> R) -> R {
+    let _restore = Restore(CURRENT.with(|c| c.borrow_mut().take()));
+    f()
 }
 
 /// Runs `f` in `pool` with the caller's token in effect on the thread that starts it

@@ -70,8 +70,14 @@ impl Forest {
     /// Grows a forest on `x` (n_samples × n_features, any memory order) and `y` (class codes
     /// `0..n_classes` as floats, or real targets).
     ///
+    /// Runs in a pool of `params.n_jobs` threads (see [`crate::threads`]); stops early
+    /// under a cancelled [`crate::Cancel`] token or over the memory limit
+    /// ([`crate::limits`]).
+    ///
     /// # Errors
-    /// Invalid parameters, NaN/inf in the data, mismatched lengths, bad weights.
+    /// Invalid parameters, NaN/inf in the data, mismatched lengths, bad weights, regression
+    /// targets too large for the criterion's sums; [`Error::Cancelled`];
+    /// [`Error::ResourceLimit`] when the model would outgrow the memory limit.
     pub fn fit(
         params: &ForestParams,
         x: ArrayView2<'_, f32>,
@@ -174,8 +180,8 @@ impl Forest {
             (first..first + n_more)
                 .into_par_iter()
                 .map_init(Workspace::default, |ws, t| {
-                    if tally.over() {
-                        return None; // the memory guard stops the fit: start no more trees
+                    if tally.over() || carried.run(cancel::requested) {
+                        return None; // stopped (memory guard, cancel): start no more trees
                     }
                     // a cancelled builder stops splitting; its tree is dropped below
                     let tree_result = carried.run(|| grow_one(data, &grower, t, ws));
@@ -389,8 +395,12 @@ impl Forest {
     /// Mean over trees of the leaf values: class probabilities or the regression estimate,
     /// shape (n_samples, n_outputs).
     ///
+    /// Rows are split into blocks over `n_jobs` threads (the package's rule,
+    /// [`crate::threads::n_threads`]); a cancelled [`crate::Cancel`] token stops it between
+    /// blocks.
+    ///
     /// # Errors
-    /// Wrong number of features, or NaN/inf in `x`.
+    /// Wrong number of features, NaN/inf in `x`, `n_jobs == 0`, or [`Error::Cancelled`].
     pub fn predict(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<f64>> {
         let (k, n) = (self.n_outputs(), x.nrows());
         let n_trees = self.trees.len() as f64;
@@ -1122,6 +1132,81 @@ mod tests {
             Forest::fit(&bad_params, x.view(), &y, None),
             Err(Error::InvalidParameter { .. })
         ));
+    }
+
+    #[test]
+    fn cancelled_fit_and_predict_return_cancelled_and_another_thread_can_cancel() {
+        let (x, y) = data(3000, 6, 8);
+        let f = Forest::fit(&sporf(4), x.view(), &y, None).unwrap();
+        let cancelled = crate::Cancel::new();
+        cancelled.cancel();
+        assert_eq!(
+            cancelled
+                .run(|| Forest::fit(&sporf(4), x.view(), &y, None))
+                .err(),
+            Some(Error::Cancelled)
+        );
+        for n_jobs in [1, 2] {
+            let r = cancelled.run(|| f.predict(x.view(), n_jobs));
+            assert_eq!(r.err(), Some(Error::Cancelled));
+        }
+        // a fit of many trees, cancelled from another thread while it grows
+        let cancel = crate::Cancel::new();
+        let mut p = sporf(100_000);
+        p.n_jobs = 2;
+        let started = std::time::Instant::now();
+        let result = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                cancel.cancel();
+            });
+            cancel.run(|| Forest::fit(&p, x.view(), &y, None))
+        });
+        assert_eq!(result.err(), Some(Error::Cancelled));
+        assert!(started.elapsed() < std::time::Duration::from_secs(30));
+        // and the token of another call is not this one's
+        assert!(Forest::fit(&sporf(2), x.view(), &y, None).is_ok());
+    }
+
+    #[test]
+    fn cancelling_one_fit_leaves_a_concurrent_fit_on_the_same_pool_alone() {
+        let (x, y) = data(2000, 6, 10);
+        let mut p = sporf(24);
+        p.n_jobs = 2;
+        let reference = Forest::fit(&p, x.view(), &y, None).unwrap();
+        for _ in 0..3 {
+            let cancel = crate::Cancel::new();
+            let mut long = sporf(100_000);
+            long.n_jobs = 2;
+            // (a pool runs its queued work first: the other fit waits for the cancel)
+            let (stopped, other) = std::thread::scope(|s| {
+                let stopped = s.spawn(|| cancel.run(|| Forest::fit(&long, x.view(), &y, None)));
+                let other = s.spawn(|| Forest::fit(&p, x.view(), &y, None).unwrap());
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                cancel.cancel();
+                (stopped.join().unwrap(), other.join().unwrap())
+            });
+            assert_eq!(stopped.err(), Some(Error::Cancelled));
+            assert!(other == reference, "a cancel reached another call's trees");
+        }
+    }
+
+    #[test]
+    fn memory_tally_stops_growth_over_its_budget() {
+        let (x, y) = data(500, 4, 9);
+        let one = Forest::fit(&sporf(1), x.view(), &y, None).unwrap();
+        let per_tree = crate::limits::tree_bytes(&one.trees()[0]);
+        let tally = crate::limits::Tally::new(Some(per_tree * 10), 0, 50);
+        assert!(!tally.over());
+        tally.add(&one.trees()[0]);
+        assert!(
+            tally.over(),
+            "50 trees of this size are over 10 trees' budget"
+        );
+        assert!(matches!(tally.error(), Error::ResourceLimit(_)));
+        let roomy = crate::limits::Tally::new(Some(per_tree * 100), 0, 50);
+        roomy.add(&one.trees()[0]);
+        assert!(!roomy.over());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! Work runs in rayon pools of this module only, never in rayon's global pool: a pool's
 //! threads do not survive `fork()`, and only pools we own can be forgotten and built
-//! again. [`thread_pool`] keeps at most [`MAX_POOLS`] pools (the least recently used goes)
+//! again. `thread_pool` keeps at most [`MAX_POOLS`] pools (the least recently used goes)
 //! and forgets every pool when the process id changed, so a forked child builds fresh
 //! pools instead of waiting forever on threads that were not copied into it.
 

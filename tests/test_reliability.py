@@ -442,3 +442,32 @@ def test_memory_limit_stops_a_fit_whose_trees_outgrow_it(memory_limit):
 def test_memory_limit_rejects_bad_values(bad, memory_limit):
     with pytest.raises(ValueError):
         memory_limit(bad)
+
+
+# -- parameters of the process model at their type limits ---------------------------------
+
+_N_JOBS = st.one_of(
+    st.none(),
+    st.integers(-(2**70), 2**70),
+    st.sampled_from([0, -1, 1, 2**31, 2**63 - 1, -(2**63), 2**64, True, 1.0, "2", np.int64(3)]),
+)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n_jobs=_N_JOBS)
+def test_n_jobs_at_type_limits_works_or_is_a_value_error(n_jobs):
+    X, y = make_classification(80, 4, random_state=0)
+    valid = n_jobs is None or (
+        isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool) and n_jobs != 0
+    )
+    est = of.SPORFClassifier(n_estimators=3, random_state=0, n_jobs=n_jobs)
+    if not valid:
+        with pytest.raises(ValueError):
+            est.fit(X, y)
+        return
+    ref = of.SPORFClassifier(n_estimators=3, random_state=0).fit(X, y)
+    # capped at the cores, and the model does not depend on it
+    assert 1 <= of._core.n_threads(n_jobs) <= max(1, of._core.n_threads(-1))
+    np.testing.assert_array_equal(est.fit(X, y).predict_proba(X), ref.predict_proba(X))
+    with pytest.raises(ValueError):
+        ref._forest.predict(X.astype(np.float32), 0)

@@ -22,6 +22,20 @@ pub struct OobPrediction {
     pub counts: Vec<u32>,
 }
 
+impl OobPrediction {
+    /// Counts one tree's out-of-bag prediction `value` (its leaf's values) for `row`.
+    /// Every OOB sum is built by this call, tree by tree in index order and rows in
+    /// ascending order within a tree, so that forests joined from parts
+    /// ([`crate::part`]) add the same numbers in the same order as a single fit.
+    pub(crate) fn add(&mut self, row: usize, value: &[f64]) {
+        let k = value.len();
+        for (s, v) in self.sums[row * k..(row + 1) * k].iter_mut().zip(value) {
+            *s += v;
+        }
+        self.counts[row] += 1;
+    }
+}
+
 /// A fitted projection forest.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Forest {
@@ -53,10 +67,10 @@ impl PartialEq for Forest {
 }
 
 /// Shared, read-only inputs of a fit.
-struct FitData<'a> {
-    params: &'a ForestParams,
-    cfg: TreeConfig,
-    x: FeatureMatrix<'a>,
+pub(crate) struct FitData<'a> {
+    pub(crate) params: &'a ForestParams,
+    pub(crate) cfg: TreeConfig,
+    pub(crate) x: FeatureMatrix<'a>,
     y: Targets,
     sample_weight: Vec<f64>,
 }
@@ -142,28 +156,8 @@ impl Forest {
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         let first = self.trees.len();
-        let sampler = data.params.projection.sampler(data.x.n_features);
         let geometry = data.params.projection.geometry();
-        let grower = Grower {
-            cfg: &data.cfg,
-            sampler: &sampler,
-            geometry,
-            x: &data.x,
-            y: &data.y,
-        };
-        let pool = thread_pool(data.params.n_threads())?;
-        let grown: Vec<(Tree, Option<Vec<u32>>)> = pool.install(|| {
-            (first..first + n_more)
-                .into_par_iter()
-                .map_init(Workspace::default, |ws, t| {
-                    let tree_result = grow_one(data, &grower, t, ws);
-                    if let Some(p) = progress {
-                        p.fetch_add(1, Ordering::Relaxed);
-                    }
-                    tree_result
-                })
-                .collect()
-        });
+        let grown = grow_trees(data, first..first + n_more, progress)?;
         let n = data.x.n_samples;
         let k = data.cfg.n_outputs;
         if data.params.oob {
@@ -179,14 +173,7 @@ impl Forest {
             for (tree, rows) in &grown {
                 for &row in rows.iter().flatten() {
                     let leaf = tree.leaf_by(geometry, |j| data.x.get(row as usize, j));
-                    let r = row as usize;
-                    for (s, v) in oob.sums[r * k..(r + 1) * k]
-                        .iter_mut()
-                        .zip(tree.leaf_value(leaf))
-                    {
-                        *s += v;
-                    }
-                    oob.counts[r] += 1;
+                    oob.add(row as usize, tree.leaf_value(leaf));
                 }
             }
         }
@@ -579,7 +566,37 @@ fn thread_pool(n: usize) -> Result<Arc<rayon::ThreadPool>> {
     Ok(pool)
 }
 
-fn prepare<'a>(
+/// Grows trees `range` of a forest in the fit's pool, each from its (seed, tree index)
+/// streams; returns them in index order, each with its out-of-bag rows when OOB is requested.
+pub(crate) fn grow_trees(
+    data: &FitData<'_>,
+    range: std::ops::Range<usize>,
+    progress: Option<&AtomicUsize>,
+) -> Result<Vec<(Tree, Option<Vec<u32>>)>> {
+    let sampler = data.params.projection.sampler(data.x.n_features);
+    let grower = Grower {
+        cfg: &data.cfg,
+        sampler: &sampler,
+        geometry: data.params.projection.geometry(),
+        x: &data.x,
+        y: &data.y,
+    };
+    let pool = thread_pool(data.params.n_threads())?;
+    Ok(pool.install(|| {
+        range
+            .into_par_iter()
+            .map_init(Workspace::default, |ws, t| {
+                let tree_result = grow_one(data, &grower, t, ws);
+                if let Some(p) = progress {
+                    p.fetch_add(1, Ordering::Relaxed);
+                }
+                tree_result
+            })
+            .collect()
+    }))
+}
+
+pub(crate) fn prepare<'a>(
     params: &'a ForestParams,
     x: ArrayView2<'a, f32>,
     y: &[f64],

@@ -247,6 +247,59 @@ impl Forest {
     }
 }
 
+impl Forest {
+    /// Appends a part grown elsewhere as [`Forest::grow_more`] would grow it here: trees
+    /// `self.trees.len()..` of the same forest (its parameters may ask for more trees),
+    /// with their out-of-bag predictions added onto this forest's in tree order.
+    ///
+    /// # Errors
+    /// A part of another forest (parameters other than the tree and thread counts, or
+    /// features, differ), one that does not start at this forest's next tree, or one
+    /// grown on a different number of rows when OOB is kept.
+    pub fn append_part(&mut self, part: &ForestPart) -> Result<()> {
+        let comparable = |p: &ForestParams| ForestParams {
+            n_jobs: 1,
+            n_estimators: 0,
+            ..p.clone()
+        };
+        if comparable(&part.forest.params) != comparable(&self.params)
+            || part.forest.n_features != self.n_features
+        {
+            return Err(Error::InvalidInput(
+                "the part belongs to another forest (parameters or features differ)".into(),
+            ));
+        }
+        if part.start != self.trees.len() {
+            return Err(Error::InvalidInput(format!(
+                "the part starts at tree {}, the forest has {} trees",
+                part.start,
+                self.trees.len()
+            )));
+        }
+        if self.params.oob {
+            let oob = self
+                .oob
+                .as_mut()
+                .filter(|o| {
+                    o.counts.len() == part.n_samples && part.oob.len() == part.forest.trees.len()
+                })
+                .ok_or_else(|| {
+                    Error::InvalidInput("out-of-bag records of different rows".into())
+                })?;
+            for (tree, rows) in part.forest.trees.iter().zip(&part.oob) {
+                for &(row, leaf) in rows {
+                    oob.add(row as usize, tree.leaf_value(leaf as usize));
+                }
+            }
+        }
+        self.trees.extend(part.forest.trees.iter().cloned());
+        self.params.n_estimators = self.trees.len();
+        self.packed = OnceLock::new();
+        self.packed();
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,6 +351,28 @@ mod tests {
         // bit for bit: regression leaf means are not exact sums in any order
         let bits = |v: &[f64]| v.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&a.sums), bits(&b.sums));
+    }
+
+    #[test]
+    fn appended_part_equals_growing_more_trees() {
+        let (x, y) = data(300, 4, 4);
+        let mut here = Forest::fit(&params(3), x.view(), &y, None).unwrap();
+        let mut there = here.clone();
+        here.grow_more(x.view(), &y, None, 4, None, None).unwrap();
+        let part = Forest::grow_part(&params(7), x.view(), &y, None, 3, 7, None, None).unwrap();
+        let part = ForestPart::from_bytes(&part.to_bytes().unwrap()).unwrap();
+        there.append_part(&part).unwrap();
+        assert_eq!(there.to_bytes().unwrap(), here.to_bytes().unwrap());
+        let bits = |f: &Forest| {
+            f.oob()
+                .unwrap()
+                .sums
+                .iter()
+                .map(|s| s.to_bits())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(bits(&there), bits(&here));
+        assert!(there.append_part(&part).is_err(), "tree 7 follows, not 3");
     }
 
     #[test]

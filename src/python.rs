@@ -695,6 +695,13 @@ impl PyForestPart {
         Ok((from_bytes, (bytes,)))
     }
 
+    /// Appends this part's trees to `forest`, as `forest.fit_more` would grow them
+    /// (`Forest::append_part`).
+    fn append_to(&self, py: Python<'_>, mut forest: PyRefMut<'_, PyForest>) -> PyResult<()> {
+        let inner = &mut forest.inner;
+        compute(py, || inner.append_part(&self.inner))
+    }
+
     /// Joins parts covering every tree of a forest into a `Forest` (`Forest::from_parts`).
     #[staticmethod]
     fn join(py: Python<'_>, parts: Vec<PyRef<'_, PyForestPart>>) -> PyResult<PyForest> {

@@ -33,8 +33,8 @@ like one fitted locally. Two modes:
 
 :func:`predict`, :func:`predict_proba`, :func:`apply` and :func:`transform` run the
 estimator's own methods over the blocks of a dask array (``map_blocks``) or the
-partitions of a dask dataframe (``map_partitions``), with the fitted model scattered
-to every worker once, and return dask collections.
+partitions of a dask dataframe (``map_partitions``) and return dask collections; the
+fitted model is one task of the graph, so each worker receives it once.
 
 A worker lost during a fit has its tasks rerun elsewhere by Dask; in replicate mode the
 result is still identical, since every tree depends on its index only.
@@ -559,7 +559,7 @@ def _fit_partitions(client, estimator, X, y, sample_weight):
 class _RotationRunner:
     """Grows a rotation ensemble's per-rotation forests on the workers (installed as
     obliqueforest.rotation.ROTATION_RUNNER): the scaled data go to every worker once,
-    each task rotates them and grows one rotation's forest."""
+    and each task rotates them and grows one rotation's trees."""
 
     def __init__(self, client):
         self.client = client
@@ -568,28 +568,44 @@ class _RotationRunner:
     def share(self, X_scaled, y, sample_weight):
         self.data = self.client.scatter([X_scaled, y, sample_weight], broadcast=True)
 
-    def map(self, function, items):
-        futures = [self.client.submit(function, *self.data, *item, pure=False) for item in items]
-        return self.client.gather(futures)
+    def _part(self, rotation, params, start):
+        future = self.client.submit(
+            _grow_rotation, *self.data, rotation, params, start, params["n_estimators"], pure=False
+        )
+        return future.result()
 
-    def release(self):
-        self.data = None
+    def fit(self, rotation, params):
+        return _core.ForestPart.join([self._part(rotation, params, 0)])
+
+    def fit_more(self, forest, rotation, params):
+        self._part(rotation, params, forest.n_trees).append_to(forest)
+
+
+def _grow_rotation(X_scaled, y, sw, rotation, params, start, end):
+    """Worker side: one rotation's trees start..end, on the data rotated here."""
+    from threadpoolctl import threadpool_limits
+
+    from .rotation import rotate
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        X_rot = rotate(_aligned(X_scaled), rotation)
+    return _grow_part(X_rot, y, sw, params, start, end, None)
 
 
 # ------------------------------------------------------------------------ predict
 
 
-def predict(estimator, X, client=None):
+def predict(estimator, X):
     """``estimator.predict`` over a dask array or dataframe.
 
     Returns
     -------
     y : dask array of shape (n_samples,), or a dask Series for a dask DataFrame
     """
-    return _map(estimator, X, "predict", client)
+    return _map(estimator, X, "predict")
 
 
-def predict_proba(estimator, X, client=None):
+def predict_proba(estimator, X):
     """``estimator.predict_proba`` over a dask array or dataframe.
 
     Returns
@@ -597,20 +613,20 @@ def predict_proba(estimator, X, client=None):
     proba : dask array of shape (n_samples, n_classes), or a dask DataFrame whose columns
         are the classes
     """
-    return _map(estimator, X, "predict_proba", client)
+    return _map(estimator, X, "predict_proba")
 
 
-def apply(estimator, X, client=None):
+def apply(estimator, X):
     """``estimator.apply`` (leaf index per tree) over a dask array or dataframe.
 
     Returns
     -------
     leaves : dask array of shape (n_samples, n_estimators), or a dask DataFrame
     """
-    return _map(estimator, X, "apply", client)
+    return _map(estimator, X, "apply")
 
 
-def transform(estimator, X, client=None):
+def transform(estimator, X):
     """``estimator.transform`` (e.g. the :class:`~obliqueforest.autoencoder.ForestAutoencoder`
     encoding) over a dask array or dataframe.
 
@@ -618,7 +634,7 @@ def transform(estimator, X, client=None):
     -------
     Z : dask array of shape (n_samples, n_components), or a dask DataFrame
     """
-    return _map(estimator, X, "transform", client)
+    return _map(estimator, X, "transform")
 
 
 def _call(block, model, method, width, dtype):
@@ -635,23 +651,25 @@ def _call_frame(frame, model, method, meta):
     return pd.DataFrame(out, index=frame.index, columns=meta.columns).astype(meta.dtypes)
 
 
-def _map(estimator, X, method, client):
+def _map(estimator, X, method):
     check_is_fitted(estimator)
     if not hasattr(estimator, method):
         raise AttributeError(f"{type(estimator).__name__} has no method {method!r}")
-    client = client or default_client()
     if not _is_dask(X):
         X = dd.from_pandas(X, npartitions=1) if isinstance(X, pd.DataFrame) else _local(X)
     if isinstance(X, dd.Series) or (isinstance(X, da.Array) and X.ndim != 2):
         raise ValueError("X must be 2-dimensional (n_samples, n_features)")
-    # the output's width and type, from the method itself on one row
+    # the output's width and type, from the method itself on two rows (the autoencoder
+    # wants two)
     if isinstance(X, dd.DataFrame):
-        probe = X._meta.reindex(range(1)).fillna(0).astype(X.dtypes.to_dict())
+        probe = X._meta.reindex(range(2)).fillna(0).astype(X.dtypes.to_dict())
     else:
-        probe = np.zeros((1, X.shape[1]), dtype=X.dtype)
+        probe = np.zeros((2, X.shape[1]), dtype=X.dtype)
     sample = np.asarray(getattr(estimator, method)(probe))
     width = None if sample.ndim == 1 else sample.shape[1]
-    model = client.scatter(estimator, broadcast=True)
+    # one task of the graph holds the model: each worker fetches it once, whatever the
+    # number of blocks (a scattered future would be forgotten once this function returns)
+    model = dask.delayed(estimator, pure=True)
     if isinstance(X, da.Array):
         if X.numblocks[1] > 1:
             X = X.rechunk({1: -1})

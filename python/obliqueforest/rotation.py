@@ -28,6 +28,7 @@ References
 
 from __future__ import annotations
 
+import contextvars
 import time
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
@@ -69,6 +70,17 @@ _TUNED_BY_H = ("cut", "exp")
 # Above this many bytes the rotated copies are recomputed instead of cached.
 _CACHE_BUDGET_BYTES = 256 * 2**20
 _MAX_SEED = np.iinfo(np.int32).max
+
+# Set (only) by obliqueforest.dask around a fit: an object that grows each rotation's
+# forest on a cluster worker from the scaled data it received once (``share``):
+# ``fit(rotation, params)`` returns a new core forest, ``fit_more(forest, rotation,
+# params)`` extends one to ``params["n_estimators"]`` trees, as Forest.fit_more would.
+ROTATION_RUNNER: contextvars.ContextVar = contextvars.ContextVar("rotation_runner", default=None)
+
+
+def rotate(X_scaled, rotation):
+    """``X_scaled @ rotation`` as the float32 the core takes: one matrix product."""
+    return np.ascontiguousarray(X_scaled @ rotation, dtype=np.float32)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -315,7 +327,7 @@ class _BaseRotationEnsemble(BaseEstimator):
 
     def _rotate(self, X_scaled, k):
         """One matrix product per rotation; the core takes float32."""
-        return np.ascontiguousarray(X_scaled @ self.rotations_[k], dtype=np.float32)
+        return rotate(X_scaled, self.rotations_[k])
 
     # ---- core parameters
 
@@ -396,6 +408,13 @@ class _BaseRotationEnsemble(BaseEstimator):
 
         X_scaled = self._fit_scaling(X)
         cache = R * n_samples * n_features * 4 <= _CACHE_BUDGET_BYTES
+        runner = ROTATION_RUNNER.get()
+        if runner is not None:
+            # the rotations are computed and grown on the workers, all at once
+            runner.share(X_scaled, y, sample_weight)
+            cache, n_calls = False, R
+        else:
+            n_calls = n_jobs
         rotated = [None] * R
 
         # Phase 1: a micro-forest of U trees per rotation, one core call each.
@@ -409,16 +428,17 @@ class _BaseRotationEnsemble(BaseEstimator):
             oob_counts = np.zeros((R, n_samples))
 
         def grow_micro_forest(k):
+            params = self._core_params(U, n_jobs, forest_seeds[k])
+            if runner is not None:
+                return None, runner.fit(self.rotations_[k], params)
             X_rot = self._rotate(X_scaled, k)
-            forest = _core.Forest.fit(
-                X_rot, y, sample_weight, self._core_params(U, n_jobs, forest_seeds[k])
-            )
+            forest = _core.Forest.fit(X_rot, y, sample_weight, params)
             return (X_rot if cache else None), forest
 
         # Several core calls run at once (each releases the GIL) so that the
         # core's worker pool, shared between calls of the same size, never idles
         # at the tail of a small micro-forest. The results do not depend on it.
-        for k, (X_rot, forest) in enumerate(self._map(grow_micro_forest, range(R), n_jobs)):
+        for k, (X_rot, forest) in enumerate(self._map(grow_micro_forest, range(R), n_calls)):
             n_nodes, depth, _ = forest.tree_stats()
             complexity[k] = np.median(tree_complexity(n_nodes, depth, n_samples))
             if keep_oob:
@@ -462,18 +482,22 @@ class _BaseRotationEnsemble(BaseEstimator):
             if counts[k] < U and self.oob_score:
                 # The core drops OOB records on truncate; a forest of the first
                 # counts[k] trees (same seed, same trees) records them again.
+                params = self._core_params(counts[k], n_jobs, forest_seeds[k])
+                if runner is not None:
+                    return runner.fit(self.rotations_[k], params)
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
-                return _core.Forest.fit(
-                    X_rot, y, sample_weight, self._core_params(counts[k], n_jobs, forest_seeds[k])
-                )
+                return _core.Forest.fit(X_rot, y, sample_weight, params)
             if counts[k] < U:
                 forest.truncate(int(counts[k]))
+            elif counts[k] > U and runner is not None:
+                params = self._core_params(counts[k], n_jobs, forest_seeds[k])
+                runner.fit_more(forest, self.rotations_[k], params)
             elif counts[k] > U:
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
                 forest.fit_more(X_rot, y, sample_weight, int(counts[k] - U))
             return forest
 
-        forests = list(self._map(complete_forest, range(R), n_jobs))
+        forests = list(self._map(complete_forest, range(R), n_calls))
         self._forests = forests
         rotated.clear()
 

@@ -7,7 +7,9 @@ against the local fit on 2 threads.
 ``overhead``: a random forest of 100 trees on 100,000 x 20 rows of the Trunk simulation
 (Tomita et al. 2020, Sect. 4.2), fitted locally with n_jobs=2 and in replicate mode on
 the cluster, alternately, ``--repeats`` times; prints each pair's wall times and their
-ratio (the target is <= 1.3), and checks the two models are byte-identical.
+ratio (the target is <= 1.3), the CPU seconds each used (the client's and the workers'
+for Dask; a measure of the work done that the machine's load does not change much), and
+checks the two models are byte-identical.
 
 ``scale``: 1,000,000 x 20 Trunk rows generated on the workers in 4 partitions, 20 trees:
 the local 2-thread fit on all rows (in a child process, for its own peak RSS), replicate
@@ -74,24 +76,35 @@ def overhead(repeats, n_samples, n_trees):
         print(f"warm-up fit (worker imports): {warm_up(client):.2f} s", flush=True)
         for r in range(repeats):
             est = of.RandomForestClassifier(n_trees, random_state=r, n_jobs=2)
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             local = est.fit(X, y)
-            t_local = time.perf_counter() - t
+            t_local, cpu_local = time.perf_counter() - t, time.process_time() - cpu
             est = of.RandomForestClassifier(n_trees, random_state=r, n_jobs=2)
-            t = time.perf_counter()
+            workers = _cpu_seconds(client)
+            t, cpu = time.perf_counter(), time.process_time()
             dist = odask.fit(est, X, y, client=client, mode="replicate")
-            t_dask = time.perf_counter() - t
+            t_dask, cpu_client = time.perf_counter() - t, time.process_time() - cpu
+            cpu_workers = _cpu_seconds(client) - workers
             same = dist._forest.to_bytes() == local._forest.to_bytes()
+            cpu_dask = cpu_client + cpu_workers
             rows.append((t_local, t_dask, same))
             print(
                 f"repeat {r}: local 2 threads {t_local:.2f} s, dask replicate 2x1 "
-                f"{t_dask:.2f} s, ratio {t_dask / t_local:.2f}, byte-identical {same}",
+                f"{t_dask:.2f} s, wall ratio {t_dask / t_local:.2f}; CPU seconds local "
+                f"{cpu_local:.1f}, dask {cpu_dask:.1f} (client {cpu_client:.1f}, workers "
+                f"{cpu_workers:.1f}), CPU ratio {cpu_dask / cpu_local:.2f}; "
+                f"byte-identical {same}",
                 flush=True,
             )
     finally:
         client.close()
         c.close()
     return rows
+
+
+def _cpu_seconds(client):
+    """CPU time (user + system, all threads) the worker processes have used so far."""
+    return sum(client.run(time.process_time).values())
 
 
 def _generate(client, n_samples):

@@ -125,6 +125,7 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
         )
     X, y, sample_weight = _check_partitioned(X, y, sample_weight)
     rotation = _is_rotation_ensemble(estimator)
+    estimator.__dict__.pop("dask_tree_rows_", None)  # from an earlier partitions fit
     if mode == "auto":
         mode = _choose_mode(client, X)
     if mode == "partitions" and rotation:

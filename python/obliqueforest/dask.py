@@ -76,6 +76,8 @@ logger = logging.getLogger(__name__)
 # "auto" replicates while this many float32 copies of X fit in a worker's memory limit:
 # the scattered copy, the core's column-major copy, and room for the trees and y.
 _REPLICATE_COPIES = 3
+# replicate mode: tasks of trees per worker thread
+_TASKS_PER_THREAD = 4
 # how often a worker reports its finished trees for the progress bar
 _PROGRESS_SECONDS = 0.25
 
@@ -126,7 +128,10 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
     X, y, sample_weight = _check_partitioned(X, y, sample_weight)
     rotation = _is_rotation_ensemble(estimator)
     estimator.__dict__.pop("dask_tree_rows_", None)  # from an earlier partitions fit
-    if mode == "auto":
+    if mode == "auto" and rotation:
+        mode = "replicate"
+        logger.info("obliqueforest.dask: mode='replicate' (rotation ensembles rank on all rows)")
+    elif mode == "auto":
         mode = _choose_mode(client, X)
     if mode == "partitions" and rotation:
         raise ValueError(
@@ -295,9 +300,10 @@ def _aligned(a):
     return np.require(a, requirements="A")
 
 
-def _grow_part(X32, y_core, sw, params, start, end, topic):
-    """Worker side: trees ``start..end`` on the worker's threads, reporting progress."""
-    n_jobs = _worker_threads()
+def _grow_part(X32, y_core, sw, params, start, end, topic, n_jobs=None):
+    """Worker side: trees ``start..end`` on ``n_jobs`` threads (None: the worker's),
+    reporting progress."""
+    n_jobs = n_jobs or _worker_threads()
     X32, y_core, sw = _aligned(X32), _aligned(y_core), _aligned(sw)
     if topic is None:
         return _core.ForestPart.grow(X32, y_core, sw, params, start, end, n_jobs)
@@ -370,44 +376,39 @@ class _Progress:
             self.bar.close()
 
 
-def _worker_shares(client):
+def _total_threads(client):
     workers = client.scheduler_info()["workers"]
     if not workers:
         raise ValueError("the Dask cluster has no workers")
-    addresses = sorted(workers)
-    return addresses, [workers[a].get("nthreads", 1) for a in addresses]
+    return sum(w.get("nthreads", 1) for w in workers.values())
 
 
 class _ReplicateGrower:
-    """Grows a core forest's trees on every worker from one broadcast copy of the data
-    (installed as the estimator's FOREST_GROWER)."""
+    """Grows a core forest's trees on the workers from one broadcast copy of the data
+    (installed as the estimator's FOREST_GROWER).
+
+    The trees go out in _TASKS_PER_THREAD one-thread tasks per worker thread rather than
+    one task per worker, so that Dask balances them (work stealing, reruns after a lost
+    worker) the way the core's thread pool balances trees on one machine; each task
+    copies the data into the core's layout once, a small cost next to its trees.
+    """
 
     def __init__(self, client):
         self.client = client
 
     def __call__(self, estimator, X32, y_core, sw, params):
         client = self.client
-        addresses, threads = _worker_shares(client)
         n_trees = int(params["n_estimators"])
+        n_tasks = min(n_trees, _TASKS_PER_THREAD * _total_threads(client))
         data = client.scatter([X32, y_core] + ([] if sw is None else [sw]), broadcast=True)
         xf, yf = data[0], data[1]
         wf = data[2] if sw is not None else None
         with _Progress(client, n_trees, estimator.verbose) as progress:
             futures = [
                 client.submit(
-                    _grow_part,
-                    xf,
-                    yf,
-                    wf,
-                    params,
-                    start,
-                    end,
-                    progress.topic,
-                    workers=[addresses[i]],
-                    allow_other_workers=True,
-                    pure=False,
+                    _grow_part, xf, yf, wf, params, start, end, progress.topic, 1, pure=False
                 )
-                for i, start, end in _split(n_trees, threads)
+                for _, start, end in _split(n_trees, np.ones(n_tasks))
             ]
             parts = client.gather(futures)
         del futures, data

@@ -43,6 +43,7 @@ pub mod forest;
 pub mod params;
 pub mod part;
 pub mod projection;
+pub mod prune;
 pub mod rng;
 pub mod serialize;
 pub mod tree;
@@ -50,6 +51,8 @@ pub mod tree;
 #[cfg(feature = "python")]
 mod python;
 
+#[cfg(test)]
+mod pins;
 #[cfg(test)]
 mod proptests;
 

@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 
 /// The largest number of axes a patch geometry may have.
 pub const MAX_AXES: usize = 8;
+/// The most (index, weight) entries the candidates of one split node may hold on average
+/// (512 MiB of buffers): bounds `max_features` × projection size before anything is drawn.
+pub const MAX_NODE_ENTRIES: usize = 1 << 26;
 
 /// How dense a sparse signed projection matrix is.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,6 +43,37 @@ pub enum ProjectionKind {
 }
 
 impl ProjectionKind {
+    /// [`Self::check`], and that `n_candidates` projections per node stay within
+    /// [`MAX_NODE_ENTRIES`] entries.
+    ///
+    /// # Errors
+    /// As [`Self::check`], or [`crate::Error::InvalidParameter`] naming `max_features`.
+    pub fn check_candidates(&self, n_features: usize, n_candidates: usize) -> Result<()> {
+        self.check(n_features)?;
+        let p = n_features as f64;
+        let per_candidate = match self {
+            ProjectionKind::AxisAligned => 1.0,
+            ProjectionKind::SparseSigned { density } => match density {
+                Density::Fraction(d) => d * p,
+                Density::FeatureCombinations(c) => c.min(p),
+            },
+            ProjectionKind::ForestRc { n_combined } => (*n_combined).min(n_features) as f64,
+            ProjectionKind::Gaussian => p,
+            ProjectionKind::Patch(g) => (1 + 3 * g.data_shape.len()) as f64,
+        };
+        let entries = per_candidate * n_candidates as f64;
+        if entries > MAX_NODE_ENTRIES as f64 {
+            return Err(invalid(
+                "max_features",
+                format!(
+                    "{n_candidates} candidates of about {per_candidate:.0} entries each exceed \
+                     the {MAX_NODE_ENTRIES} entries a node may sample"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the projection settings against the data width.
     ///
     /// # Errors

@@ -30,7 +30,7 @@ def client():
             processes=True,
             n_workers=2,
             threads_per_worker=1,
-            dashboard_address=None,
+            dashboard_address=":0",
             memory_limit="2GiB",
         ) as cluster,
         Client(cluster) as c,
@@ -145,9 +145,11 @@ def test_partitions_mode_grows_each_tree_on_its_workers_rows_only(client):
     for t in range(16):
         root = {k: v[0] for k, v in est._forest.tree_nodes(t).items()}
         # a tree draws as many rows as its worker holds (the bootstrap stays within
-        # them) and sees fewer distinct ones
+        # them): its in-bag counts cover those rows only, and its root saw exactly them
+        in_bag = est._forest.in_bag_counts(t, int(rows[t]))
+        assert in_bag.sum() == rows[t] < len(y)
+        assert root["n_node_samples"] == np.count_nonzero(in_bag)
         assert root["weighted_n_node_samples"] == rows[t]
-        assert root["n_node_samples"] <= rows[t]
     held = sorted(set(rows.tolist()))
     # each worker held whole partitions, and together all rows
     assert all(any(r == partition_rows[list(s)].sum() for s in _subsets(4)) for r in held)

@@ -24,7 +24,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
 from ._progress import run_with_progress
-from .projections import AxisAligned, Patch, SparseSigned, _Projection
+from ._params import core_params
+from ._trees import PerTreeMixin
+from .projections import AxisAligned, SparseSigned, _Projection
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -101,9 +103,9 @@ TREE_PARAM_CONSTRAINTS: dict = {
 }
 
 
-class _BaseForest(BaseEstimator):
+class _BaseForest(PerTreeMixin, BaseEstimator):
     """Shared machinery of every projection forest. Subclasses define ``__init__`` (so that
-    scikit-learn sees their parameters) and ``_projection_config``."""
+    scikit-learn sees their parameters) and ``_projection``."""
 
     _parameter_constraints: dict = {
         **TREE_PARAM_CONSTRAINTS,
@@ -122,43 +124,36 @@ class _BaseForest(BaseEstimator):
     }
 
     # -- hooks ---------------------------------------------------------------------------
-    def _projection_config(self, n_features: int) -> dict:
+    def _projection(self, n_features: int):
+        """The core's projection distribution (a ``_core.Projection``)."""
         raise NotImplementedError
 
     def _task_params(self, y) -> dict:
         raise NotImplementedError
 
     # -- fitting -------------------------------------------------------------------------
-    def _core_params(self, n_features: int, task: dict) -> dict:
-        if self.n_jobs == 0:
-            raise ValueError("n_jobs == 0 has no meaning; use None, a positive number or -1")
-        if self.oob_score and not self.bootstrap:
-            raise ValueError("Out of bag estimation only available if bootstrap=True")
-        if self.max_samples is not None and not self.bootstrap:
-            raise ValueError(
-                "`max_sample` cannot be set if `bootstrap=False`. Either switch to "
-                "`bootstrap=True` or set `max_sample=None`."
-            )
-        params = dict(task)
-        params.update(
-            projection=self._projection_config(n_features),
-            splitter=getattr(self, "splitter", "best"),
-            max_bins=int(getattr(self, "max_bins", 256)),
+    def _core_params(self, n_features: int, task: dict):
+        # cross-parameter rules (oob_score and max_samples need bootstrap, ...) and bounds
+        # against the data are the core's ForestParams::check
+        return core_params(
+            **task,
+            projection=self._projection(n_features),
+            splitter=self.splitter,
+            max_bins=self.max_bins,
             max_features=self.max_features,
             n_estimators=self.n_estimators,
             max_depth=self.max_depth,
             min_samples_split=self.min_samples_split,
             min_samples_leaf=self.min_samples_leaf,
-            min_weight_fraction_leaf=float(self.min_weight_fraction_leaf),
-            min_impurity_decrease=float(self.min_impurity_decrease),
+            min_weight_fraction_leaf=self.min_weight_fraction_leaf,
+            min_impurity_decrease=self.min_impurity_decrease,
             max_leaf_nodes=self.max_leaf_nodes,
-            bootstrap=bool(self.bootstrap),
+            bootstrap=self.bootstrap,
             max_samples=self.max_samples,
-            oob=bool(self.oob_score),
-            seed=int(self._seed),
+            oob=self.oob_score,
+            seed=self._seed,
             n_jobs=self._n_threads(),
         )
-        return params
 
     def _n_threads(self) -> int:
         return resolve_n_jobs(self.n_jobs)
@@ -202,6 +197,7 @@ class _BaseForest(BaseEstimator):
             )
             return
         self._seed = self._draw_seed()
+        self._n_samples_fit = X.shape[0]  # estimators_samples_ recomputes in-bag rows from it
         params = self._core_params(X.shape[1], task)
         self._forest = self._grow_core_forest(X32, y_core, sw, params)
 
@@ -377,7 +373,12 @@ class _RegressorMixin(RegressorMixin):
     """Regression half of the forests."""
 
     def _task_params(self, y):
-        return {"task": "regression", "criterion": self.criterion}
+        return {
+            "task": "regression",
+            "n_classes": None,
+            "criterion": self.criterion,
+            "class_weight_subsample": False,
+        }
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -580,8 +581,9 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         self.splitter = splitter
         self.max_bins = max_bins
 
-    def _projection_config(self, n_features):
-        return _generic_projection(self.projection, n_features)
+    def _projection(self, n_features):
+        projection = SparseSigned() if self.projection is None else self.projection
+        return projection._core_projection(n_features)
 
 
 class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
@@ -642,16 +644,9 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         self.splitter = splitter
         self.max_bins = max_bins
 
-    def _projection_config(self, n_features):
-        return _generic_projection(self.projection, n_features)
-
-
-def _generic_projection(projection, n_features):
-    if projection is None:
-        return SparseSigned().to_config()
-    if isinstance(projection, Patch):
-        return projection.resolve(n_features)
-    return projection.to_config()
+    def _projection(self, n_features):
+        projection = SparseSigned() if self.projection is None else self.projection
+        return projection._core_projection(n_features)
 
 
 class RandomForestClassifier(ObliqueForestClassifier):
@@ -718,8 +713,8 @@ class RandomForestClassifier(ObliqueForestClassifier):
         )
         del self.projection
 
-    def _projection_config(self, n_features):
-        return AxisAligned().to_config()
+    def _projection(self, n_features):
+        return AxisAligned()._core_projection(n_features)
 
 
 class RandomForestRegressor(ObliqueForestRegressor):
@@ -780,8 +775,8 @@ class RandomForestRegressor(ObliqueForestRegressor):
         )
         del self.projection
 
-    def _projection_config(self, n_features):
-        return AxisAligned().to_config()
+    def _projection(self, n_features):
+        return AxisAligned()._core_projection(n_features)
 
 
 class SPORFClassifier(ObliqueForestClassifier):
@@ -854,8 +849,10 @@ class SPORFClassifier(ObliqueForestClassifier):
         del self.projection
         self.feature_combinations = feature_combinations
 
-    def _projection_config(self, n_features):
-        return SparseSigned(feature_combinations=self.feature_combinations).to_config()
+    def _projection(self, n_features):
+        return SparseSigned(feature_combinations=self.feature_combinations)._core_projection(
+            n_features
+        )
 
 
 class SPORFRegressor(ObliqueForestRegressor):
@@ -920,5 +917,7 @@ class SPORFRegressor(ObliqueForestRegressor):
         del self.projection
         self.feature_combinations = feature_combinations
 
-    def _projection_config(self, n_features):
-        return SparseSigned(feature_combinations=self.feature_combinations).to_config()
+    def _projection(self, n_features):
+        return SparseSigned(feature_combinations=self.feature_combinations)._core_projection(
+            n_features
+        )

@@ -24,8 +24,8 @@ like one fitted locally. Two modes:
     gathered first so every tree knows every class, and features are checked to be
     identical across partitions. With a few workers holding large random partitions
     its accuracy is close to a full fit's (``benches/dask_bench.py`` measures it).
-    ``class_weight="balanced"`` balances each worker's rows; ``oob_score`` is not
-    available (a row is out of bag only for its own worker's trees).
+    ``class_weight="balanced"`` balances each worker's rows; ``oob_score`` and
+    ``estimators_samples_`` are not available (a tree's rows are its worker's).
 ``"auto"``
     ``"replicate"`` when three float32 copies of X fit in the smallest worker's memory
     limit, else ``"partitions"``; the choice is logged (logger ``obliqueforest.dask``)
@@ -300,13 +300,15 @@ def _aligned(a):
     return np.require(a, requirements="A")
 
 
-def _grow_part(X32, y_core, sw, params, start, end, topic, n_jobs=None):
+def _grow_part(X32, y_core, sw, params, start, end, topic, n_jobs=None, n_classes=None):
     """Worker side: trees ``start..end`` on ``n_jobs`` threads (None: the worker's),
-    reporting progress."""
+    reporting progress; ``n_classes`` replaces the class count of ``params``."""
     n_jobs = n_jobs or _worker_threads()
     X32, y_core, sw = _aligned(X32), _aligned(y_core), _aligned(sw)
     if topic is None:
-        return _core.ForestPart.grow(X32, y_core, sw, params, start, end, n_jobs)
+        return _core.ForestPart.grow(
+            X32, y_core, sw, params, start, end, n_jobs, n_classes=n_classes
+        )
     worker = get_worker()
     progress = _core.Progress()
     finished = threading.Event()
@@ -322,7 +324,9 @@ def _grow_part(X32, y_core, sw, params, start, end, topic, n_jobs=None):
     reporter = threading.Thread(target=report, daemon=True)
     reporter.start()
     try:
-        part = _core.ForestPart.grow(X32, y_core, sw, params, start, end, n_jobs, progress)
+        part = _core.ForestPart.grow(
+            X32, y_core, sw, params, start, end, n_jobs, progress, n_classes=n_classes
+        )
     finally:
         finished.set()
         reporter.join()
@@ -398,7 +402,7 @@ class _ReplicateGrower:
 
     def __call__(self, estimator, X32, y_core, sw, params):
         client = self.client
-        n_trees = int(params["n_estimators"])
+        n_trees = int(params.n_estimators)
         n_tasks = min(n_trees, _TASKS_PER_THREAD * _total_threads(client))
         data = client.scatter([X32, y_core] + ([] if sw is None else [sw]), broadcast=True)
         xf, yf = data[0], data[1]
@@ -463,12 +467,15 @@ class _PartitionGrower:
         self.start, self.end, self.topic = start, end, topic
 
     def __call__(self, estimator, X32, y_core, sw, params):
-        params = dict(params, seed=int(self.seed))
+        params = params.with_seed(int(self.seed))
+        n_classes = None
         if self.classes is not None:
             codes = np.searchsorted(self.classes, estimator.classes_)
             y_core = codes[y_core.astype(np.int64)].astype(np.float64)
-            params["n_classes"] = len(self.classes)
-        return _grow_part(X32, y_core, sw, params, self.start, self.end, self.topic)
+            n_classes = len(self.classes)
+        return _grow_part(
+            X32, y_core, sw, params, self.start, self.end, self.topic, n_classes=n_classes
+        )
 
 
 def _fit_worker_rows(estimator, parts, classes, seed, start, end, topic):
@@ -543,6 +550,8 @@ def _fit_partitions(client, estimator, X, y, sample_weight):
     for key, value in vars(first).items():
         if key not in params:
             setattr(estimator, key, value)
+    # a tree's in-bag rows are rows of its worker, not of X: no estimators_samples_
+    estimator.__dict__.pop("_n_samples_fit", None)
     if classify:
         estimator.classes_ = classes
         estimator.n_classes_ = len(classes)
@@ -572,7 +581,7 @@ class _RotationRunner:
 
     def _part(self, rotation, params, start):
         future = self.client.submit(
-            _grow_rotation, *self.data, rotation, params, start, params["n_estimators"], pure=False
+            _grow_rotation, *self.data, rotation, params, start, params.n_estimators, pure=False
         )
         return future.result()
 

@@ -58,19 +58,21 @@ _MORF_REF = """
 
 
 class _MORFMixin:
-    def _projection_config(self, n_features):
+    def _patch(self):
         return Patch(
             self.data_shape,
             self.channel_axis,
             self.min_patch_size,
             self.max_patch_size,
             self.periodic,
-        ).resolve(n_features)
+        )
+
+    def _projection(self, n_features):
+        return self._patch()._core_projection(n_features)
 
     def _shape(self):
         check_is_fitted(self, "_forest")
-        cfg = self._projection_config(self.n_features_in_)
-        return tuple(cfg["data_shape"])
+        return tuple(self._patch().resolve(self.n_features_in_)["data_shape"])
 
     def feature_importance_map(self, kind="impurity"):
         """Importances reshaped to ``data_shape``.

@@ -14,15 +14,24 @@ References
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
+
+import numpy as np
+
+from . import _core
 
 __all__ = ["AxisAligned", "ForestRC", "Gaussian", "Patch", "SparseSigned"]
 
 
 class _Projection:
-    """Base class: a projection distribution with a ``to_config`` for the core."""
+    """Base class: a projection distribution, handed to the core by ``_core_projection``.
 
-    def to_config(self) -> dict:
+    The objects only store their arguments; the core validates them when a forest is fitted
+    (its errors name the parameter).
+    """
+
+    def _core_projection(self, n_features: int):
+        """The core's ``_core.Projection`` for data with ``n_features`` columns."""
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -39,8 +48,8 @@ class _Projection:
 class AxisAligned(_Projection):
     """Axis-aligned splits (classic random forest): d distinct features, weight 1."""
 
-    def to_config(self) -> dict:
-        return {"kind": "axis"}
+    def _core_projection(self, n_features):
+        return _core.Projection.axis()
 
 
 class SparseSigned(_Projection):
@@ -64,17 +73,11 @@ class SparseSigned(_Projection):
         self.density = density
         self.feature_combinations = feature_combinations
 
-    def to_config(self) -> dict:
-        if self.density is not None and self.feature_combinations is not None:
-            raise ValueError("SparseSigned: give density or feature_combinations, not both")
-        if self.density is not None:
-            if not isinstance(self.density, Real) or not 0 < self.density <= 1:
-                raise ValueError(f"SparseSigned: density must be in (0, 1], got {self.density!r}")
-            return {"kind": "sparse", "density": float(self.density)}
-        fc = 3.0 if self.feature_combinations is None else self.feature_combinations
-        if not isinstance(fc, Real) or not fc > 0:
-            raise ValueError(f"SparseSigned: feature_combinations must be > 0, got {fc!r}")
-        return {"kind": "sparse", "feature_combinations": float(fc)}
+    def _core_projection(self, n_features):
+        fc = self.feature_combinations
+        if self.density is None and fc is None:
+            fc = 3.0
+        return _core.Projection.sparse(density=self.density, feature_combinations=fc)
 
 
 class ForestRC(_Projection):
@@ -90,17 +93,15 @@ class ForestRC(_Projection):
     def __init__(self, n_combined: int = 2):
         self.n_combined = n_combined
 
-    def to_config(self) -> dict:
-        if not isinstance(self.n_combined, Integral) or self.n_combined < 1:
-            raise ValueError(f"ForestRC: n_combined must be an int >= 1, got {self.n_combined!r}")
-        return {"kind": "forest_rc", "n_combined": int(self.n_combined)}
+    def _core_projection(self, n_features):
+        return _core.Projection.forest_rc(n_combined=self.n_combined)
 
 
 class Gaussian(_Projection):
     """Dense random projections: every feature with an N(0, 1) weight."""
 
-    def to_config(self) -> dict:
-        return {"kind": "gaussian"}
+    def _core_projection(self, n_features):
+        return _core.Projection.gaussian()
 
 
 class Patch(_Projection):
@@ -120,77 +121,45 @@ class Patch(_Projection):
         self.periodic = periodic
 
     def resolve(self, n_features: int) -> dict:
-        """Checks the geometry against ``n_features`` and returns the core's config."""
-        shape = (
-            _as_int_tuple(self.data_shape, "data_shape")
-            if self.data_shape is not None
-            else (n_features,)
-        )
-        if any(s < 1 for s in shape):
-            raise ValueError(f"data_shape must have positive lengths, got {shape}")
-        size = 1
-        for s in shape:
-            size *= s
-        if size != n_features:
-            raise ValueError(
-                f"data_shape {shape} holds {size} values but X has {n_features} features"
-            )
+        """The geometry with its defaults filled in for ``n_features`` columns: a plain
+        ``data_shape`` (one axis of ``n_features`` by default), a non-negative
+        ``channel_axis``, and one patch size and periodicity per non-channel axis
+        (``max_patch_size`` defaults to a quarter of each axis). The core checks it."""
+        shape = [n_features] if self.data_shape is None else _per_axis(self.data_shape, 1)
         ca = self.channel_axis
-        if ca is not None:
-            if not isinstance(ca, Integral) or not -len(shape) <= ca < len(shape):
-                raise ValueError(f"channel_axis {ca!r} is not an axis of data_shape {shape}")
-            ca = int(ca) % len(shape)
-            if len(shape) == 1:
-                raise ValueError("channel_axis needs data_shape to have another axis")
+        if isinstance(ca, Integral) and ca < 0:
+            ca = int(ca) + len(shape)  # still negative when out of range: the core says so
         spatial = [s for a, s in enumerate(shape) if a != ca]
         k = len(spatial)
-        lo = _per_axis(self.min_patch_size, k, "min_patch_size")
+        lo = _per_axis(self.min_patch_size, k)
         if self.max_patch_size is None:
-            hi = tuple(max(lo_a, s // 4, 1) for lo_a, s in zip(lo, spatial))
+            hi = [
+                max(lo_a, s // 4, 1) if isinstance(lo_a, Integral) else lo_a
+                for lo_a, s in zip(lo, spatial)
+            ]
         else:
-            hi = _per_axis(self.max_patch_size, k, "max_patch_size")
-        for a, (l_, h_, s) in enumerate(zip(lo, hi, spatial)):
-            if l_ < 1:
-                raise ValueError(f"min_patch_size must be >= 1, got {l_} on axis {a}")
-            if l_ > h_:
-                raise ValueError(f"min_patch_size {l_} exceeds max_patch_size {h_} on axis {a}")
-            if h_ > s:
-                raise ValueError(
-                    f"max_patch_size {h_} does not fit spatial axis {a} of length {s} "
-                    f"(data_shape {shape})"
-                )
-        if isinstance(self.periodic, (bool, int)) and not isinstance(self.periodic, (tuple, list)):
-            periodic = (bool(self.periodic),) * k
-        else:
-            periodic = tuple(bool(p) for p in self.periodic)
-            if len(periodic) != k:
-                raise ValueError(f"periodic needs {k} entries (one per non-channel axis)")
+            hi = _per_axis(self.max_patch_size, k)
+        periodic = self.periodic
+        if isinstance(periodic, (bool, np.bool_, Integral)):
+            periodic = [bool(periodic)] * k
         return {
-            "kind": "patch",
-            "data_shape": list(shape),
+            "data_shape": shape,
             "channel_axis": ca,
-            "min_patch_size": list(lo),
-            "max_patch_size": list(hi),
-            "periodic": list(periodic),
+            "min_patch_size": lo,
+            "max_patch_size": hi,
+            "periodic": [bool(p) for p in periodic],
         }
 
+    def _core_projection(self, n_features):
+        return _core.Projection.patch(**self.resolve(n_features))
 
-def _as_int_tuple(v, name):
+
+def _per_axis(v, k):
+    """An int broadcast to ``k`` axes, or the entries of a sequence (lengths are checked by
+    the core)."""
     if isinstance(v, Integral):
-        v = (v,)
+        return [int(v)] * k
     try:
-        out = tuple(int(x) for x in v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an int or a tuple of ints, got {v!r}") from None
-    if any(not isinstance(x, Integral) for x in v):
-        raise ValueError(f"{name} must contain integers, got {v!r}")
-    return out
-
-
-def _per_axis(v, k, name):
-    if isinstance(v, Integral):
-        return (int(v),) * k
-    out = _as_int_tuple(v, name)
-    if len(out) != k:
-        raise ValueError(f"{name} needs {k} entries (one per non-channel axis), got {len(out)}")
-    return out
+        return [int(x) if isinstance(x, Integral) else x for x in v]
+    except TypeError:
+        return v

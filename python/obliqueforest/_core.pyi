@@ -201,15 +201,18 @@ class ForestPart:
         X: npt.NDArray[np.float32],
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
-        params: dict[str, Any],
+        params: ForestParams,
         start: int,
         end: int,
         n_jobs: Optional[int] = None,
         progress: Optional[Progress] = None,
+        n_classes: Optional[int] = None,
     ) -> ForestPart:
         """Grow trees ``start..end`` of the forest ``params`` describes (its
         ``n_estimators`` trees in all), each from its (seed, tree index) streams, on
-        ``n_jobs`` threads (the trees do not depend on it)."""
+        ``n_jobs`` threads (the trees do not depend on it). ``n_classes`` replaces the
+        class count of a classification task (a worker holding some classes grows trees
+        that know all of them)."""
     @property
     def start(self) -> int: ...
     @property

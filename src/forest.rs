@@ -5,7 +5,8 @@
 use crate::data::{check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
 use crate::params::{ForestParams, Task, TreeConfig};
-use crate::projection::{AnySampler, PatchGeometry};
+use crate::projection::{AnySampler, CompactDescriptors};
+use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
 use crate::tree::{normalise, Grower, PackedTree, Tree, Workspace};
 use ndarray::{Array2, Array3, ArrayView2};
@@ -19,6 +20,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 pub struct OobPrediction {
     /// Shape (n_samples, n_outputs), row-major.
     pub sums: Vec<f64>,
+    /// Trees each row was out of bag for.
     pub counts: Vec<u32>,
 }
 
@@ -119,12 +121,14 @@ impl Forest {
     }
 
     /// Grows `n_more` further trees with the same parameters and seed (warm start), on
-    /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's.
+    /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's,
+    /// and pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model).
     /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
     /// to mean anything.
     ///
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
+    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the two per-call overrides
     pub fn grow_more(
         &mut self,
         x: ArrayView2<'_, f32>,
@@ -132,6 +136,7 @@ impl Forest {
         sample_weight: Option<&[f64]>,
         n_more: usize,
         n_jobs: Option<i64>,
+        ccp_alpha: Option<f64>,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         if x.ncols() != self.n_features {
@@ -142,8 +147,12 @@ impl Forest {
         }
         let mut params = self.params.clone();
         params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
+        params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
+        // the grown forest's size is checked like a first fit's (bounded before growing)
+        params.n_estimators = self.trees.len().saturating_add(n_more);
         let data = prepare(&params, x, y, sample_weight)?;
         self.params.n_jobs = params.n_jobs;
+        self.params.ccp_alpha = params.ccp_alpha;
         self.grow(&data, n_more, progress)?;
         self.params.n_estimators = self.trees.len();
         Ok(())
@@ -156,7 +165,7 @@ impl Forest {
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         let first = self.trees.len();
-        let geometry = data.params.projection.geometry();
+        let geometry = data.params.projection.descriptors();
         let grown = grow_trees(data, first..first + n_more, progress)?;
         let n = data.x.n_samples;
         let k = data.cfg.n_outputs;
@@ -182,20 +191,26 @@ impl Forest {
         Ok(())
     }
 
+    /// The parameters the forest was grown with.
     pub fn params(&self) -> &ForestParams {
         &self.params
     }
+    /// Columns of the training data.
     pub fn n_features(&self) -> usize {
         self.n_features
     }
+    /// Values per prediction (classes, or 1).
     pub fn n_outputs(&self) -> usize {
         self.params.task.n_outputs()
     }
+    /// The trees, in index order.
     pub fn trees(&self) -> &[Tree] {
         &self.trees
     }
-    pub fn geometry(&self) -> Option<&PatchGeometry> {
-        self.params.projection.geometry()
+    /// How the stored projections' compact descriptors read as terms (patch and
+    /// dictionary forests), `None` when they are explicit.
+    pub fn geometry(&self) -> Option<&dyn CompactDescriptors> {
+        self.params.projection.descriptors()
     }
     /// Out-of-bag predictions, when fitted with `oob = true`.
     pub fn oob(&self) -> Option<&OobPrediction> {
@@ -651,7 +666,6 @@ pub(crate) fn grow_trees(
     let grower = Grower {
         cfg: &data.cfg,
         sampler: &sampler,
-        geometry: data.params.projection.geometry(),
         x: &data.x,
         y: &data.y,
     };
@@ -753,7 +767,8 @@ fn grow_one(
             weights.clone_from(&data.sample_weight);
         }
         let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
-        let tree = grower.grow(&weights, &mut rng, ws);
+        let tree =
+            prune_cost_complexity(grower.grow(&weights, &mut rng, ws), data.params.ccp_alpha);
         let oob = data.params.oob.then(|| {
             counts
                 .iter()
@@ -765,7 +780,8 @@ fn grow_one(
         (tree, oob)
     } else {
         let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
-        (grower.grow(&weights, &mut rng, ws), None)
+        let tree = grower.grow(&weights, &mut rng, ws);
+        (prune_cost_complexity(tree, data.params.ccp_alpha), None)
     }
 }
 

@@ -23,7 +23,12 @@ pub const MAX_CANDIDATES: usize = 1 << 20;
 /// Classification (with its number of classes) or regression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Task {
-    Classification { n_classes: usize },
+    /// Class codes `0..n_classes`.
+    Classification {
+        /// The number of classes.
+        n_classes: usize,
+    },
+    /// Real targets.
     Regression,
 }
 
@@ -40,8 +45,11 @@ impl Task {
 /// Impurity criterion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Criterion {
+    /// Gini impurity (classification).
     Gini,
+    /// Shannon entropy, "entropy" or "log_loss" (classification).
     Entropy,
+    /// Squared error (regression).
     SquaredError,
 }
 
@@ -58,7 +66,10 @@ pub enum Splitter {
     /// bins between the node's smallest and largest value (adaptive histograms) and scan
     /// the bin boundaries only, in O(n) instead of O(n log n). Thresholds stay midpoints
     /// between observed values, so every split separates the rows exactly as scanned.
-    Histogram { max_bins: usize },
+    Histogram {
+        /// Bins per candidate, in `[2, MAX_BINS]`.
+        max_bins: usize,
+    },
 }
 
 impl Splitter {
@@ -86,32 +97,54 @@ pub enum MaxFeatures {
 /// A sample count given absolutely or as a fraction of the training rows.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum SampleCount {
+    /// A number of rows.
     Count(usize),
+    /// A fraction of the training rows.
     Fraction(f64),
 }
 
 /// Everything that defines how a forest is grown.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ForestParams {
+    /// Classification (with its classes) or regression.
     pub task: Task,
+    /// The impurity criterion (it must fit the task).
     pub criterion: Criterion,
+    /// How thresholds are searched.
     pub splitter: Splitter,
+    /// The projection family candidates are drawn from.
     pub projection: ProjectionKind,
+    /// Candidate projections per split node.
     pub max_features: MaxFeatures,
+    /// Trees, at most [`MAX_ESTIMATORS`].
     pub n_estimators: usize,
+    /// Maximum depth; `None` for unlimited.
     pub max_depth: Option<usize>,
+    /// Minimum rows to split a node.
     pub min_samples_split: SampleCount,
+    /// Minimum rows in each leaf.
     pub min_samples_leaf: SampleCount,
+    /// Minimum fraction of the total weight in each leaf, in `[0, 0.5]`.
     pub min_weight_fraction_leaf: f64,
+    /// Split only if the weighted impurity decrease (over the root weight) is at least this.
     pub min_impurity_decrease: f64,
+    /// Grow best-first with at most this many leaves.
     pub max_leaf_nodes: Option<usize>,
+    /// Draw a bootstrap sample per tree.
     pub bootstrap: bool,
+    /// Bootstrap draws per tree (at most n_samples); `None` for n_samples.
     pub max_samples: Option<SampleCount>,
     /// Reweight classes to balance each tree's bootstrap sample ("balanced_subsample").
     pub class_weight_subsample: bool,
     /// Record out-of-bag predictions while fitting.
     pub oob: bool,
+    /// The forest's seed: tree t draws from streams keyed by (seed, t).
     pub seed: u64,
+    /// Minimal cost-complexity pruning of every grown tree ([`crate::prune`]); 0 prunes
+    /// nothing. Applied as each tree is grown, so the stored trees are the pruned ones and
+    /// the value is not part of the serialized model (a warm start is told it again).
+    #[serde(skip)]
+    pub ccp_alpha: f64,
     /// Worker threads; -1 means all cores. Never changes the fitted model, so it is not
     /// part of the serialized model either (a loaded model uses one thread until told).
     #[serde(skip, default = "one_thread")]
@@ -139,6 +172,7 @@ impl ForestParams {
             class_weight_subsample: false,
             oob: false,
             seed: 0,
+            ccp_alpha: 0.0,
             n_jobs: 1,
         }
     }
@@ -250,6 +284,9 @@ impl ForestParams {
                 "min_impurity_decrease",
                 "must be a finite number >= 0",
             ));
+        }
+        if !(self.ccp_alpha >= 0.0 && self.ccp_alpha.is_finite()) {
+            return Err(invalid("ccp_alpha", "must be a finite number >= 0"));
         }
         if let Some(m) = self.max_leaf_nodes {
             if m < 2 {

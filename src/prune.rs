@@ -12,13 +12,13 @@
 
 use crate::tree::{Tree, LEAF};
 
-/// The smallest subtree of `tree` minimising cost-complexity at `alpha`; a copy of `tree`
+/// The smallest subtree of `tree` minimising cost-complexity at `alpha`; `tree` itself
 /// when `alpha` is 0 (or not positive), as scikit-learn skips pruning then.
-pub fn prune_cost_complexity(tree: &Tree, alpha: f64) -> Tree {
+pub fn prune_cost_complexity(tree: Tree, alpha: f64) -> Tree {
     let n = tree.n_nodes();
     let root_w = tree.weighted_n_node_samples.first().copied().unwrap_or(0.0);
     if alpha.is_nan() || alpha <= 0.0 || n <= 1 || root_w <= 0.0 {
-        return tree.clone();
+        return tree;
     }
     let risk = |i: usize| tree.impurity[i] * tree.weighted_n_node_samples[i] / root_w;
     // best[i]: the least cost over the subtrees rooted at i (children come after parents)
@@ -144,7 +144,7 @@ mod tests {
             // subsets closed under parents, and check none beats the pruned tree
             let n = tree.n_nodes();
             for alpha in [1e-4, 2e-3, 1e-2, 5e-2] {
-                let pruned = prune_cost_complexity(&tree, alpha);
+                let pruned = prune_cost_complexity(tree.clone(), alpha);
                 let root_w = pruned.weighted_n_node_samples[0];
                 let pruned_cost: f64 = (0..pruned.n_nodes())
                     .filter(|&i| pruned.is_leaf(i))
@@ -181,15 +181,15 @@ mod tests {
     #[test]
     fn pruning_nests_and_keeps_the_tree_valid() {
         let tree = grown(5, false);
-        assert_eq!(prune_cost_complexity(&tree, 0.0), tree);
+        assert_eq!(prune_cost_complexity(tree.clone(), 0.0), tree);
         let mut last = tree.n_leaves();
         for alpha in [1e-5, 1e-3, 1e-2, 3e-2, 0.1, 1.0] {
-            let pruned = prune_cost_complexity(&tree, alpha);
+            let pruned = prune_cost_complexity(tree.clone(), alpha);
             pruned.validate(3, None).unwrap();
             assert!(pruned.n_leaves() <= last, "more pruning never adds leaves");
             last = pruned.n_leaves();
             // pruning twice at the same alpha changes nothing (warm starts rely on it)
-            assert_eq!(prune_cost_complexity(&pruned, alpha), pruned);
+            assert_eq!(prune_cost_complexity(pruned.clone(), alpha), pruned);
             // the root's value is the class distribution of the whole in-bag sample
             let v = pruned.node_values();
             let full = tree.node_values();

@@ -7,7 +7,7 @@
 use crate::error::Error;
 use crate::forest::Forest;
 use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
-use crate::projection::{Density, PatchGeometry, ProjectionKind};
+use crate::projection::{Density, Dictionary, PatchGeometry, ProjectionKind};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray1 as R1,
     PyReadonlyArray2,
@@ -220,6 +220,34 @@ impl PyProjection {
         })
     }
 
+    /// A projection dictionary: CSC arrays of an `n_features × n_atoms` matrix whose
+    /// columns are the atoms.
+    #[staticmethod]
+    #[pyo3(signature = (*, n_features, indptr, indices, data, n_candidates))]
+    fn dictionary(
+        n_features: &Bound<'_, PyAny>,
+        indptr: PyReadonlyArray1<'_, i64>,
+        indices: PyReadonlyArray1<'_, i64>,
+        data: PyReadonlyArray1<'_, f32>,
+        n_candidates: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let words = |a: &PyReadonlyArray1<'_, i64>, what: &str| -> PyResult<Vec<u32>> {
+            a.as_array()
+                .iter()
+                .map(|&v| u32::try_from(v).map_err(|_| bad("atoms", what)))
+                .collect()
+        };
+        Ok(PyProjection {
+            kind: ProjectionKind::Dictionary(Dictionary {
+                n_features: named::<Count>(n_features, "atoms")?.0,
+                atom_ptr: words(&indptr, "offsets out of range")?,
+                atom_idx: words(&indices, "feature index out of range")?,
+                atom_w: data.as_array().to_vec(),
+                n_candidates: named_opt::<Count>(n_candidates, "n_candidates")?.map(|c| c.0),
+            }),
+        })
+    }
+
     fn __repr__(&self) -> String {
         format!("{:?}", self.kind)
     }
@@ -242,7 +270,7 @@ impl PyForestParams {
         *, task, n_classes, criterion, splitter, max_bins, projection, max_features,
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
-        max_samples, class_weight_subsample, oob, seed, n_jobs
+        max_samples, class_weight_subsample, oob, seed, ccp_alpha, n_jobs
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -265,6 +293,7 @@ impl PyForestParams {
         class_weight_subsample: bool,
         oob: bool,
         seed: &Bound<'_, PyAny>,
+        ccp_alpha: f64,
         n_jobs: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let n_classes = named_opt::<Count>(n_classes, "n_classes")?.map(|c| c.0);
@@ -310,6 +339,7 @@ impl PyForestParams {
                 class_weight_subsample,
                 oob,
                 seed,
+                ccp_alpha,
                 n_jobs,
             },
         })
@@ -411,7 +441,7 @@ impl PyForest {
         Ok(PyForest { inner })
     }
 
-    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None))]
+    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit_more(
         &mut self,
@@ -419,10 +449,12 @@ impl PyForest {
         x: PyReadonlyArray2<'_, f32>,
         y: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
-        n_more: usize,
+        n_more: &Bound<'_, PyAny>,
         progress: Option<PyRef<'_, Progress>>,
         n_jobs: Option<i64>,
+        ccp_alpha: Option<f64>,
     ) -> PyResult<()> {
+        let n_more = named::<Count>(n_more, "n_more")?.0;
         let counter = progress.map(|p| p.done.clone());
         let (x, y) = (
             x.as_array(),
@@ -431,7 +463,7 @@ impl PyForest {
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
         compute(py, || {
-            inner.grow_more(x, y, w, n_more, n_jobs, counter.as_deref())
+            inner.grow_more(x, y, w, n_more, n_jobs, ccp_alpha, counter.as_deref())
         })
     }
 
@@ -452,6 +484,39 @@ impl PyForest {
         Ok(PyForest {
             inner: self.inner.select(&idx)?,
         })
+    }
+
+    /// The atoms of a dictionary forest as CSC arrays `(n_features, indptr, indices, data,
+    /// n_candidates)`, or None: what a model file restores a `Dictionary` from.
+    #[allow(clippy::type_complexity)]
+    fn dictionary_atoms<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Option<(
+        usize,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<f32>>,
+        Option<usize>,
+    )> {
+        match &self.inner.params().projection {
+            ProjectionKind::Dictionary(d) => Some((
+                d.n_features,
+                d.atom_ptr
+                    .iter()
+                    .map(|&v| i64::from(v))
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+                d.atom_idx
+                    .iter()
+                    .map(|&v| i64::from(v))
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+                d.atom_w.clone().into_pyarray(py),
+                d.n_candidates,
+            )),
+            _ => None,
+        }
     }
 
     #[getter]

@@ -73,6 +73,15 @@ def test_n_estimators_absurd_is_a_value_error(value):
         _fit(of.RandomForestRegressor(value), X, X[:, 0])
 
 
+def test_warm_start_to_absurd_n_estimators_is_a_value_error():
+    est = of.SPORFClassifier(2, warm_start=True, random_state=0).fit(X, Y)
+    with pytest.raises(ValueError, match="n_estimators"):
+        est.set_params(n_estimators=2**21).fit(X, Y)
+    with pytest.raises(ValueError, match="n_more|n_estimators"):
+        est.set_params(n_estimators=2**70).fit(X, Y)
+    assert est._forest.n_trees == 2
+
+
 @pytest.mark.parametrize("value", [float("inf"), float("nan"), -1.0, 0.0])
 def test_feature_combinations_out_of_range_is_a_value_error(value):
     with pytest.raises(ValueError, match="feature_combinations"):
@@ -141,6 +150,7 @@ def _all_fields(**overrides):
         class_weight_subsample=False,
         oob=False,
         seed=0,
+        ccp_alpha=0.0,
         n_jobs=1,
     )
     fields.update(overrides)

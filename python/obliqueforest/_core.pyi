@@ -48,6 +48,16 @@ class Projection:
         max_patch_size: list[int],
         periodic: list[bool],
     ) -> Projection: ...
+    @staticmethod
+    def dictionary(
+        *,
+        n_features: int,
+        indptr: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int64],
+        data: npt.NDArray[np.float32],
+        n_candidates: Optional[int],
+    ) -> Projection:
+        """Atoms: the columns of a CSC matrix of shape (n_features, n_atoms)."""
 
 class ForestParams:
     """The typed parameters of one fit. Every field is required (defaults live in the
@@ -79,6 +89,7 @@ class ForestParams:
         class_weight_subsample: bool,
         oob: bool,
         seed: int,
+        ccp_alpha: float,
         n_jobs: int,
     ) -> None: ...
     def with_seed(self, seed: int) -> ForestParams:
@@ -114,9 +125,24 @@ class Forest:
         n_more: int,
         progress: Optional[Progress] = None,
         n_jobs: Optional[int] = None,
+        ccp_alpha: Optional[float] = None,
     ) -> None:
         """Grow ``n_more`` further trees (tree indices continue), same params and seed,
-        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it)."""
+        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it),
+        pruned with ``ccp_alpha`` (default: the first fit's; 0 for a loaded model)."""
+    def dictionary_atoms(
+        self,
+    ) -> Optional[
+        tuple[
+            int,
+            npt.NDArray[np.int64],
+            npt.NDArray[np.int64],
+            npt.NDArray[np.float32],
+            Optional[int],
+        ]
+    ]:
+        """A dictionary forest's atoms as CSC arrays (n_features, indptr, indices, data,
+        n_candidates); None for other families."""
     @property
     def n_jobs(self) -> int:
         """The ``n_jobs`` the forest was last grown with (1 after loading from bytes)."""

@@ -120,6 +120,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
             None,
         ],
         "oob_score": ["boolean", callable],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "warm_start": ["boolean"],
     }
 
@@ -151,6 +152,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
             bootstrap=self.bootstrap,
             max_samples=self.max_samples,
             oob=self.oob_score,
+            ccp_alpha=self.ccp_alpha,
             seed=self._seed,
             n_jobs=self._n_threads(),
         )
@@ -191,7 +193,9 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
                 )
                 return
             run_with_progress(
-                lambda p: fitted.fit_more(X32, y_core, sw, n_more, p, self._n_threads()),
+                lambda p: fitted.fit_more(
+                    X32, y_core, sw, n_more, p, self._n_threads(), self.ccp_alpha
+                ),
                 n_more,
                 self.verbose,
             )
@@ -473,6 +477,11 @@ _COMMON_DOC = """
         Add trees to the fitted forest instead of growing a new one.
     max_samples : int or float, default=None
         Bootstrap sample size (a float is a fraction of n_samples).
+    ccp_alpha : float, default=0.0
+        Minimal cost-complexity pruning of each grown tree: the smallest subtree minimising
+        ``R(T) + ccp_alpha * n_leaves(T)``, where R sums the leaves' weighted impurities
+        (Breiman et al. 1984), as scikit-learn's trees; 0 prunes nothing. OOB estimates,
+        importances and per-tree access see the pruned trees.
     splitter : {"best", "random", "hist"}, default="best"
         "best" scans every threshold of each candidate projection; "random" draws one
         threshold per candidate (extremely randomized trees); "hist" scans ``max_bins``
@@ -557,6 +566,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -578,6 +588,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         self.warm_start = warm_start
         self.class_weight = class_weight
         self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
         self.splitter = splitter
         self.max_bins = max_bins
 
@@ -621,6 +632,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -641,6 +653,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         self.verbose = verbose
         self.warm_start = warm_start
         self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
         self.splitter = splitter
         self.max_bins = max_bins
 
@@ -686,6 +699,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -708,6 +722,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
             warm_start=warm_start,
             class_weight=class_weight,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -749,6 +764,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -770,6 +786,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
             verbose=verbose,
             warm_start=warm_start,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -821,6 +838,7 @@ class SPORFClassifier(ObliqueForestClassifier):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -843,6 +861,7 @@ class SPORFClassifier(ObliqueForestClassifier):
             warm_start=warm_start,
             class_weight=class_weight,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -890,6 +909,7 @@ class SPORFRegressor(ObliqueForestRegressor):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -911,6 +931,7 @@ class SPORFRegressor(ObliqueForestRegressor):
             verbose=verbose,
             warm_start=warm_start,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )

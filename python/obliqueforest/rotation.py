@@ -354,6 +354,7 @@ class _BaseRotationEnsemble(BaseEstimator):
             class_weight_subsample=False,
             oob=self.bootstrap,
             seed=seed,
+            ccp_alpha=0.0,
             n_jobs=n_jobs,
         )
 

@@ -11,7 +11,7 @@ use super::splitter::Bins;
 use super::{Tree, LEAF};
 use crate::data::{FeatureMatrix, Targets};
 use crate::params::{self, TreeConfig};
-use crate::projection::{PatchGeometry, ProjRef, ProjectionBuf, ProjectionSampler, SamplerScratch};
+use crate::projection::{ProjRef, ProjectionBuf, ProjectionSampler, SamplerScratch};
 use crate::rng::Rng;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -52,7 +52,7 @@ impl Ord for Pending {
 
 /// Per-worker memory reused across nodes and trees.
 #[derive(Default)]
-pub struct Workspace {
+pub(crate) struct Workspace {
     pub(super) samples: Vec<u32>,
     pub(super) pairs: Vec<(f32, u32)>,
     pub(super) sort_buf: Vec<(f32, u32)>,
@@ -72,22 +72,20 @@ pub struct Workspace {
 }
 
 /// Everything fixed while growing one tree.
-pub struct Grower<'a, S: ProjectionSampler> {
+pub(crate) struct Grower<'a, S: ProjectionSampler> {
     /// The checked configuration.
-    pub cfg: &'a TreeConfig,
+    pub(crate) cfg: &'a TreeConfig,
     /// Draws each node's candidate projections.
-    pub sampler: &'a S,
-    /// The patch geometry of patch forests (how stored descriptors are read).
-    pub geometry: Option<&'a PatchGeometry>,
+    pub(crate) sampler: &'a S,
     /// The training data.
-    pub x: &'a FeatureMatrix<'a>,
+    pub(crate) x: &'a FeatureMatrix<'a>,
     /// The training targets.
-    pub y: &'a Targets,
+    pub(crate) y: &'a Targets,
 }
 
 impl<S: ProjectionSampler> Grower<'_, S> {
     /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample weights).
-    pub fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
+    pub(crate) fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
         // the one dispatch on the criterion: everything below is monomorphised over it
         match (self.y, self.cfg.criterion) {
             (Targets::Classes(classes), params::Criterion::Gini) => {
@@ -104,7 +102,6 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         Builder {
             cfg: self.cfg,
             sampler: self.sampler,
-            geometry: self.geometry,
             x: self.x,
             crit,
         }
@@ -115,7 +112,6 @@ impl<S: ProjectionSampler> Grower<'_, S> {
 pub(super) struct Builder<'a, S, C> {
     pub(super) cfg: &'a TreeConfig,
     pub(super) sampler: &'a S,
-    pub(super) geometry: Option<&'a PatchGeometry>,
     pub(super) x: &'a FeatureMatrix<'a>,
     pub(super) crit: C,
 }
@@ -229,7 +225,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                 let (a, b) = ws.node_proj[node];
                 tree.proj_idx
                     .extend_from_slice(&ws.arena_idx[a as usize..b as usize]);
-                if self.geometry.is_none() {
+                if self.sampler.descriptors().is_none() {
                     tree.proj_w
                         .extend_from_slice(&ws.arena_w[a as usize..b as usize]);
                 }
@@ -326,16 +322,13 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
     /// Moves the rows of `p` whose projection is `<= threshold` to the front, keeping the
     /// order of both sides; returns their count.
     fn partition(&self, ws: &mut Workspace, p: &Pending) -> usize {
-        let proj = match self.geometry {
-            Some(g) => ProjRef::Patch {
-                desc: &ws.arena_idx[p.proj.0..p.proj.1],
-                geometry: g,
-            },
-            None => ProjRef::Sparse {
-                idx: &ws.arena_idx[p.proj.0..p.proj.1],
-                w: &ws.arena_w[p.proj.0..p.proj.1],
-            },
+        let family = self.sampler.descriptors();
+        let w = if family.is_some() {
+            &[][..]
+        } else {
+            &ws.arena_w[p.proj.0..p.proj.1]
         };
+        let proj = ProjRef::new(&ws.arena_idx[p.proj.0..p.proj.1], w, family);
         self.project(
             proj,
             &ws.samples[p.start..p.end],

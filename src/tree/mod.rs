@@ -21,16 +21,16 @@
 //! Growth: the in-bag rows live in one permutation array; a node owns the range
 //! `samples[start..end]`, and after a split `samples[start..start+n_left]` go left.
 
-pub mod builder;
-pub mod criterion;
+pub(crate) mod builder;
+pub(crate) mod criterion;
 pub mod packed;
-pub mod splitter;
+pub(crate) mod splitter;
 
-pub use builder::{Grower, Workspace};
+pub(crate) use builder::{Grower, Workspace};
 pub use packed::PackedTree;
 
 use crate::error::{Error, Result};
-use crate::projection::{PatchGeometry, ProjRef};
+use crate::projection::{CompactDescriptors, ProjRef};
 use serde::{Deserialize, Serialize};
 
 /// Marks a leaf in [`Tree::left`] and [`Tree::right`].
@@ -39,56 +39,71 @@ pub const LEAF: u32 = u32::MAX;
 /// A fitted tree as a flat table.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tree {
+    /// Values per leaf (classes, or 1).
     pub n_outputs: usize,
+    /// Left child of each node, or [`LEAF`].
     pub left: Vec<u32>,
+    /// Right child (`left + 1`) of an inner node; a leaf's row in the value table.
     pub right: Vec<u32>,
+    /// Rows whose projection is `<= threshold` go left.
     pub threshold: Vec<f32>,
+    /// Offsets of each node's projection in `proj_idx` (`n_nodes + 1`).
     pub proj_ptr: Vec<u32>,
+    /// Feature indices (explicit projections) or descriptor words (compact ones).
     pub proj_idx: Vec<u32>,
+    /// Weights parallel to `proj_idx`; empty for compact descriptors.
     pub proj_w: Vec<f32>,
+    /// Impurity of each node.
     pub impurity: Vec<f64>,
+    /// In-bag rows of each node.
     pub n_node_samples: Vec<u32>,
+    /// In-bag weight of each node.
     pub weighted_n_node_samples: Vec<f64>,
+    /// Depth of each node (the root is 0).
     pub depth: Vec<u32>,
     /// Leaf values, one row of `n_outputs` per leaf in node order.
     pub value: Vec<f64>,
 }
 
 impl Tree {
+    /// Nodes, inner and leaves.
     pub fn n_nodes(&self) -> usize {
         self.left.len()
     }
 
+    /// Whether `node` is a leaf.
     #[inline]
     pub fn is_leaf(&self, node: usize) -> bool {
         self.left[node] == LEAF
     }
 
+    /// Leaves.
     pub fn n_leaves(&self) -> usize {
         self.left.iter().filter(|&&l| l == LEAF).count()
     }
 
+    /// Depth of the deepest node.
     pub fn max_depth(&self) -> usize {
         self.depth.iter().copied().max().unwrap_or(0) as usize
     }
 
     /// The projection of inner node `node`.
     #[inline]
-    pub fn proj<'a>(&'a self, node: usize, geometry: Option<&'a PatchGeometry>) -> ProjRef<'a> {
+    pub fn proj<'a>(
+        &'a self,
+        node: usize,
+        family: Option<&'a dyn CompactDescriptors>,
+    ) -> ProjRef<'a> {
         let (a, b) = (
             self.proj_ptr[node] as usize,
             self.proj_ptr[node + 1] as usize,
         );
-        match geometry {
-            Some(geometry) => ProjRef::Patch {
-                desc: &self.proj_idx[a..b],
-                geometry,
-            },
-            None => ProjRef::Sparse {
-                idx: &self.proj_idx[a..b],
-                w: &self.proj_w[a..b],
-            },
-        }
+        let w = if family.is_some() {
+            &[][..]
+        } else {
+            &self.proj_w[a..b]
+        };
+        ProjRef::new(&self.proj_idx[a..b], w, family)
     }
 
     /// Releases the spare capacity growth left in every table.
@@ -146,7 +161,11 @@ impl Tree {
 
     /// The leaf reached by a row whose feature j is `get(j)`.
     #[inline]
-    pub fn leaf_by(&self, geometry: Option<&PatchGeometry>, get: impl Fn(usize) -> f32) -> usize {
+    pub fn leaf_by(
+        &self,
+        geometry: Option<&dyn CompactDescriptors>,
+        get: impl Fn(usize) -> f32,
+    ) -> usize {
         let mut node = 0usize;
         while self.left[node] != LEAF {
             let mut v = 0.0f32;
@@ -162,7 +181,7 @@ impl Tree {
 
     /// The leaf reached by a row given as a slice.
     #[inline]
-    pub fn leaf(&self, geometry: Option<&PatchGeometry>, row: &[f32]) -> usize {
+    pub fn leaf(&self, geometry: Option<&dyn CompactDescriptors>, row: &[f32]) -> usize {
         let mut node = 0usize;
         while self.left[node] != LEAF {
             let v = self.proj(node, geometry).dot(row);
@@ -180,7 +199,7 @@ impl Tree {
     pub fn feature_importances(
         &self,
         n_features: usize,
-        geometry: Option<&PatchGeometry>,
+        geometry: Option<&dyn CompactDescriptors>,
     ) -> Vec<f64> {
         let mut imp = vec![0.0; n_features];
         for node in 0..self.n_nodes() {
@@ -203,7 +222,11 @@ impl Tree {
     }
 
     /// Adds to `counts[j]` the number of split projections that use feature j.
-    pub fn add_projection_counts(&self, geometry: Option<&PatchGeometry>, counts: &mut [f64]) {
+    pub fn add_projection_counts(
+        &self,
+        geometry: Option<&dyn CompactDescriptors>,
+        counts: &mut [f64],
+    ) {
         for node in 0..self.n_nodes() {
             if !self.is_leaf(node) {
                 self.proj(node, geometry).for_each(|j, _| counts[j] += 1.0);
@@ -215,7 +238,7 @@ impl Tree {
     pub(crate) fn validate(
         &self,
         n_features: usize,
-        geometry: Option<&PatchGeometry>,
+        geometry: Option<&dyn CompactDescriptors>,
     ) -> Result<()> {
         let n = self.n_nodes();
         let bad = |what: &str| Err(Error::CorruptModel(format!("tree table: {what}")));
@@ -254,7 +277,7 @@ impl Tree {
             return bad("projection weights length");
         }
         if geometry.is_some() && !self.proj_w.is_empty() {
-            return bad("patch forest with weights");
+            return bad("weights stored for compact descriptors");
         }
         let mut leaf_rows = 0u32;
         for i in 0..n {
@@ -290,8 +313,8 @@ impl Tree {
                 {
                     return bad("feature index out of range")
                 }
-                Some(g) if !g.valid_descriptor(&self.proj_idx[a..b]) => {
-                    return bad("patch descriptor")
+                Some(g) if !g.is_valid(&self.proj_idx[a..b]) => {
+                    return bad("projection descriptor")
                 }
                 _ => {}
             }

@@ -3,7 +3,7 @@
 //! is how a walk recognises it.
 
 use super::{Tree, MULTI};
-use crate::projection::PatchGeometry;
+use crate::projection::CompactDescriptors;
 
 /// One node of a [`PackedTree`]: 16 bytes, one cache line holds four.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -33,7 +33,7 @@ pub struct PackedTree {
 
 impl PackedTree {
     /// Packs a tree for prediction.
-    pub fn new(tree: &Tree, geometry: Option<&PatchGeometry>) -> PackedTree {
+    pub fn new(tree: &Tree, geometry: Option<&dyn CompactDescriptors>) -> PackedTree {
         let mut p = PackedTree {
             nodes: Vec::with_capacity(tree.n_nodes()),
             proj: Vec::new(),

@@ -41,7 +41,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         let n = end - start;
         let min_leaf = self.cfg.min_samples_leaf;
         for c in 0..ws.cand.len() {
-            let proj = ws.cand.get(c, self.geometry);
+            let proj = ws.cand.get(c, self.sampler.descriptors());
             self.project(proj, &ws.samples[start..end], &mut ws.terms, &mut ws.vals);
             let found = match self.cfg.splitter {
                 Splitter::Best | Splitter::Histogram { .. } => {
@@ -153,7 +153,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         );
         let at = ws.arena_idx.len();
         ws.arena_idx.extend_from_slice(&ws.cand.idx[a..b]);
-        if self.geometry.is_none() {
+        if self.sampler.descriptors().is_none() {
             ws.arena_w.extend_from_slice(&ws.cand.w[a..b]);
         }
         Some((best, (at, ws.arena_idx.len())))

@@ -36,6 +36,7 @@ def _forest_params(
         class_weight_subsample=False,
         oob=oob,
         seed=seed,
+        ccp_alpha=0.0,
         n_jobs=n_jobs,
     )
 

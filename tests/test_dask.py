@@ -285,3 +285,20 @@ def test_worker_lost_mid_fit_gets_its_trees_regrown_identically(client):
     assert not thread.is_alive()
     assert result["est"]._forest.to_bytes() == local._forest.to_bytes()
     client.wait_for_workers(2, timeout=60)
+
+
+def test_core_parameters_and_parts_pickle_for_the_workers():
+    X, y = data(200, 4)
+    est = of.SPORFClassifier(n_estimators=4, random_state=0, oob_score=True)
+    est.set_params(n_estimators=40).fit(X, y)  # (enough trees for every row's OOB)
+    params = est.set_params(n_estimators=4)._core_params(4, est._task_params(y))
+    again = pickle.loads(pickle.dumps(params))
+    assert repr(again) == repr(params)
+    Xc = np.asarray(X, dtype=np.float32)
+    yc = np.searchsorted(est.classes_, y).astype(np.float64)
+    parts = [of._core.ForestPart.grow(Xc, yc, None, again, a, b) for a, b in ((2, 4), (0, 2))]
+    parts = [pickle.loads(pickle.dumps(p)) for p in parts]
+    whole = of._core.Forest.fit(Xc, yc, None, params)
+    assert of._core.ForestPart.join(parts).to_bytes() == whole.to_bytes()
+    with pytest.raises(ValueError, match="gap or overlap"):
+        of._core.ForestPart.join(parts[:1])

@@ -7,7 +7,7 @@ use crate::data::{check_target_scale, check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
 use crate::limits;
 use crate::params::{ForestParams, Task, TreeConfig};
-use crate::projection::{AnySampler, CompactDescriptors, ProjectionSampler};
+use crate::projection::{AnySampler, CompactDescriptors};
 use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
 use crate::threads::{n_threads, thread_pool};
@@ -25,6 +25,20 @@ pub struct OobPrediction {
     pub sums: Vec<f64>,
     /// Trees each row was out of bag for.
     pub counts: Vec<u32>,
+}
+
+impl OobPrediction {
+    /// Counts one tree's out-of-bag prediction `value` (its leaf's values) for `row`.
+    /// Every OOB sum is built by this call, tree by tree in index order and rows in
+    /// ascending order within a tree, so that forests joined from parts
+    /// ([`crate::part`]) add the same numbers in the same order as a single fit.
+    pub(crate) fn add(&mut self, row: usize, value: &[f64]) {
+        let k = value.len();
+        for (s, v) in self.sums[row * k..(row + 1) * k].iter_mut().zip(value) {
+            *s += v;
+        }
+        self.counts[row] += 1;
+    }
 }
 
 /// A fitted projection forest.
@@ -58,10 +72,10 @@ impl PartialEq for Forest {
 }
 
 /// Shared, read-only inputs of a fit.
-struct FitData<'a> {
-    params: &'a ForestParams,
-    cfg: TreeConfig,
-    x: FeatureMatrix<'a>,
+pub(crate) struct FitData<'a> {
+    pub(crate) params: &'a ForestParams,
+    pub(crate) cfg: TreeConfig,
+    pub(crate) x: FeatureMatrix<'a>,
     y: Targets,
     sample_weight: Vec<f64>,
 }
@@ -160,44 +174,9 @@ impl Forest {
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         let first = self.trees.len();
-        let sampler = data.params.projection.sampler(data.x.n_features);
-        let geometry = sampler.descriptors();
-        let grower = Grower {
-            cfg: &data.cfg,
-            sampler: &sampler,
-            x: &data.x,
-            y: &data.y,
-        };
-        let pool = thread_pool(data.params.n_threads())?;
-        let budget = limits::budget_bytes();
-        if first == 0 {
-            limits::check_request(data.params, data.x.n_samples, data.y.n_present(), budget)?;
-        }
+        let geometry = data.params.projection.descriptors();
         let held = self.trees.iter().map(limits::tree_bytes).sum();
-        let tally = limits::Tally::new(budget, held, n_more);
-        let carried = cancel::carry();
-        let grown: Vec<(Tree, Option<Vec<u32>>)> = cancel::install(&pool, || {
-            (first..first + n_more)
-                .into_par_iter()
-                .map_init(Workspace::default, |ws, t| {
-                    if tally.over() || carried.run(cancel::requested) {
-                        return None; // stopped (memory guard, cancel): start no more trees
-                    }
-                    // a cancelled builder stops splitting; its tree is dropped below
-                    let tree_result = carried.run(|| grow_one(data, &grower, t, ws));
-                    tally.add(&tree_result.0);
-                    if let Some(p) = progress {
-                        p.fetch_add(1, Ordering::Relaxed);
-                    }
-                    Some(tree_result)
-                })
-                .flatten() // in index order, without a slot per tree never grown
-                .collect()
-        });
-        cancel::check()?;
-        if tally.over() {
-            return Err(tally.error());
-        }
+        let grown = grow_trees(data, first..first + n_more, held, progress)?;
         let n = data.x.n_samples;
         let k = data.cfg.n_outputs;
         if data.params.oob {
@@ -213,14 +192,7 @@ impl Forest {
             for (tree, rows) in &grown {
                 for &row in rows.iter().flatten() {
                     let leaf = tree.leaf_by(geometry, |j| data.x.get(row as usize, j));
-                    let r = row as usize;
-                    for (s, v) in oob.sums[r * k..(r + 1) * k]
-                        .iter_mut()
-                        .zip(tree.leaf_value(leaf))
-                    {
-                        *s += v;
-                    }
-                    oob.counts[r] += 1;
+                    oob.add(row as usize, tree.leaf_value(leaf));
                 }
             }
         }
@@ -673,7 +645,59 @@ impl Forest {
     }
 }
 
-fn prepare<'a>(
+/// Grows trees `range` of a forest in the fit's pool, each from its (seed, tree index)
+/// streams; returns them in index order, each with its out-of-bag rows when OOB is requested.
+/// `held` bytes of trees already belong to the forest (the memory guard counts them); the
+/// whole request is checked against the memory limit when the range starts at tree 0.
+///
+/// # Errors
+/// [`Error::ResourceLimit`] when the memory guard stops growth, [`Error::Cancelled`].
+pub(crate) fn grow_trees(
+    data: &FitData<'_>,
+    range: std::ops::Range<usize>,
+    held: u64,
+    progress: Option<&AtomicUsize>,
+) -> Result<Vec<(Tree, Option<Vec<u32>>)>> {
+    let sampler = data.params.projection.sampler(data.x.n_features);
+    let grower = Grower {
+        cfg: &data.cfg,
+        sampler: &sampler,
+        x: &data.x,
+        y: &data.y,
+    };
+    let pool = thread_pool(data.params.n_threads())?;
+    let budget = limits::budget_bytes();
+    if range.start == 0 {
+        limits::check_request(data.params, data.x.n_samples, data.y.n_present(), budget)?;
+    }
+    let tally = limits::Tally::new(budget, held, range.len());
+    let carried = cancel::carry();
+    let grown: Vec<(Tree, Option<Vec<u32>>)> = cancel::install(&pool, || {
+        range
+            .into_par_iter()
+            .map_init(Workspace::default, |ws, t| {
+                if tally.over() || carried.run(cancel::requested) {
+                    return None; // stopped (memory guard, cancel): start no more trees
+                }
+                // a cancelled builder stops splitting; its tree is dropped below
+                let tree_result = carried.run(|| grow_one(data, &grower, t, ws));
+                tally.add(&tree_result.0);
+                if let Some(p) = progress {
+                    p.fetch_add(1, Ordering::Relaxed);
+                }
+                Some(tree_result)
+            })
+            .flatten() // in index order, without a slot per tree never grown
+            .collect()
+    });
+    cancel::check()?;
+    if tally.over() {
+        return Err(tally.error());
+    }
+    Ok(grown)
+}
+
+pub(crate) fn prepare<'a>(
     params: &'a ForestParams,
     x: ArrayView2<'a, f32>,
     y: &[f64],

@@ -46,6 +46,7 @@ pub mod error;
 pub mod forest;
 pub mod limits;
 pub mod params;
+pub mod part;
 pub mod projection;
 pub mod prune;
 pub mod rng;
@@ -66,6 +67,7 @@ pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
 pub use limits::MemoryLimit;
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
+pub use part::ForestPart;
 pub use projection::{
     CompactDescriptors, Density, Dictionary, PatchGeometry, ProjectionKind, ProjectionSampler,
     UserSampler,

@@ -383,6 +383,25 @@ impl PyForestParams {
         })
     }
 
+    /// Pickling (obliqueforest.dask sends parameters to its workers): the parameters in
+    /// postcard's serde encoding, read back by `_from_bytes`.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let py = slf.py();
+        let bytes = postcard::to_stdvec(&slf.get().inner)
+            .map_err(|e| PyErr::from(Error::Internal(format!("encode: {e}"))))?;
+        let from_bytes = slf.get_type().getattr("_from_bytes")?;
+        Ok((from_bytes, (PyBytes::new(py, &bytes),)))
+    }
+
+    #[staticmethod]
+    fn _from_bytes(data: &[u8]) -> PyResult<Self> {
+        let inner = postcard::from_bytes(data)
+            .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
+        Ok(PyForestParams { inner })
+    }
+
     /// The same parameters with another seed.
     fn with_seed(&self, seed: u64) -> Self {
         let mut out = self.clone();
@@ -903,6 +922,103 @@ fn memory_limit(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     })
 }
 
+/// Trees `start..end` of a forest, grown apart from the others (`obliqueforest.dask` grows
+/// them on a cluster's workers); `Forest.from_parts` joins them (see `_core.pyi`).
+#[pyclass(name = "ForestPart", module = "obliqueforest._core", frozen)]
+struct PyForestPart {
+    inner: crate::part::ForestPart,
+}
+
+#[pymethods]
+impl PyForestPart {
+    /// Grows trees `start..end` of the forest `params` describes; `n_classes`, when given,
+    /// replaces the classification task's class count (a worker holding some of the
+    /// classes grows trees that know all of them).
+    #[staticmethod]
+    #[pyo3(signature = (
+        x, y, sample_weight, params, start, end, n_jobs=None, progress=None, n_classes=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn grow(
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f32>,
+        y: PyReadonlyArray1<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        params: PyRef<'_, PyForestParams>,
+        start: usize,
+        end: usize,
+        n_jobs: Option<i64>,
+        progress: Option<PyRef<'_, Progress>>,
+        n_classes: Option<usize>,
+    ) -> PyResult<PyForestPart> {
+        let mut params = params.inner.clone();
+        if let Some(n_classes) = n_classes {
+            match params.task {
+                Task::Classification { .. } => params.task = Task::Classification { n_classes },
+                Task::Regression => return Err(bad("n_classes", "is for classification")),
+            }
+        }
+        let counter = progress.map(|p| p.done.clone());
+        let (x, y) = (
+            x.as_array(),
+            y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
+        );
+        let w = weights_slice(&sample_weight)?;
+        let inner = compute(py, || {
+            Forest::grow_part(&params, x, y, w, start, end, n_jobs, counter.as_deref())
+        })?;
+        Ok(PyForestPart { inner })
+    }
+
+    #[getter]
+    fn start(&self) -> usize {
+        self.inner.start()
+    }
+    #[getter]
+    fn n_trees(&self) -> usize {
+        self.inner.forest().trees().len()
+    }
+    #[getter]
+    fn n_samples(&self) -> usize {
+        self.inner.n_samples()
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = compute(py, || self.inner.to_bytes())?;
+        Ok(PyBytes::new(py, &b))
+    }
+
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyForestPart> {
+        let inner = compute(py, || crate::part::ForestPart::from_bytes(data))?;
+        Ok(PyForestPart { inner })
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let py = slf.py();
+        let from_bytes = slf.get_type().getattr("from_bytes")?;
+        let bytes = slf.get().to_bytes(py)?;
+        Ok((from_bytes, (bytes,)))
+    }
+
+    /// Appends this part's trees to `forest`, as `forest.fit_more` would grow them
+    /// (`Forest::append_part`).
+    fn append_to(&self, py: Python<'_>, mut forest: PyRefMut<'_, PyForest>) -> PyResult<()> {
+        let inner = &mut forest.inner;
+        compute(py, || inner.append_part(&self.inner))
+    }
+
+    /// Joins parts covering every tree of a forest into a `Forest` (`Forest::from_parts`).
+    #[staticmethod]
+    fn join(py: Python<'_>, parts: Vec<PyRef<'_, PyForestPart>>) -> PyResult<PyForest> {
+        let parts: Vec<&crate::part::ForestPart> = parts.iter().map(|p| &p.inner).collect();
+        let inner = compute(py, || Forest::from_parts(parts))?;
+        Ok(PyForest { inner })
+    }
+}
+
 /// Raises an internal error from inside the panic guard (tests use it to prove that a
 /// panic in the core reaches Python as an exception, not a crash).
 #[pyfunction]
@@ -916,6 +1032,7 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyForest>()?;
     m.add_class::<Progress>()?;
+    m.add_class::<PyForestPart>()?;
     m.add_class::<PyForestParams>()?;
     m.add_class::<PyProjection>()?;
     m.add("ForestError", m.py().get_type::<ForestError>())?;

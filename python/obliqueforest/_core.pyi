@@ -239,3 +239,46 @@ class Forest:
         newer-version input after validating every index and array length."""
     def params(self) -> dict[str, Any]:
         """The resolved parameters the forest was grown with."""
+
+class ForestPart:
+    """Trees ``start..end`` of a forest grown apart from the others (obliqueforest.dask grows
+    parts on a cluster's workers), with each tree's out-of-bag rows and leaves. Pickles
+    through :meth:`to_bytes`."""
+
+    @staticmethod
+    def grow(
+        X: npt.NDArray[np.float32],
+        y: npt.NDArray[np.float64],
+        sample_weight: Optional[npt.NDArray[np.float64]],
+        params: ForestParams,
+        start: int,
+        end: int,
+        n_jobs: Optional[int] = None,
+        progress: Optional[Progress] = None,
+        n_classes: Optional[int] = None,
+    ) -> ForestPart:
+        """Grow trees ``start..end`` of the forest ``params`` describes (its
+        ``n_estimators`` trees in all), each from its (seed, tree index) streams, on
+        ``n_jobs`` threads (the trees do not depend on it). ``n_classes`` replaces the
+        class count of a classification task (a worker holding some classes grows trees
+        that know all of them)."""
+    @property
+    def start(self) -> int: ...
+    @property
+    def n_trees(self) -> int: ...
+    @property
+    def n_samples(self) -> int:
+        """Rows of the data the part was grown on."""
+    @staticmethod
+    def join(parts: list[ForestPart]) -> Forest:
+        """The forest of parts covering trees ``0..n_estimators`` (in any order): equal to
+        :meth:`Forest.fit` on the same data, OOB sums included, to the last bit. Raises
+        ForestError for gaps, overlaps or parts of different forests."""
+    def append_to(self, forest: Forest) -> None:
+        """Append this part's trees (which must start at ``forest.n_trees``) to ``forest``
+        as ``forest.fit_more`` would grow them, OOB sums included."""
+    def to_bytes(self) -> bytes:
+        """Serialize: magic ``OBLQPART``, then the OOB records and the trees as a model."""
+    @staticmethod
+    def from_bytes(data: bytes) -> ForestPart:
+        """Inverse of :meth:`to_bytes`, validating the model and every OOB record."""

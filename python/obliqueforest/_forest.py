@@ -9,6 +9,7 @@ everything numeric happens in ``obliqueforest._core``.
 
 from __future__ import annotations
 
+import contextvars
 import warnings
 from numbers import Integral, Real
 
@@ -44,6 +45,10 @@ __all__ = [
 ]
 
 _F32_MAX = float(np.finfo(np.float32).max)
+
+# Set (only) by obliqueforest.dask around a fit: ``grower(estimator, X32, y_core,
+# sample_weight, params)`` grows the core forest in place of ``_core.Forest.fit``.
+FOREST_GROWER: contextvars.ContextVar = contextvars.ContextVar("forest_grower", default=None)
 
 
 def resolve_n_jobs(n_jobs) -> int:
@@ -210,10 +215,23 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
             )
             self._forest = grown
             return
-        self._seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
+        self._seed = self._draw_seed()
         self._n_samples_fit = X.shape[0]  # estimators_samples_ recomputes in-bag rows from it
         params = self._core_params(X.shape[1], task)
-        self._forest = run_with_progress(
+        self._forest = self._grow_core_forest(X32, y_core, sw, params)
+
+    def _draw_seed(self) -> int:
+        """The one seed of the core forest, drawn from ``random_state``."""
+        return check_random_state(self.random_state).randint(0, 2**31 - 1)
+
+    def _grow_core_forest(self, X32, y_core, sw, params):
+        """Grows a new core forest from the prepared data and core parameters of ``fit``:
+        here, or through the grower :mod:`obliqueforest.dask` installs in FOREST_GROWER to
+        grow the trees on a cluster from the very same inputs."""
+        grower = FOREST_GROWER.get()
+        if grower is not None:
+            return grower(self, X32, y_core, sw, params)
+        return run_with_progress(
             lambda p: _core.Forest.fit(X32, y_core, sw, params, p), self.n_estimators, self.verbose
         )
 

@@ -28,6 +28,7 @@ References
 
 from __future__ import annotations
 
+import contextvars
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -71,6 +72,30 @@ _TUNED_BY_H = ("cut", "exp")
 # Above this many bytes the rotated copies are recomputed instead of cached.
 _CACHE_BUDGET_BYTES = 256 * 2**20
 _MAX_SEED = np.iinfo(np.int32).max
+
+# Set (only) by obliqueforest.dask around a fit: an object that grows each rotation's
+# forest on a cluster worker from the scaled data it received once (``share``):
+# ``fit(rotation, params)`` returns a new core forest, ``fit_more(forest, rotation,
+# params)`` extends one to ``params.n_estimators`` trees, as Forest.fit_more would.
+ROTATION_RUNNER: contextvars.ContextVar = contextvars.ContextVar("rotation_runner", default=None)
+
+
+def rotate(X_scaled, rotation):
+    """``X_scaled @ rotation`` as the float32 the core takes: one matrix product.
+
+    Raises ValueError when the rotated data leave float32's range (X itself is finite, so
+    only unscaled data near float32's limits can).
+    """
+    rotated = X_scaled @ rotation
+    with np.errstate(over="ignore"):
+        out = np.ascontiguousarray(rotated, dtype=np.float32)
+    if not np.isfinite(out).all():
+        raise ValueError(
+            f"a rotation maps X to values up to {np.abs(rotated).max():.3g} in magnitude, "
+            f"beyond float32's range ({_F32_MAX:.3g}) in which the engine computes; rescale "
+            "X (e.g. divide it by a constant) or use scaling='minmax' or 'rank'"
+        )
+    return out
 
 
 # --------------------------------------------------------------------------- helpers
@@ -317,18 +342,7 @@ class _BaseRotationEnsemble(BaseEstimator):
 
     def _rotate(self, X_scaled, k):
         """One matrix product per rotation; the core takes float32."""
-        rotated = X_scaled @ self.rotations_[k]
-        with np.errstate(over="ignore"):
-            out = np.ascontiguousarray(rotated, dtype=np.float32)
-        if not np.isfinite(out).all():
-            # X is finite (validated), so its rotation left float32's range
-            raise ValueError(
-                f"rotation {k} maps X to values up to {np.abs(rotated).max():.3g} in "
-                f"magnitude, beyond float32's range ({_F32_MAX:.3g}) in which the engine "
-                f"computes; with scaling={self.scaling!r}, rescale X (e.g. divide it by a "
-                "constant) or use scaling='minmax' or 'rank'"
-            )
-        return out
+        return rotate(X_scaled, self.rotations_[k])
 
     # ---- core parameters
 
@@ -406,6 +420,13 @@ class _BaseRotationEnsemble(BaseEstimator):
 
         X_scaled = self._fit_scaling(X)
         cache = R * n_samples * n_features * 4 <= _CACHE_BUDGET_BYTES
+        runner = ROTATION_RUNNER.get()
+        if runner is not None:
+            # the rotations are computed and grown on the workers, all at once
+            runner.share(X_scaled, y, sample_weight)
+            cache, n_calls = False, R
+        else:
+            n_calls = n_jobs
         rotated = [None] * R
 
         # Phase 1: a micro-forest of U trees per rotation, one core call each.
@@ -419,17 +440,18 @@ class _BaseRotationEnsemble(BaseEstimator):
             oob_counts = np.zeros((R, n_samples))
 
         def grow_micro_forest(k):
+            params = self._core_params(U, n_jobs, forest_seeds[k])
+            if runner is not None:
+                return None, runner.fit(self.rotations_[k], params)
             X_rot = self._rotate(X_scaled, k)
-            forest = _core.Forest.fit(
-                X_rot, y, sample_weight, self._core_params(U, n_jobs, forest_seeds[k]), progress
-            )
+            forest = _core.Forest.fit(X_rot, y, sample_weight, params, progress)
             return (X_rot if cache else None), forest
 
         # Several core calls run at once (each releases the GIL) so that the
         # core's worker pool, shared between calls of the same size, never idles
         # at the tail of a small micro-forest. The results do not depend on it.
         for k, (X_rot, forest) in enumerate(
-            self._map(grow_micro_forest, range(R), n_jobs, progress)
+            self._map(grow_micro_forest, range(R), n_calls, progress)
         ):
             n_nodes, depth, _ = forest.tree_stats()
             complexity[k] = np.median(tree_complexity(n_nodes, depth, n_samples))
@@ -474,22 +496,22 @@ class _BaseRotationEnsemble(BaseEstimator):
             if counts[k] < U and self.oob_score:
                 # The core drops OOB records on truncate; a forest of the first
                 # counts[k] trees (same seed, same trees) records them again.
+                params = self._core_params(counts[k], n_jobs, forest_seeds[k])
+                if runner is not None:
+                    return runner.fit(self.rotations_[k], params)
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
-                return _core.Forest.fit(
-                    X_rot,
-                    y,
-                    sample_weight,
-                    self._core_params(counts[k], n_jobs, forest_seeds[k]),
-                    progress,
-                )
+                return _core.Forest.fit(X_rot, y, sample_weight, params, progress)
             if counts[k] < U:
                 forest.truncate(int(counts[k]))
+            elif counts[k] > U and runner is not None:
+                params = self._core_params(counts[k], n_jobs, forest_seeds[k])
+                runner.fit_more(forest, self.rotations_[k], params)
             elif counts[k] > U:
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
                 forest.fit_more(X_rot, y, sample_weight, int(counts[k] - U), progress)
             return forest
 
-        forests = list(self._map(complete_forest, range(R), n_jobs, progress))
+        forests = list(self._map(complete_forest, range(R), n_calls, progress))
         self._forests = forests
         rotated.clear()
 

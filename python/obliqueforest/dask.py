@@ -1,0 +1,705 @@
+"""Grow and apply obliqueforest estimators on a Dask cluster.
+
+Needs the optional ``dask`` extra: ``pip install "obliqueforest[dask]"`` (dask with its
+array and dataframe parts, and ``distributed``).
+
+:func:`fit` grows any estimator of the package on the workers of a ``distributed``
+client and returns it fitted: an ordinary estimator that predicts, saves and pickles
+like one fitted locally. Two modes:
+
+``"replicate"``
+    The training set (validated and prepared on the client by the estimator's own
+    ``fit``) is scattered once to every worker, and the trees are split among the
+    workers by index ranges. Tree *t* draws from the (seed, *t*) streams wherever it
+    grows, and the parts are joined in the core with the out-of-bag sums added in
+    tree order, so the forest is **byte-identical** to ``estimator.fit(X, y)`` with the
+    same ``random_state`` (trees, out-of-bag predictions and feature importances).
+    Needs the data to fit in the client's and in every worker's memory.
+``"partitions"``
+    For data larger than one machine: each worker grows its share of the trees
+    (proportional to the rows it holds) on its own partitions, bootstrapping within
+    them; the data never leave the workers. This is *sub-bagging*: each tree sees the
+    rows of one worker rather than a bootstrap of all rows, so the forest differs from
+    a full fit. Every tree still draws from its (seed, *t*) streams, class labels are
+    gathered first so every tree knows every class, and features are checked to be
+    identical across partitions. With a few workers holding large random partitions
+    its accuracy is close to a full fit's (``benches/dask_bench.py`` measures it).
+    ``class_weight="balanced"`` balances each worker's rows; ``oob_score`` and
+    ``estimators_samples_`` are not available (a tree's rows are its worker's).
+``"auto"``
+    ``"replicate"`` when three float32 copies of X fit in the smallest worker's memory
+    limit, else ``"partitions"``; the choice is logged (logger ``obliqueforest.dask``)
+    and stored in the fitted attribute ``dask_mode_``.
+
+:func:`predict`, :func:`predict_proba`, :func:`apply` and :func:`transform` run the
+estimator's own methods over the blocks of a dask array (``map_blocks``) or the
+partitions of a dask dataframe (``map_partitions``) and return dask collections; the
+fitted model is one task of the graph, so each worker receives it once.
+
+A worker lost during a fit has its tasks rerun elsewhere by Dask; in replicate mode the
+result is still identical, since every tree depends on its index only.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import uuid
+
+import numpy as np
+
+try:
+    import dask
+    import dask.array as da
+    import dask.dataframe as dd
+    from distributed import default_client, get_worker, wait
+except ImportError as e:  # pragma: no cover - exercised without the extra
+    raise ImportError(
+        'obliqueforest.dask needs dask and distributed: pip install "obliqueforest[dask]"'
+    ) from e
+
+import pandas as pd
+from sklearn.base import clone, is_classifier
+from sklearn.utils.validation import check_is_fitted
+
+from . import _core
+from ._forest import FOREST_GROWER, _BaseForest
+from ._progress import _make_bar
+
+__all__ = ["MODES", "apply", "fit", "predict", "predict_proba", "transform"]
+
+MODES = ("auto", "replicate", "partitions")
+"""The fit modes of :func:`fit`."""
+
+logger = logging.getLogger(__name__)
+
+# "auto" replicates while this many float32 copies of X fit in a worker's memory limit:
+# the scattered copy, the core's column-major copy, and room for the trees and y.
+_REPLICATE_COPIES = 3
+# replicate mode: tasks of trees per worker thread
+_TASKS_PER_THREAD = 4
+# how often a worker reports its finished trees for the progress bar
+_PROGRESS_SECONDS = 0.25
+
+
+# ----------------------------------------------------------------------------- fit
+
+
+def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
+    """Fit ``estimator`` on a Dask cluster.
+
+    Parameters
+    ----------
+    estimator : obliqueforest estimator
+        Any forest of the package (RandomForest*, SPORF*, MORF*, ObliqueForest*), or a
+        rotation ensemble (replicate mode: each rotation's micro-forest grows on a
+        worker). Fitted in place.
+    X : dask array or dask DataFrame of shape (n_samples, n_features)
+        Training data, partitioned by rows (numpy arrays and pandas frames are accepted).
+    y : dask array or dask Series of shape (n_samples,)
+        Targets, partitioned like X (the same number of partitions with the same rows).
+    sample_weight : dask array or dask Series of shape (n_samples,), default=None
+        Partitioned like X.
+    client : distributed.Client, default=None
+        None uses the default client.
+    mode : {"auto", "replicate", "partitions"}, default="auto"
+        See the module documentation.
+
+    Returns
+    -------
+    estimator : the fitted estimator, with ``dask_mode_`` set to the mode used; in
+        partitions mode also ``dask_tree_rows_`` (ndarray of shape (n_estimators,)):
+        the number of rows the worker that grew each tree held.
+
+    Raises
+    ------
+    ValueError
+        X, y and sample_weight partitioned differently, partitions with different
+        features, NaN or infinity in a partition, or any error of the estimator's fit.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    client = client or default_client()
+    if getattr(estimator, "warm_start", False) and hasattr(estimator, "_forest"):
+        raise ValueError(
+            "obliqueforest.dask grows whole forests; warm_start on a fitted estimator is "
+            "not supported (refit, or grow the extra trees with estimator.fit locally)"
+        )
+    X, y, sample_weight = _check_partitioned(X, y, sample_weight)
+    rotation = _is_rotation_ensemble(estimator)
+    estimator.__dict__.pop("dask_tree_rows_", None)  # from an earlier partitions fit
+    if mode == "auto" and rotation:
+        mode = "replicate"
+        logger.info("obliqueforest.dask: mode='replicate' (rotation ensembles rank on all rows)")
+    elif mode == "auto":
+        mode = _choose_mode(client, X)
+    if mode == "partitions" and rotation:
+        raise ValueError(
+            "rotation ensembles rank rotations on all rows; fit them with mode='replicate'"
+        )
+    if mode == "replicate":
+        X, y, sample_weight = dask.compute(X, y, sample_weight)
+        if rotation:
+            from .rotation import ROTATION_RUNNER
+
+            with _installed(ROTATION_RUNNER, _RotationRunner(client)):
+                estimator.fit(X, y, sample_weight=sample_weight)
+        else:
+            with _installed(FOREST_GROWER, _ReplicateGrower(client)):
+                estimator.fit(X, y, sample_weight=sample_weight)
+    else:
+        _fit_partitions(client, estimator, X, y, sample_weight)
+    estimator.dask_mode_ = mode
+    return estimator
+
+
+class _installed:
+    """Sets a context variable for the duration of a ``with`` block."""
+
+    def __init__(self, var, value):
+        self.var, self.value = var, value
+
+    def __enter__(self):
+        self.token = self.var.set(self.value)
+
+    def __exit__(self, *exc):
+        self.var.reset(self.token)
+
+
+def _is_rotation_ensemble(estimator):
+    from .rotation import _BaseRotationEnsemble
+
+    if isinstance(estimator, _BaseRotationEnsemble):
+        return True
+    if not isinstance(estimator, _BaseForest):
+        raise TypeError(
+            "obliqueforest.dask.fit takes an obliqueforest forest or rotation ensemble, "
+            f"got {type(estimator).__name__}"
+        )
+    return False
+
+
+# ------------------------------------------------------------------ input checks
+
+
+def _is_dask(obj):
+    return isinstance(obj, (da.Array, dd.DataFrame, dd.Series))
+
+
+def _check_partitioned(X, y, sample_weight):
+    """Returns X, y, sample_weight as dask collections partitioned alike by rows.
+
+    Local inputs (numpy, pandas) become one-partition collections; a dask array's
+    columns are gathered into one chunk per row block. Raises ValueError when y or the
+    weights are partitioned differently from X.
+    """
+    if not _is_dask(X):
+        if _is_dask(y) or _is_dask(sample_weight):
+            raise ValueError("give X as a dask collection when y or sample_weight is one")
+        X = dd.from_pandas(X, npartitions=1) if isinstance(X, pd.DataFrame) else _local(X)
+        y = dd.from_pandas(y, npartitions=1) if isinstance(y, pd.Series) else _local(y)
+        if sample_weight is not None:
+            sample_weight = _local(sample_weight)
+        return X, y, sample_weight
+    if isinstance(X, dd.Series) or (isinstance(X, da.Array) and X.ndim != 2):
+        raise ValueError("X must be 2-dimensional (n_samples, n_features)")
+    if isinstance(X, da.Array):
+        if any(np.isnan(c) for c in X.chunks[0]):
+            X = X.compute_chunk_sizes()
+        if X.numblocks[1] > 1:
+            X = X.rechunk({1: -1})
+    out = [X]
+    for name, v in (("y", y), ("sample_weight", sample_weight)):
+        if v is None:
+            out.append(None)
+            continue
+        if not _is_dask(v):
+            raise ValueError(f"{name} must be a dask collection partitioned like X")
+        if isinstance(v, dd.DataFrame):
+            if len(v.columns) != 1:
+                raise ValueError(f"{name} must be 1-dimensional, got {len(v.columns)} columns")
+            v = v[v.columns[0]]
+        if isinstance(v, da.Array):
+            if v.ndim == 2 and v.shape[1] == 1:
+                v = v[:, 0]
+            if v.ndim != 1:
+                raise ValueError(f"{name} must be 1-dimensional, got shape {v.shape}")
+            if any(np.isnan(c) for c in v.chunks[0]):
+                v = v.compute_chunk_sizes()
+        n_x, n_v = _n_partitions(X), _n_partitions(v)
+        if n_x != n_v:
+            raise ValueError(
+                f"X has {n_x} partitions and {name} has {n_v}: partition them alike "
+                "(the same number of partitions with the same rows)"
+            )
+        if isinstance(X, da.Array) and isinstance(v, da.Array) and X.chunks[0] != v.chunks[0]:
+            raise ValueError(
+                f"{name}'s chunks {v.chunks[0]} are not aligned with X's row chunks "
+                f"{X.chunks[0]}; rechunk it, e.g. {name}.rechunk({{0: X.chunks[0]}})"
+            )
+        out.append(v)
+    return tuple(out)
+
+
+def _local(a):
+    a = np.asarray(a)
+    return da.from_array(a, chunks=(a.shape[0],) + a.shape[1:])
+
+
+def _n_partitions(c):
+    return c.npartitions if isinstance(c, (dd.DataFrame, dd.Series)) else c.numblocks[0]
+
+
+def _blocks(c):
+    """The row partitions of a collection as a list of delayed objects, in order."""
+    if c is None:
+        return None
+    if isinstance(c, da.Array):
+        return list(c.to_delayed().ravel())
+    return list(c.to_delayed())
+
+
+def _n_rows_and_features(X):
+    if isinstance(X, da.Array):
+        return int(X.shape[0]), int(X.shape[1])
+    return int(X.map_partitions(len).sum().compute()), len(X.columns)
+
+
+def _choose_mode(client, X):
+    n, p = _n_rows_and_features(X)
+    limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
+    limit = min((m for m in limits if m), default=0)
+    need = _REPLICATE_COPIES * 4 * n * p
+    mode = "replicate" if limit == 0 or need <= limit else "partitions"
+    logger.info(
+        "obliqueforest.dask: mode=%r (X is %d x %d; %d float32 copies need %.1f MiB, the "
+        "smallest worker memory limit is %.1f MiB)",
+        mode,
+        n,
+        p,
+        _REPLICATE_COPIES,
+        need / 2**20,
+        limit / 2**20,
+    )
+    return mode
+
+
+# ------------------------------------------------------------- growing on workers
+
+
+def _worker_threads():
+    worker = get_worker()
+    return int(getattr(worker, "nthreads", None) or worker.state.nthreads)
+
+
+def _aligned(a):
+    """``a`` itself, or an aligned copy: arrays Dask deserialises may sit at any byte
+    offset, and the core borrows only aligned memory."""
+    if a is None or not isinstance(a, np.ndarray):
+        return a
+    return np.require(a, requirements="A")
+
+
+def _grow_part(X32, y_core, sw, params, start, end, topic, n_jobs=None, n_classes=None):
+    """Worker side: trees ``start..end`` on ``n_jobs`` threads (None: the worker's),
+    reporting progress; ``n_classes`` replaces the class count of ``params``."""
+    n_jobs = n_jobs or _worker_threads()
+    X32, y_core, sw = _aligned(X32), _aligned(y_core), _aligned(sw)
+    if topic is None:
+        return _core.ForestPart.grow(
+            X32, y_core, sw, params, start, end, n_jobs, n_classes=n_classes
+        )
+    worker = get_worker()
+    progress = _core.Progress()
+    finished = threading.Event()
+
+    def report():
+        sent = 0
+        while not finished.wait(_PROGRESS_SECONDS):
+            done = progress.trees_done
+            if done > sent:
+                worker.log_event(topic, {"start": start, "done": done})
+                sent = done
+
+    reporter = threading.Thread(target=report, daemon=True)
+    reporter.start()
+    try:
+        part = _core.ForestPart.grow(
+            X32, y_core, sw, params, start, end, n_jobs, progress, n_classes=n_classes
+        )
+    finally:
+        finished.set()
+        reporter.join()
+    worker.log_event(topic, {"start": start, "done": part.n_trees})
+    return part
+
+
+def _split(n_items, shares):
+    """Contiguous ranges of ``range(n_items)`` proportional to ``shares`` (largest
+    remainders; empty ranges dropped), as (share index, start, end)."""
+    shares = np.asarray(shares, dtype=np.float64)
+    exact = n_items * shares / shares.sum()
+    counts = np.floor(exact).astype(np.int64)
+    for i in np.argsort(-(exact - counts), kind="stable")[: n_items - int(counts.sum())]:
+        counts[i] += 1
+    ranges, start = [], 0
+    for i, c in enumerate(counts):
+        if c:
+            ranges.append((i, start, start + int(c)))
+            start += int(c)
+    return ranges
+
+
+class _Progress:
+    """Client side of the progress bar: sums the trees finished on every worker."""
+
+    def __init__(self, client, total, verbose):
+        self.client, self.total = client, total
+        self.topic = f"obliqueforest-progress-{uuid.uuid4().hex}" if verbose else None
+
+    def __enter__(self):
+        if self.topic is not None:
+            self.bar = _make_bar(self.total, "trees (cluster)")
+            self.done = {}
+            self.lock = threading.Lock()
+            self.client.subscribe_topic(self.topic, self._event)
+        return self
+
+    def _event(self, event):
+        _, msg = event
+        with self.lock:
+            before = sum(self.done.values())
+            self.done[msg["start"]] = max(self.done.get(msg["start"], 0), msg["done"])
+            step = sum(self.done.values()) - before
+            if step > 0:
+                self.bar.update(step)
+
+    def __exit__(self, *exc):
+        if self.topic is not None:
+            self.client.unsubscribe_topic(self.topic)
+            self.bar.close()
+
+
+def _total_threads(client):
+    workers = client.scheduler_info()["workers"]
+    if not workers:
+        raise ValueError("the Dask cluster has no workers")
+    return sum(w.get("nthreads", 1) for w in workers.values())
+
+
+class _ReplicateGrower:
+    """Grows a core forest's trees on the workers from one broadcast copy of the data
+    (installed as the estimator's FOREST_GROWER).
+
+    The trees go out in _TASKS_PER_THREAD one-thread tasks per worker thread rather than
+    one task per worker, so that Dask balances them (work stealing, reruns after a lost
+    worker) the way the core's thread pool balances trees on one machine; each task
+    copies the data into the core's layout once, a small cost next to its trees.
+    """
+
+    def __init__(self, client):
+        self.client = client
+
+    def __call__(self, estimator, X32, y_core, sw, params):
+        client = self.client
+        n_trees = int(params.n_estimators)
+        n_tasks = min(n_trees, _TASKS_PER_THREAD * _total_threads(client))
+        data = client.scatter([X32, y_core] + ([] if sw is None else [sw]), broadcast=True)
+        xf, yf = data[0], data[1]
+        wf = data[2] if sw is not None else None
+        with _Progress(client, n_trees, estimator.verbose) as progress:
+            futures = [
+                client.submit(
+                    _grow_part, xf, yf, wf, params, start, end, progress.topic, 1, pure=False
+                )
+                for _, start, end in _split(n_trees, np.ones(n_tasks))
+            ]
+            parts = client.gather(futures)
+        del futures, data
+        return _core.ForestPart.join(parts)
+
+
+# ----------------------------------------------------------------- partitions mode
+
+
+def _partition(X, y, sw, index, columns):
+    """Worker side: one row partition, checked (row counts, features) and kept."""
+    n = X.shape[0]
+    if isinstance(X, pd.DataFrame):
+        if list(X.columns) != columns:
+            raise ValueError(
+                f"partition {index} has columns {list(X.columns)}, the others "
+                f"{columns}: features must be identical across partitions"
+            )
+    elif X.ndim != 2 or X.shape[1] != len(columns):
+        raise ValueError(
+            f"partition {index} has shape {X.shape}, expected {len(columns)} features: "
+            "features must be identical across partitions"
+        )
+    for name, v in (("y", y), ("sample_weight", sw)):
+        if v is not None and len(v) != n:
+            raise ValueError(
+                f"partition {index}: X has {n} rows, {name} has {len(v)}; the chunks of "
+                f"{name} are not aligned with X's"
+            )
+    return X, y, sw
+
+
+def _summary(part, classify):
+    X, y, _ = part
+    classes = np.unique(np.asarray(y)) if classify else None
+    return X.shape[0], classes
+
+
+def _concat(blocks):
+    if isinstance(blocks[0], (pd.DataFrame, pd.Series)):
+        return pd.concat(blocks) if len(blocks) > 1 else blocks[0]
+    return np.concatenate(blocks) if len(blocks) > 1 else _aligned(blocks[0])
+
+
+class _PartitionGrower:
+    """Worker side of partitions mode, installed as FOREST_GROWER around the estimator's
+    own fit on the worker's rows: grows trees start..end with the client's seed and with
+    the labels coded against every class of the data."""
+
+    def __init__(self, classes, seed, start, end, topic):
+        self.classes, self.seed = classes, seed
+        self.start, self.end, self.topic = start, end, topic
+
+    def __call__(self, estimator, X32, y_core, sw, params):
+        params = params.with_seed(int(self.seed))
+        n_classes = None
+        if self.classes is not None:
+            codes = np.searchsorted(self.classes, estimator.classes_)
+            y_core = codes[y_core.astype(np.int64)].astype(np.float64)
+            n_classes = len(self.classes)
+        return _grow_part(
+            X32, y_core, sw, params, self.start, self.end, self.topic, n_classes=n_classes
+        )
+
+
+def _fit_worker_rows(estimator, parts, classes, seed, start, end, topic):
+    """Worker side: the estimator's own fit on the worker's partitions, growing trees
+    start..end. Returns the fitted estimator (without its forest) and the part."""
+    X = _concat([p[0] for p in parts])
+    y = _concat([p[1] for p in parts])
+    sw = None if parts[0][2] is None else _concat([np.asarray(p[2]) for p in parts])
+    est = clone(estimator)
+    with _installed(FOREST_GROWER, _PartitionGrower(classes, seed, start, end, topic)):
+        est.fit(X, y, sample_weight=sw)
+    part = est.__dict__.pop("_forest")
+    return est, part
+
+
+def _fit_partitions(client, estimator, X, y, sample_weight):
+    if getattr(estimator, "oob_score", False):
+        raise ValueError(
+            "oob_score is not available in partitions mode (a row is out of bag only for "
+            "its own worker's trees); use mode='replicate' or score held-out data"
+        )
+    classify = is_classifier(estimator)
+    columns = list(X.columns) if isinstance(X, dd.DataFrame) else list(range(X.shape[1]))
+    xs, ys, ws = _blocks(X), _blocks(y), _blocks(sample_weight)
+    ws = ws or [None] * len(xs)
+    checked = [
+        dask.delayed(_partition, pure=True)(x, yb, wb, i, columns)
+        for i, (x, yb, wb) in enumerate(zip(xs, ys, ws))
+    ]
+    parts = client.compute(checked)
+    wait(parts)
+    summaries = client.gather(client.map(_summary, parts, classify=classify, pure=False))
+    rows = np.array([s[0] for s in summaries])
+    classes = np.unique(np.concatenate([s[1] for s in summaries])) if classify else None
+    # the partitions each worker holds, and trees in proportion to their rows
+    who_has = client.who_has(parts)
+    held = {}
+    for i, f in enumerate(parts):
+        held.setdefault(sorted(who_has[f.key])[0], []).append(i)
+    holders = sorted(held)
+    worker_rows = [int(rows[held[w]].sum()) for w in holders]
+    seed = estimator._draw_seed()
+    n_trees = int(estimator.n_estimators)
+    ranges = _split(n_trees, worker_rows)
+    with _Progress(client, n_trees, estimator.verbose) as progress:
+        futures = [
+            client.submit(
+                _fit_worker_rows,
+                clone(estimator),
+                [parts[i] for i in held[holders[k]]],
+                classes,
+                seed,
+                start,
+                end,
+                progress.topic,
+                workers=[holders[k]],
+                allow_other_workers=True,
+                pure=False,
+            )
+            for k, start, end in ranges
+        ]
+        results = client.gather(futures)
+    fitted = [r[0] for r in results]
+    first = fitted[0]
+    for other in fitted[1:]:
+        if other.n_features_in_ != first.n_features_in_ or not np.array_equal(
+            getattr(other, "feature_names_in_", None), getattr(first, "feature_names_in_", None)
+        ):
+            raise ValueError("partitions on different workers have different features")
+    # the estimator takes the attributes its own fit set on a worker, with every class
+    params = estimator.get_params(deep=False)
+    for key, value in vars(first).items():
+        if key not in params:
+            setattr(estimator, key, value)
+    # a tree's in-bag rows are rows of its worker, not of X: no estimators_samples_
+    estimator.__dict__.pop("_n_samples_fit", None)
+    if classify:
+        estimator.classes_ = classes
+        estimator.n_classes_ = len(classes)
+    estimator._seed = seed
+    estimator._forest = _core.ForestPart.join([r[1] for r in results])
+    tree_rows = np.empty(n_trees, dtype=np.int64)
+    for k, start, end in ranges:
+        tree_rows[start:end] = worker_rows[k]
+    estimator.dask_tree_rows_ = tree_rows
+    del parts
+
+
+# ------------------------------------------------------------------ rotation ensembles
+
+
+class _RotationRunner:
+    """Grows a rotation ensemble's per-rotation forests on the workers (installed as
+    obliqueforest.rotation.ROTATION_RUNNER): the scaled data go to every worker once,
+    and each task rotates them and grows one rotation's trees."""
+
+    def __init__(self, client):
+        self.client = client
+        self.data = None
+
+    def share(self, X_scaled, y, sample_weight):
+        self.data = self.client.scatter([X_scaled, y, sample_weight], broadcast=True)
+
+    def _part(self, rotation, params, start):
+        future = self.client.submit(
+            _grow_rotation, *self.data, rotation, params, start, params.n_estimators, pure=False
+        )
+        return future.result()
+
+    def fit(self, rotation, params):
+        return _core.ForestPart.join([self._part(rotation, params, 0)])
+
+    def fit_more(self, forest, rotation, params):
+        self._part(rotation, params, forest.n_trees).append_to(forest)
+
+
+def _grow_rotation(X_scaled, y, sw, rotation, params, start, end):
+    """Worker side: one rotation's trees start..end, on the data rotated here."""
+    from threadpoolctl import threadpool_limits
+
+    from .rotation import rotate
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        X_rot = rotate(_aligned(X_scaled), rotation)
+    return _grow_part(X_rot, y, sw, params, start, end, None)
+
+
+# ------------------------------------------------------------------------ predict
+
+
+def predict(estimator, X):
+    """``estimator.predict`` over a dask array or dataframe.
+
+    Returns
+    -------
+    y : dask array of shape (n_samples,), or a dask Series for a dask DataFrame
+    """
+    return _map(estimator, X, "predict")
+
+
+def predict_proba(estimator, X):
+    """``estimator.predict_proba`` over a dask array or dataframe.
+
+    Returns
+    -------
+    proba : dask array of shape (n_samples, n_classes), or a dask DataFrame whose columns
+        are the classes
+    """
+    return _map(estimator, X, "predict_proba")
+
+
+def apply(estimator, X):
+    """``estimator.apply`` (leaf index per tree) over a dask array or dataframe.
+
+    Returns
+    -------
+    leaves : dask array of shape (n_samples, n_estimators), or a dask DataFrame
+    """
+    return _map(estimator, X, "apply")
+
+
+def transform(estimator, X):
+    """``estimator.transform`` (e.g. the :class:`~obliqueforest.autoencoder.ForestAutoencoder`
+    encoding) over a dask array or dataframe.
+
+    Returns
+    -------
+    Z : dask array of shape (n_samples, n_components), or a dask DataFrame
+    """
+    return _map(estimator, X, "transform")
+
+
+def _call(block, model, method, width, dtype):
+    """Worker side: the estimator's own method on one block."""
+    if block.shape[0] == 0:
+        return np.empty((0,) if width is None else (0, width), dtype=dtype)
+    return np.asarray(getattr(model, method)(block))
+
+
+def _call_frame(frame, model, method, meta):
+    out = _call(frame, model, method, None if meta.ndim == 1 else meta.shape[1], meta.dtypes)
+    if meta.ndim == 1:
+        return pd.Series(out, index=frame.index, name=meta.name, dtype=meta.dtype)
+    return pd.DataFrame(out, index=frame.index, columns=meta.columns).astype(meta.dtypes)
+
+
+def _map(estimator, X, method):
+    check_is_fitted(estimator)
+    if not hasattr(estimator, method):
+        raise AttributeError(f"{type(estimator).__name__} has no method {method!r}")
+    if not _is_dask(X):
+        X = dd.from_pandas(X, npartitions=1) if isinstance(X, pd.DataFrame) else _local(X)
+    if isinstance(X, dd.Series) or (isinstance(X, da.Array) and X.ndim != 2):
+        raise ValueError("X must be 2-dimensional (n_samples, n_features)")
+    # the output's width and type, from the method itself on two rows (the autoencoder
+    # wants two)
+    if isinstance(X, dd.DataFrame):
+        probe = X._meta.reindex(range(2)).fillna(0).astype(X.dtypes.to_dict())
+    else:
+        probe = np.zeros((2, X.shape[1]), dtype=X.dtype)
+    sample = np.asarray(getattr(estimator, method)(probe))
+    width = None if sample.ndim == 1 else sample.shape[1]
+    # one task of the graph holds the model: each worker fetches it once, whatever the
+    # number of blocks (a scattered future would be forgotten once this function returns)
+    model = dask.delayed(estimator, pure=True)
+    if isinstance(X, da.Array):
+        if X.numblocks[1] > 1:
+            X = X.rechunk({1: -1})
+        if width is None:
+            return X.map_blocks(
+                _call, model, method, width, sample.dtype, drop_axis=1, dtype=sample.dtype
+            )
+        return X.map_blocks(
+            _call,
+            model,
+            method,
+            width,
+            sample.dtype,
+            chunks=(X.chunks[0], (width,)),
+            dtype=sample.dtype,
+        )
+    if width is None:
+        meta = pd.Series(np.empty(0, dtype=sample.dtype), name=method)
+    else:
+        names = estimator.classes_ if method == "predict_proba" else range(width)
+        meta = pd.DataFrame(np.empty((0, width), dtype=sample.dtype), columns=list(names))
+    return X.map_partitions(_call_frame, model, method, meta, meta=meta)

@@ -1,0 +1,304 @@
+"""obliqueforest.dask on a real distributed.LocalCluster (2 worker processes x 1 thread)."""
+
+import logging
+import os
+import pickle
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+pd = pytest.importorskip("pandas")
+
+from distributed import Client, LocalCluster  # noqa: E402
+
+import obliqueforest as of  # noqa: E402
+from obliqueforest import dask as odask  # noqa: E402
+from obliqueforest.rotation import RotationEnsembleClassifier  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        LocalCluster(
+            processes=True,
+            n_workers=2,
+            threads_per_worker=1,
+            dashboard_address=":0",
+            memory_limit="2GiB",
+        ) as cluster,
+        Client(cluster) as c,
+    ):
+        yield c
+
+
+def data(n=1200, p=8, seed=0, n_classes=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, p))
+    score = X[:, 0] + X[:, 1] - 0.5 * X[:, 2]
+    y = np.digitize(score, np.quantile(score, np.linspace(0, 1, n_classes + 1)[1:-1]))
+    return X, y
+
+
+def chunked(X, y, rows=300):
+    return da.from_array(X, chunks=(rows, X.shape[1])), da.from_array(y, chunks=rows)
+
+
+ESTIMATORS = {
+    "rf": lambda: of.RandomForestClassifier(n_estimators=20, random_state=1, oob_score=True),
+    "sporf": lambda: of.SPORFClassifier(n_estimators=20, random_state=2, oob_score=True),
+    "morf": lambda: of.MORFClassifier(
+        n_estimators=30, data_shape=(2, 4), random_state=3, oob_score=True
+    ),
+    "oblique_weighted": lambda: of.ObliqueForestClassifier(
+        n_estimators=9, random_state=4, class_weight="balanced", max_features=0.5
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+def test_replicate_fit_is_byte_identical_to_local(client, name):
+    X, y = data()
+    Xd, yd = chunked(X, y)
+    w = np.linspace(0.5, 2.0, len(y))
+    local = ESTIMATORS[name]().fit(X, y, sample_weight=w)
+    est = odask.fit(
+        ESTIMATORS[name](),
+        Xd,
+        yd,
+        sample_weight=da.from_array(w, chunks=300),
+        client=client,
+        mode="replicate",
+    )
+    assert est.dask_mode_ == "replicate"
+    assert est._forest.to_bytes() == local._forest.to_bytes()
+    np.testing.assert_array_equal(est.feature_importances_, local.feature_importances_)
+    if local.oob_score:
+        np.testing.assert_array_equal(est.oob_decision_function_, local.oob_decision_function_)
+        assert est.oob_score_ == local.oob_score_
+    np.testing.assert_array_equal(est.predict_proba(X), local.predict_proba(X))
+
+
+def test_replicate_regressor_from_dataframe_keeps_oob_and_feature_names(client):
+    X, _ = data(900, 5, seed=5)
+    y = X[:, 0] * 1.7 + np.sin(X[:, 1])  # real targets: OOB sums are order-sensitive
+    frame = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
+    local = of.SPORFRegressor(n_estimators=20, random_state=0, oob_score=True).fit(frame, y)
+    est = odask.fit(
+        of.SPORFRegressor(n_estimators=20, random_state=0, oob_score=True),
+        dd.from_pandas(frame, npartitions=3),
+        dd.from_pandas(pd.Series(y), npartitions=3),
+        client=client,
+        mode="replicate",
+    )
+    assert est._forest.to_bytes() == local._forest.to_bytes()
+    assert [v.view(np.uint64) for v in est.oob_prediction_] == [
+        v.view(np.uint64) for v in local.oob_prediction_
+    ]
+    assert list(est.feature_names_in_) == list(frame.columns)
+    # an ordinary estimator: pickles and saves like a local one
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict(frame), local.predict(frame))
+
+
+def test_replicate_rotation_ensemble_equals_local_fit(client):
+    X, y = data(600, 4, seed=6, n_classes=2)
+    params = dict(
+        n_estimators=24, n_rotations=4, micro_forest_size=4, oob_score=True, random_state=7
+    )
+    local = RotationEnsembleClassifier(**params).fit(X, y)
+    est = odask.fit(RotationEnsembleClassifier(**params), *chunked(X, y), client=client)
+    assert est.dask_mode_ == "replicate"
+    np.testing.assert_array_equal(est.n_trees_per_rotation_, local.n_trees_per_rotation_)
+    assert [f and f.to_bytes() for f in est._forests] == [
+        f and f.to_bytes() for f in local._forests
+    ]
+    np.testing.assert_array_equal(est.oob_decision_function_, local.oob_decision_function_)
+    np.testing.assert_array_equal(est.predict_proba(X), local.predict_proba(X))
+
+
+def test_partitions_mode_grows_each_tree_on_its_workers_rows_only(client):
+    X, y = data(2000, 6, seed=8)
+    y[7] = 3  # a class that only one partition holds
+    frame = pd.DataFrame(X, columns=list("abcdef"))
+    Xd = dd.from_pandas(frame, npartitions=4)
+    yd = dd.from_pandas(pd.Series(y), npartitions=4)
+    est = odask.fit(
+        of.SPORFClassifier(n_estimators=16, random_state=0),
+        Xd,
+        yd,
+        client=client,
+        mode="partitions",
+    )
+    assert est.dask_mode_ == "partitions"
+    np.testing.assert_array_equal(est.classes_, [0, 1, 2, 3])
+    assert est._forest.n_outputs == 4, "every tree knows every class"
+    rows = est.dask_tree_rows_
+    assert rows.shape == (16,)
+    partition_rows = Xd.map_partitions(len).compute().to_numpy()
+    for t in range(16):
+        root = {k: v[0] for k, v in est._forest.tree_nodes(t).items()}
+        # a tree draws as many rows as its worker holds (the bootstrap stays within
+        # them): its in-bag counts cover those rows only, and its root saw exactly them
+        in_bag = est._forest.in_bag_counts(t, int(rows[t]))
+        assert in_bag.sum() == rows[t] < len(y)
+        assert root["n_node_samples"] == np.count_nonzero(in_bag)
+        assert root["weighted_n_node_samples"] == rows[t]
+    held = sorted(set(rows.tolist()))
+    # each worker held whole partitions, and together all rows
+    assert all(any(r == partition_rows[list(s)].sum() for s in _subsets(4)) for r in held)
+    assert len(held) == 1 or sum(held) == len(y)
+    assert (est.predict(frame) == y).mean() > 0.9
+    assert list(est.feature_names_in_) == list("abcdef")
+
+
+def _subsets(n):
+    from itertools import combinations
+
+    return [c for k in range(1, n + 1) for c in combinations(range(n), k)]
+
+
+def test_auto_mode_replicates_small_data_and_says_so(client, caplog):
+    X, y = data(400, 4)
+    with caplog.at_level(logging.INFO, logger="obliqueforest.dask"):
+        est = odask.fit(of.RandomForestClassifier(n_estimators=4), *chunked(X, y), client=client)
+    assert est.dask_mode_ == "replicate"
+    assert "mode='replicate'" in caplog.text
+
+
+def test_progress_bar_counts_trees_across_the_cluster(client, capsys):
+    X, y = data(400, 4)
+    odask.fit(
+        of.RandomForestClassifier(n_estimators=10, verbose=1),
+        *chunked(X, y),
+        client=client,
+        mode="replicate",
+    )
+    assert "10/10" in capsys.readouterr().err
+
+
+def test_dask_predictions_equal_local_predictions(client):
+    X, y = data(900, 6, seed=9)
+    est = of.SPORFClassifier(n_estimators=8, random_state=0).fit(X, y)
+    Xd = da.from_array(X, chunks=(250, 3))  # column chunks are joined
+    np.testing.assert_array_equal(odask.predict(est, Xd).compute(), est.predict(X))
+    np.testing.assert_array_equal(odask.predict_proba(est, Xd).compute(), est.predict_proba(X))
+    np.testing.assert_array_equal(odask.apply(est, Xd).compute(), est.apply(X))
+    frame = pd.DataFrame(X, columns=[f"c{j}" for j in range(6)])
+    named = of.SPORFClassifier(n_estimators=8, random_state=0).fit(frame, y)
+    out = odask.predict_proba(named, dd.from_pandas(frame, npartitions=3)).compute()
+    assert list(out.columns) == list(named.classes_)
+    np.testing.assert_array_equal(out.to_numpy(), named.predict_proba(frame))
+    pred = odask.predict(named, dd.from_pandas(frame, npartitions=3)).compute()
+    np.testing.assert_array_equal(pred.to_numpy(), named.predict(frame))
+
+
+def test_dask_transform_equals_autoencoder_encoding(client):
+    from obliqueforest import ForestAutoencoder
+
+    X, _ = data(300, 4, seed=10)
+    ae = ForestAutoencoder(n_estimators=10, n_components=3, random_state=0).fit(X)
+    Z = odask.transform(ae, da.from_array(X, chunks=(100, 4))).compute()
+    np.testing.assert_allclose(Z, ae.transform(X), rtol=0, atol=0)
+
+
+def test_mismatched_partitions_are_a_clear_error(client):
+    X, y = data(600, 4)
+    with pytest.raises(ValueError, match="partitions"):
+        odask.fit(
+            of.RandomForestClassifier(n_estimators=2),
+            dd.from_pandas(pd.DataFrame(X), npartitions=4),
+            dd.from_pandas(pd.Series(y), npartitions=3),
+            client=client,
+        )
+
+
+def test_unaligned_y_chunks_are_a_clear_error(client):
+    X, y = data(600, 4)
+    for mode in ("replicate", "partitions"):
+        with pytest.raises(ValueError, match="not aligned"):
+            odask.fit(
+                of.RandomForestClassifier(n_estimators=2),
+                da.from_array(X, chunks=(200, 4)),
+                da.from_array(y, chunks=((100, 300, 200),)),
+                client=client,
+                mode=mode,
+            )
+
+
+def test_nan_in_a_partition_is_a_clear_error(client):
+    X, y = data(600, 4)
+    X[450, 2] = np.nan
+    for mode in ("replicate", "partitions"):
+        with pytest.raises(ValueError, match="NaN"):
+            odask.fit(of.SPORFClassifier(n_estimators=2), *chunked(X, y), client=client, mode=mode)
+
+
+def test_partitions_with_different_features_are_a_clear_error(client):
+    import dask
+
+    X, y = data(400, 3)
+    good = pd.DataFrame(X[:200], columns=list("abc"))
+    bad = pd.DataFrame(X[200:], columns=list("abd"))
+    # a source that does not check its partitions against the metadata
+    Xd = dd.from_delayed(
+        [dask.delayed(good), dask.delayed(bad)], meta=good.iloc[:0], verify_meta=False
+    )
+    yd = dd.from_pandas(pd.Series(y), npartitions=2)
+    with pytest.raises(ValueError, match="identical across partitions"):
+        odask.fit(
+            of.RandomForestClassifier(n_estimators=2), Xd, yd, client=client, mode="partitions"
+        )
+
+
+def test_worker_lost_mid_fit_gets_its_trees_regrown_identically(client):
+    X, y = data(6000, 16, seed=11)
+    est = of.SPORFClassifier(n_estimators=24, random_state=5)
+    local = clone(est).fit(X, y)
+    pids = client.run(os.getpid)
+    result = {}
+
+    def run():
+        result["est"] = odask.fit(est, *chunked(X, y, 2000), client=client, mode="replicate")
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        busy = [
+            w for w, keys in client.processing().items() if any("_grow_part" in k for k in keys)
+        ]
+        if len(busy) == 2:
+            break
+        time.sleep(0.02)
+    else:
+        pytest.fail("the fit never ran on both workers")
+    time.sleep(0.2)  # mid-fit
+    os.kill(pids[busy[0]], signal.SIGKILL)
+    thread.join(120)
+    assert not thread.is_alive()
+    assert result["est"]._forest.to_bytes() == local._forest.to_bytes()
+    client.wait_for_workers(2, timeout=60)
+
+
+def test_core_parameters_and_parts_pickle_for_the_workers():
+    X, y = data(200, 4)
+    est = of.SPORFClassifier(n_estimators=4, random_state=0, oob_score=True)
+    est.set_params(n_estimators=40).fit(X, y)  # (enough trees for every row's OOB)
+    params = est.set_params(n_estimators=4)._core_params(4, est._task_params(y))
+    again = pickle.loads(pickle.dumps(params))
+    assert repr(again) == repr(params)
+    Xc = np.asarray(X, dtype=np.float32)
+    yc = np.searchsorted(est.classes_, y).astype(np.float64)
+    parts = [of._core.ForestPart.grow(Xc, yc, None, again, a, b) for a, b in ((2, 4), (0, 2))]
+    parts = [pickle.loads(pickle.dumps(p)) for p in parts]
+    whole = of._core.Forest.fit(Xc, yc, None, params)
+    assert of._core.ForestPart.join(parts).to_bytes() == whole.to_bytes()
+    with pytest.raises(ValueError, match="gap or overlap"):
+        of._core.ForestPart.join(parts[:1])

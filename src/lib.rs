@@ -40,6 +40,7 @@
 pub mod data;
 pub mod error;
 pub mod forest;
+pub mod model;
 pub mod params;
 pub mod projection;
 pub mod rng;
@@ -54,6 +55,7 @@ mod proptests;
 
 pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
+pub use model::{ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_VERSION};
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
 pub use projection::{Density, PatchGeometry, ProjectionKind, ProjectionSampler};
 pub use serialize::FORMAT_VERSION;

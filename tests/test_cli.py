@@ -240,13 +240,13 @@ def test_predict_corrupt_model_is_a_clear_error(cli, saved_model, tables, tmp_pa
 
 def test_predict_model_from_newer_format_says_newer(cli, saved_model, tables, tmp_path):
     import struct
-    import zlib
 
-    data = bytearray(saved_model.read_bytes()[:-4])
-    core = data.index(b"OBLQFRST")  # the core forest: magic, then the u32 format version
-    data[core + 8 : core + 12] = struct.pack("<I", 999)
+    import obliqueforest as of
+
+    data = bytearray(saved_model.read_bytes())
+    data[8:12] = struct.pack("<I", of.MODEL_FORMAT_VERSION + 1)  # the file's format version
     newer = tmp_path / "newer.ofm"
-    newer.write_bytes(bytes(data) + struct.pack("<I", zlib.crc32(bytes(data))))
+    newer.write_bytes(bytes(data))
     assert_clean_error(cli("predict", newer, tables["csv"]), "newer")
 
 

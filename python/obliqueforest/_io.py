@@ -1,98 +1,169 @@
-"""Safe model files.
+"""Safe model files: ``estimator.save(path)`` and :func:`load`.
 
-``estimator.save(path)`` writes, and :func:`load` reads, this layout::
+The file format is implemented once, in the Rust crate (``src/model.rs``; a Rust program
+reads the same files with ``obliqueforest::Model::load``). This module only takes an
+estimator apart into plain data (parameters, classes, feature names, fitted attributes) and
+core forests, and puts it back together; the crate writes, reads and checks the file: every
+header field against the forests, the checksum, and that the file is a regular file of its
+declared length. Nothing is unpickled and no code from the file runs.
 
-    b"OBLQPY01"                      8 bytes, file magic
-    header length                   u32 little-endian
-    header                          UTF-8 JSON: estimator class, its parameters (plain
-                                    JSON values only), fitted attributes (classes_,
-                                    n_features_in_, feature_names_in_, seed), and the
-                                    byte lengths of the forests that follow
-    forests                         each a core model: magic, format version, length,
-                                    CRC-32, payload (see the Rust module ``serialize``)
-    CRC-32 of everything above      u32 little-endian
-
-Loading checks the magic, both checksums, the JSON schema, that the class is one of
-this library's estimators, and hands each forest to the Rust core, which validates
-every index and length. Nothing is unpickled and no code from the file runs.
+Estimator modules are not imported here (they import this module for ``save``); a loaded
+file names its class, which is looked up in :data:`_ESTIMATOR_MODULES`.
 """
 
 from __future__ import annotations
 
-import json
-import struct
-import zlib
+import importlib
+import os
 
 import numpy as np
 
 from . import _core
 
-MAGIC = b"OBLQPY01"
+# The Python class of each estimator kind the crate knows (``model::Estimator``).
+_ESTIMATOR_MODULES = {
+    "RandomForestClassifier": "obliqueforest._forest",
+    "RandomForestRegressor": "obliqueforest._forest",
+    "SPORFClassifier": "obliqueforest._forest",
+    "SPORFRegressor": "obliqueforest._forest",
+    "ObliqueForestClassifier": "obliqueforest._forest",
+    "ObliqueForestRegressor": "obliqueforest._forest",
+    "MORFClassifier": "obliqueforest.morf",
+    "MORFRegressor": "obliqueforest.morf",
+    "RotationEnsembleClassifier": "obliqueforest.rotation",
+    "RotationEnsembleRegressor": "obliqueforest.rotation",
+}
+
+# Python-side fitted attributes each family saves besides its forests (all optional).
+_FOREST_ATTRIBUTES = ("_seed", "oob_score_", "oob_decision_function_", "oob_prediction_")
+_ROTATION_ATTRIBUTES = (
+    "rotation_complexity_",
+    "rotation_oob_error_",
+    "rotation_order_",
+    "rotation_weights_",
+    "h_",
+    "h_grid_",
+    "h_scores_",
+    "complexity_",
+    "oob_score_",
+    "oob_decision_function_",
+    "oob_prediction_",
+)
 
 
-def _class_registry():
-    from . import _forest, morf
+def _plain_params(est):
+    """``get_params(deep=False)`` as plain data; projections as a dict naming their class.
 
-    classes = [
-        _forest.ObliqueForestClassifier,
-        _forest.ObliqueForestRegressor,
-        _forest.RandomForestClassifier,
-        _forest.RandomForestRegressor,
-        _forest.SPORFClassifier,
-        _forest.SPORFRegressor,
-        morf.MORFClassifier,
-        morf.MORFRegressor,
-    ]
-    return {c.__name__: c for c in classes}
-
-
-def _jsonable_params(est):
+    ``n_jobs`` is left out: a thread count is never read from a file. A ``RandomState``
+    instance has no plain form and is saved as None (the fitted model does not need it).
+    """
     from .projections import _Projection
 
     params = {}
     for k, v in est.get_params(deep=False).items():
+        if k == "n_jobs":
+            continue
         if isinstance(v, _Projection):
             v = {"__projection__": type(v).__name__, **vars(v)}
-        elif isinstance(v, np.integer):
-            v = int(v)
-        elif isinstance(v, np.floating):
-            v = float(v)
-        elif isinstance(v, tuple):
-            v = list(v)
-        elif not isinstance(v, (int, float, str, bool, list, dict, type(None))):
-            if k == "random_state":
-                v = None  # a RandomState object has no safe plain form; the seed is stored
-            else:
-                raise TypeError(f"parameter {k}={v!r} cannot be saved in the safe format")
+        elif k == "random_state" and isinstance(v, np.random.RandomState):
+            v = None
         params[k] = v
     return params
 
 
+def _attributes(est, names):
+    return {k: getattr(est, k) for k in names if getattr(est, k, None) is not None}
+
+
+def _rotation_parts(est):
+    if est.scaling == "minmax":
+        scaling = ("minmax", est._scale_min, est._scale_span)
+    elif est.scaling == "rank":
+        scaling = ("rank", list(est._rank_values))
+    else:
+        scaling = None
+    return {
+        "scaling": scaling,
+        "rotations": np.ascontiguousarray(est.rotations_, dtype=np.float64),
+        "n_trees": np.asarray(est.n_trees_per_rotation_, dtype=np.int64),
+        "forests": list(est._forests),
+    }
+
+
 def save(est, path):
-    """Writes a fitted obliqueforest estimator to ``path`` (see module docstring)."""
+    """Writes a fitted estimator to ``path`` (called by ``estimator.save``).
+
+    Raises
+    ------
+    obliqueforest.ForestError
+        If a parameter or class label has no plain form, or the path cannot be written.
+    """
     from sklearn.utils.validation import check_is_fitted
 
-    check_is_fitted(est, "_forest")
-    forest_bytes = est._forest.to_bytes()
-    header = {
-        "class": type(est).__name__,
-        "params": _jsonable_params(est),
-        "n_features_in_": int(est.n_features_in_),
-        "seed": int(est._seed),
-        "forests": [len(forest_bytes)],
+    name = type(est).__name__
+    if name not in _ESTIMATOR_MODULES:
+        raise TypeError(f"{name} cannot be saved in the safe format")
+    rotation = name.startswith("RotationEnsemble")
+    check_is_fitted(est, "_forests" if rotation else "_forest")
+    parts = {
+        "estimator": name,
+        "n_features": int(est.n_features_in_),
+        "feature_names": (
+            [str(n) for n in est.feature_names_in_] if hasattr(est, "feature_names_in_") else None
+        ),
+        "classes": getattr(est, "classes_", None),
+        "params": _plain_params(est),
     }
-    if hasattr(est, "classes_"):
-        classes = est.classes_
-        if classes.dtype.kind not in "iubfU":
-            raise TypeError("only numeric, bool or string class labels can be saved")
-        header["classes_"] = classes.tolist()
-        header["classes_dtype"] = classes.dtype.str
-    if hasattr(est, "feature_names_in_"):
-        header["feature_names_in_"] = [str(n) for n in est.feature_names_in_]
-    head = json.dumps(header).encode()
-    body = MAGIC + struct.pack("<I", len(head)) + head + forest_bytes
-    with open(path, "wb") as f:
-        f.write(body + struct.pack("<I", zlib.crc32(body)))
+    if rotation:
+        parts["rotation"] = _rotation_parts(est)
+        parts["attributes"] = _attributes(est, _ROTATION_ATTRIBUTES)
+    else:
+        parts["forest"] = est._forest
+        parts["attributes"] = _attributes(est, _FOREST_ATTRIBUTES)
+    _core.save_model(os.fspath(path), parts)
+
+
+def _estimator_class(name):
+    module = _ESTIMATOR_MODULES.get(name)
+    if module is None:
+        raise _core.ForestError(f"model file holds a {name}, which this package cannot rebuild")
+    return getattr(importlib.import_module(module), name)
+
+
+def _params(cls, saved):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from . import projections
+
+    known = set(cls._get_param_names())
+    unknown = sorted(set(saved) - known)
+    if unknown:
+        raise _core.ForestError(f"model file: {cls.__name__} has no parameters {unknown}")
+    params = dict(saved)
+    spec = params.get("projection")
+    if isinstance(spec, dict):
+        spec = dict(spec)
+        kind = spec.pop("__projection__", None)
+        if kind not in projections.__all__:
+            raise _core.ForestError(f"model file names an unknown projection {kind!r}")
+        try:
+            params["projection"] = getattr(projections, kind)(**spec)
+        except (TypeError, ValueError) as e:
+            raise _core.ForestError(f"model file: projection {kind}: {e}") from None
+    est = cls(**params)
+    try:
+        est._validate_params()
+    except InvalidParameterError as e:
+        raise _core.ForestError(f"model file: {e}") from None
+    return est
+
+
+def _set_attributes(est, saved, allowed):
+    extra = sorted(set(saved) - set(allowed))
+    if extra:
+        raise _core.ForestError(f"model file: {type(est).__name__} has no attributes {extra}")
+    for k, v in saved.items():
+        setattr(est, k, v)
 
 
 def load(path):
@@ -101,66 +172,53 @@ def load(path):
     Parameters
     ----------
     path : str or path-like
+        A regular file; devices and FIFOs are refused.
 
     Returns
     -------
     estimator : fitted obliqueforest estimator
+        Predicts on one thread (``n_jobs=None``) whatever it was saved with.
 
     Raises
     ------
     obliqueforest.ForestError
-        (a ValueError) if the file is not a model, is truncated or damaged, or comes from a
-        newer format version.
+        (a ValueError) if the file is not a model, is truncated or damaged, disagrees with
+        itself (each header field is checked against the forests), or comes from another
+        format version.
     """
-    with open(path, "rb") as f:
-        data = f.read()
-    err = _core.ForestError
-    if len(data) < len(MAGIC) + 8 or data[: len(MAGIC)] != MAGIC:
-        raise err("not an obliqueforest model file (bad magic bytes or truncated)")
-    body, (crc,) = data[:-4], struct.unpack("<I", data[-4:])
-    if zlib.crc32(body) != crc:
-        raise err("model file checksum mismatch: the file is truncated or damaged")
-    (head_len,) = struct.unpack("<I", body[8:12])
-    if 12 + head_len > len(body):
-        raise err("model file header length is out of range")
-    try:
-        header = json.loads(body[12 : 12 + head_len].decode())
-        cls = _class_registry()[header["class"]]
-        params = header["params"]
-        lengths = [int(n) for n in header["forests"]]
-        n_features = int(header["n_features_in_"])
-        seed = int(header["seed"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
-        raise err(f"model file header is malformed: {e!r}") from None
-    if not isinstance(params, dict) or len(lengths) != 1 or lengths[0] < 0:
-        raise err("model file header is malformed")
-    offset = 12 + head_len
-    if offset + lengths[0] != len(body):
-        raise err("model file forest length does not match the file size")
-    forest = _core.Forest.from_bytes(body[offset:])
-    if forest.n_features != n_features:
-        raise err("model file: forest and header disagree on n_features")
-    params = dict(params)
-    if isinstance(params.get("projection"), dict):
-        from . import projections
-
-        spec = dict(params["projection"])
-        name = spec.pop("__projection__", None)
-        if name not in projections.__all__:
-            raise err(f"model file names an unknown projection {name!r}")
-        params["projection"] = getattr(projections, name)(**spec)
-    try:
-        est = cls(**params)
-    except TypeError as e:
-        raise err(f"model file parameters do not fit {cls.__name__}: {e}") from None
-    est._forest = forest
-    est._seed = seed
-    est.n_features_in_ = n_features
-    if "feature_names_in_" in header:
-        est.feature_names_in_ = np.asarray(header["feature_names_in_"], dtype=object)
-    if "classes_" in header:
-        est.classes_ = np.asarray(header["classes_"], dtype=np.dtype(header["classes_dtype"]))
+    parts = _core.load_model(os.fspath(path))
+    cls = _estimator_class(parts["estimator"])
+    est = _params(cls, parts["params"])
+    est.n_features_in_ = int(parts["n_features"])
+    if parts["feature_names"] is not None:
+        est.feature_names_in_ = np.asarray(parts["feature_names"], dtype=object)
+    if parts["classes"] is not None:
+        est.classes_ = parts["classes"]
         est.n_classes_ = len(est.classes_)
-        if forest.n_outputs != len(est.classes_):
-            raise err("model file: forest and header disagree on the number of classes")
+    if "rotation" in parts:
+        r = parts["rotation"]
+        _set_attributes(est, parts["attributes"], _ROTATION_ATTRIBUTES)
+        scaling = r["scaling"]
+        if scaling is not None and scaling[0] != est.scaling:
+            raise _core.ForestError(
+                f"model file: scaling={est.scaling!r} but the file holds {scaling[0]} scaling"
+            )
+        if scaling is None and est.scaling is not None:
+            raise _core.ForestError(f"model file: scaling={est.scaling!r} but none is stored")
+        if est.scaling == "minmax":
+            est._scale_min, est._scale_span = scaling[1], scaling[2]
+        elif est.scaling == "rank":
+            est._rank_values = list(scaling[1])
+        est.rotations_ = r["rotations"]
+        est.n_trees_per_rotation_ = r["n_trees"]
+        if len(est.rotations_) != est.n_rotations:
+            raise _core.ForestError("model file: n_rotations disagrees with the rotations")
+        if hasattr(est, "classes_"):
+            est._n_outputs = est.n_classes_
+        est._forests = list(r["forests"])
+    else:
+        _set_attributes(est, parts["attributes"], _FOREST_ATTRIBUTES)
+        est._forest = parts["forest"]
+        if not hasattr(est, "_seed"):
+            est._seed = 0
     return est

@@ -53,6 +53,11 @@ mod python;
 #[cfg(test)]
 mod proptests;
 
+/// The README's Rust blocks, compiled (and run, unless marked `no_run`) by `cargo test`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
 pub use model::{ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_VERSION};

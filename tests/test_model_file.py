@@ -11,7 +11,7 @@ import zlib
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_iris, make_classification, make_friedman1
+from sklearn.datasets import load_iris, make_friedman1
 
 import obliqueforest as of
 from obliqueforest import _core, _io

@@ -779,7 +779,7 @@ pub fn write<F: Borrow<Forest> + Serialize, W: Write + Seek>(
     write_unchecked(file, w)
 }
 
-/// [`write`] without [`check`]: only for tests that craft bad files.
+/// [`write()`] without [`check`]: only for tests that craft bad files.
 #[doc(hidden)]
 pub fn write_unchecked<F: Serialize, W: Write + Seek>(file: &ModelFile<F>, mut w: W) -> Result<()> {
     let io = |e: std::io::Error| Error::InvalidInput(format!("cannot write the model: {e}"));
@@ -810,7 +810,7 @@ pub fn write_unchecked<F: Serialize, W: Write + Seek>(file: &ModelFile<F>, mut w
 /// Writes `file` to `path` atomically (a temporary file in the same directory, renamed).
 ///
 /// # Errors
-/// As [`write`].
+/// As [`write()`].
 pub fn save_file<F: Borrow<Forest> + Serialize>(file: &ModelFile<F>, path: &Path) -> Result<()> {
     check(file)?;
     save_file_unchecked(file, path)

@@ -62,9 +62,10 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(model.predict_proba(black_box(row.view())).expect("predict")))
     });
     g.throughput(Throughput::Elements(x.nrows() as u64));
-    g.bench_function(BenchmarkId::new("batch", "rf,p=20,trees=100,n=10000"), |b| {
-        b.iter(|| black_box(model.predict_proba(black_box(x.view())).expect("predict")))
-    });
+    g.bench_function(
+        BenchmarkId::new("batch", "rf,p=20,trees=100,n=10000"),
+        |b| b.iter(|| black_box(model.predict_proba(black_box(x.view())).expect("predict"))),
+    );
     g.finish();
 }
 

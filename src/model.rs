@@ -1347,6 +1347,33 @@ mod tests {
     }
 
     #[test]
+    fn encoder_embeds_rows_by_their_leaves() {
+        let (f, x) = forest(2);
+        let n_leaves = *f.leaf_offsets().last().unwrap();
+        let leaves = f.apply_leaves(x.view(), 1).unwrap();
+        let leaf_map: Vec<f64> = (0..n_leaves * 2).map(|i| i as f64).collect();
+        let leaf_mass = vec![0.25; n_leaves];
+        let h = Header {
+            estimator: Estimator::ForestAutoencoder,
+            classes: None,
+            params: vec![],
+            ..header(2)
+        };
+        let body = Body::Encoder(Encoder {
+            forest: f,
+            n_components: 2,
+            leaf_map,
+            leaf_mass,
+        });
+        let model = Model::from_bytes(&Model::new(h, body).unwrap().to_bytes().unwrap()).unwrap();
+        let z = model.transform(x.mapv(|v| v as f64).view()).unwrap();
+        // 4 trees of mass 0.25: the mean of the rows' leaf-map rows
+        let row0: f64 = leaves.row(0).iter().map(|&l| (2 * l) as f64).sum::<f64>() / 1.0;
+        assert_eq!(z[[0, 0]], row0);
+        assert!(model.predict_proba(x.mapv(|v| v as f64).view()).is_err());
+    }
+
+    #[test]
     fn rank_scaling_matches_numpy_interp() {
         let xp = [1.0, 2.0, 4.0];
         let step = 1.0 / 2.0;

@@ -348,3 +348,18 @@ def test_mutated_payloads_with_valid_checksums_never_crash(tmp_path):
 def test_mutated_payloads_long_fuzz(tmp_path):
     outcomes = _fuzz(tmp_path, 5000, 1)
     assert outcomes["rejected"] > 0
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists("/proc/self/clear_refs"), reason="needs Linux /proc")
+def test_save_and_load_peak_memory_stay_near_the_model_size():
+    import importlib.util
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parent.parent / "benches" / "model_file_memory.py"
+    spec = importlib.util.spec_from_file_location("model_file_memory", script)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    r = bench.main(["--rows", "30000", "--trees", "20"])
+    assert r["load_peak"] <= 1.5 * r["model_rss"]
+    assert r["save_peak"] <= 0.5 * r["model_rss"]

@@ -11,11 +11,12 @@
 //! to them by name (in any order, extra columns ignored).
 //!
 //! Output, one line per row: for a classifier the predicted label, then the class
-//! probabilities in the order of the model's classes; for a regressor the estimate.
+//! probabilities in the order of the model's classes; for a regressor the estimate; for a
+//! forest autoencoder the row's embedding (its `transform`).
 //! Floats are printed with `{:?}`, the shortest text that reads back to the same bits.
 
 use ndarray::Array2;
-use obliqueforest::{Model, Predictions};
+use obliqueforest::{Estimator, Model, Predictions};
 use std::error::Error;
 use std::io::{BufRead, BufReader, Read, Write};
 
@@ -37,6 +38,15 @@ fn main() -> Result<(), Box<dyn Error>> {
     };
     let x = read_rows(BufReader::new(input), &model)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if model.estimator() == Estimator::ForestAutoencoder {
+        // an autoencoder's "prediction" is its embedding of the rows
+        for row in model.transform(x.view())?.rows() {
+            let cells: Vec<String> = row.iter().map(|v| format!("{v:?}")).collect();
+            writeln!(out, "{}", cells.join(","))?;
+        }
+        out.flush()?;
+        return Ok(());
+    }
     match model.predict(x.view())? {
         Predictions::Classes(idx) => {
             let proba = model.predict_proba(x.view())?;

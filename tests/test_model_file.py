@@ -33,6 +33,10 @@ def _fitted(kind):
         return of.SPORFRegressor(5, random_state=0).fit(Xr, yr), Xr
     if kind == "rotation":
         return RotationEnsembleClassifier(12, n_rotations=3, random_state=0).fit(X, y), X
+    if kind == "ae":
+        from obliqueforest.autoencoder import ForestAutoencoder
+
+        return ForestAutoencoder(2, n_estimators=20, random_state=0).fit(X), X
     raise AssertionError(kind)
 
 
@@ -128,6 +132,44 @@ def test_rotation_ensemble_round_trip(cls, scaling, tmp_path):
     assert again.oob_score_ == est.oob_score_
 
 
+def test_autoencoder_round_trip_numeric_and_table(tmp_path):
+    pd = pytest.importorskip("pandas")
+    from obliqueforest.autoencoder import ForestAutoencoder
+
+    X, y = load_iris(return_X_y=True)
+    ae = ForestAutoencoder(n_components=2, n_estimators=30, random_state=0).fit(X)
+    ae.save(tmp_path / "a.of")
+    again = of.load(tmp_path / "a.of")
+    np.testing.assert_array_equal(again.transform(X), ae.transform(X))
+    np.testing.assert_array_equal(again.embedding_, ae.embedding_)
+    Z = ae.transform(X[:10])
+    np.testing.assert_array_equal(again.inverse_transform(Z), ae.inverse_transform(Z))
+
+    df = pd.DataFrame(X, columns=["sl", "sw", "pl", "pw"])
+    df["species"] = pd.Categorical(np.array(["a", "b", "c"])[y], ordered=True)
+    df["big"] = y > 0
+    df["tag"] = np.array(["x", "y", "z"])[y]
+    ae = ForestAutoencoder(n_components=2, n_estimators=30, random_state=0).fit(df)
+    ae.save(tmp_path / "t.of")
+    again = of.load(tmp_path / "t.of")
+    np.testing.assert_array_equal(again.transform(df), ae.transform(df))
+    back, back_again = (
+        ae.inverse_transform(ae.transform(df[:8])),
+        again.inverse_transform(again.transform(df[:8])),
+    )
+    assert back.dtypes.tolist() == back_again.dtypes.tolist() and back.equals(back_again)
+
+
+def test_autoencoder_with_its_own_forest_says_to_pickle(tmp_path):
+    from obliqueforest.autoencoder import ForestAutoencoder
+
+    X, y = load_iris(return_X_y=True)
+    forest = of.RandomForestClassifier(20, min_samples_leaf=5, random_state=0).fit(X, y)
+    ae = ForestAutoencoder(n_components=2, forest=forest).fit(X)
+    with pytest.raises(TypeError, match="pickle"):
+        ae.save(tmp_path / "a.of")
+
+
 def test_loaded_model_never_takes_its_thread_count_from_the_file(tmp_path):
     X, y = _iris()
     est = of.SPORFClassifier(4, n_jobs=3, random_state=0).fit(X, y)
@@ -166,6 +208,12 @@ def _mutations():
     def rot(key, fn):
         def f(parts):
             parts["rotation"][key] = fn(parts["rotation"][key])
+
+        return f
+
+    def enc(key, fn):
+        def f(parts):
+            parts["encoder"] = {**parts["encoder"], key: fn(parts["encoder"][key])}
 
         return f
 
@@ -215,6 +263,11 @@ def _mutations():
         ("rotation", "scaling kind changed", rot("scaling", lambda s: ("rank", [s[1]] * 4)),
          "scaling"),
         ("rotation", "n_rotations disagrees", param("n_rotations", 7), "n_rotations"),
+        ("ae", "leaf map cut", enc("leaf_map", lambda m: m[:-1]), "leaf_map"),
+        ("ae", "leaf mass not finite", enc("leaf_mass", lambda m: m * np.nan), "leaf_map"),
+        ("ae", "classes on an autoencoder", setp("classes", np.array([0, 1])), "classes"),
+        ("ae", "autoencoder called a forest", setp("estimator", "RandomForestClassifier"),
+         "RandomForestClassifier needs"),
     ]  # fmt: skip
 
 

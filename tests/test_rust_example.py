@@ -79,3 +79,18 @@ def test_rust_example_predicts_python_regressors_bit_for_bit(make, tmp_path):
     lines = _run_example(tmp_path / "m.of", X[250:], tmp_path)
     rust = np.array([float(line[0]) for line in lines])
     assert (rust.view(np.uint64) == est.predict(X[250:]).view(np.uint64)).all()
+
+
+def test_rust_example_embeds_like_the_python_autoencoder(tmp_path):
+    from sklearn.datasets import load_wine
+
+    from obliqueforest.autoencoder import ForestAutoencoder
+
+    X, _ = load_wine(return_X_y=True)
+    ae = ForestAutoencoder(n_components=3, n_estimators=50, random_state=0).fit(X[:150])
+    ae.save(tmp_path / "ae.of")
+    lines = _run_example(tmp_path / "ae.of", X[150:], tmp_path)
+    rust = np.array([[float(v) for v in line] for line in lines])
+    python = ae.transform(X[150:])
+    assert rust.shape == python.shape
+    assert (rust.view(np.uint64) == python.view(np.uint64)).all()  # the same bits

@@ -32,6 +32,7 @@ _ESTIMATOR_MODULES = {
     "MORFRegressor": "obliqueforest.morf",
     "RotationEnsembleClassifier": "obliqueforest.rotation",
     "RotationEnsembleRegressor": "obliqueforest.rotation",
+    "ForestAutoencoder": "obliqueforest.autoencoder",
 }
 
 # Python-side fitted attributes each family saves besides its forests (all optional).
@@ -49,6 +50,26 @@ _ROTATION_ATTRIBUTES = (
     "oob_decision_function_",
     "oob_prediction_",
 )
+_AUTOENCODER_ATTRIBUTES = (
+    "embedding_",
+    "eigenvalues_",
+    "kernel_trees_",
+    "n_distinct_",
+    "arf_accuracies_",
+    "kernel_method_",
+    "_embedding_fit",
+    "_leaf_weights",
+    "_train_lower",
+    "_train_upper",
+    "_X_fit",
+    "_col_min",
+    "_col_max",
+    "_n_categories",
+    "_decode_seed",
+)
+# the table codec of an autoencoder fitted on a DataFrame: column names, dtype names,
+# per column its categories (or None) and, for pandas categoricals, whether they are ordered
+_CODEC = ("_codec_columns", "_codec_dtypes", "_codec_ordered")
 
 
 def _plain_params(est):
@@ -90,6 +111,57 @@ def _rotation_parts(est):
     }
 
 
+def _codec_attributes(codec):
+    if codec is None:
+        return {}
+    import pandas as pd
+
+    out = {
+        "_codec_columns": [str(c) for c in codec.columns],
+        "_codec_dtypes": [str(d) for d in codec.dtypes],
+        "_codec_ordered": [bool(getattr(d, "ordered", False)) for d in codec.dtypes],
+    }
+    if [str(c) for c in codec.columns] != list(codec.columns):
+        raise TypeError("an autoencoder fitted on non-string column names cannot be saved")
+    for j, cats in enumerate(codec.categories):
+        if cats is not None:
+            values = [v.item() if isinstance(v, np.generic) else v for v in cats]
+            out[f"_codec_categories_{j}"] = values
+    for d in codec.dtypes:
+        if not isinstance(d, pd.CategoricalDtype):
+            pd.api.types.pandas_dtype(str(d))  # every other dtype must round-trip by name
+    return out
+
+
+def _restore_codec(est, attributes):
+    from .autoencoder import _TabularCodec
+
+    if "_codec_columns" not in attributes:
+        est._codec = None
+        return
+    import pandas as pd
+
+    codec = _TabularCodec()
+    codec.columns = list(attributes["_codec_columns"])
+    names, ordered = attributes["_codec_dtypes"], attributes["_codec_ordered"]
+    if not len(names) == len(ordered) == len(codec.columns) == est.n_features_in_:
+        raise _core.ForestError("model file: the autoencoder's column codec is inconsistent")
+    codec.categories, codec.dtypes = [], []
+    for j, (name, is_ordered) in enumerate(zip(names, ordered)):
+        cats = attributes.get(f"_codec_categories_{j}")
+        codec.categories.append(None if cats is None else list(cats))
+        try:
+            dtype = (
+                pd.CategoricalDtype(cats, ordered=is_ordered)
+                if name == "category"
+                else pd.api.types.pandas_dtype(name)
+            )
+        except (TypeError, ValueError) as e:
+            raise _core.ForestError(f"model file: column dtype {name!r}: {e}") from None
+        codec.dtypes.append(dtype)
+    est._codec = codec
+
+
 def save(est, path):
     """Writes a fitted estimator to ``path`` (called by ``estimator.save``).
 
@@ -104,7 +176,8 @@ def save(est, path):
     if name not in _ESTIMATOR_MODULES:
         raise TypeError(f"{name} cannot be saved in the safe format")
     rotation = name.startswith("RotationEnsemble")
-    check_is_fitted(est, "_forests" if rotation else "_forest")
+    autoencoder = name == "ForestAutoencoder"
+    check_is_fitted(est, "embedding_" if autoencoder else "_forests" if rotation else "_forest")
     parts = {
         "estimator": name,
         "n_features": int(est.n_features_in_),
@@ -114,7 +187,24 @@ def save(est, path):
         "classes": getattr(est, "classes_", None),
         "params": _plain_params(est),
     }
-    if rotation:
+    if autoencoder:
+        if est.forest is not None:
+            raise TypeError(
+                "a ForestAutoencoder given its own forest (forest=...) cannot be saved in the "
+                "safe format; pickle it, or save the forest and the autoencoder separately"
+            )
+        parts["params"].pop("forest", None)
+        parts["encoder"] = {
+            "forest": est._core(),
+            "n_components": int(est.leaf_map_.shape[1]),
+            "leaf_map": np.ascontiguousarray(est.leaf_map_, dtype=np.float64),
+            "leaf_mass": np.ascontiguousarray(est._leaf_mass, dtype=np.float64),
+        }
+        parts["attributes"] = {
+            **_attributes(est, _AUTOENCODER_ATTRIBUTES),
+            **_codec_attributes(est._codec),
+        }
+    elif rotation:
         parts["rotation"] = _rotation_parts(est)
         parts["attributes"] = _attributes(est, _ROTATION_ATTRIBUTES)
     else:
@@ -195,7 +285,27 @@ def load(path):
     if parts["classes"] is not None:
         est.classes_ = parts["classes"]
         est.n_classes_ = len(est.classes_)
-    if "rotation" in parts:
+    if "encoder" in parts:
+        codec_keys = {k for k in parts["attributes"] if k.startswith("_codec_categories_")}
+        _set_attributes(
+            est,
+            {k: v for k, v in parts["attributes"].items() if k not in _CODEC + tuple(codec_keys)},
+            _AUTOENCODER_ATTRIBUTES,
+        )
+        _restore_codec(est, parts["attributes"])
+        enc = parts["encoder"]
+        est.forest_ = enc["forest"]
+        est.leaf_map_ = enc["leaf_map"]
+        est._leaf_mass = enc["leaf_mass"]
+        est.arf_accuracies_ = list(getattr(est, "arf_accuracies_", []))
+        missing = [k for k in ("embedding_", "_embedding_fit", "_X_fit") if not hasattr(est, k)]
+        if missing:
+            raise _core.ForestError(f"model file: the autoencoder lacks {missing}")
+        from sklearn.neighbors import NearestNeighbors
+
+        est._nn = NearestNeighbors().fit(est._embedding_fit)
+        est._relabeled = None
+    elif "rotation" in parts:
         r = parts["rotation"]
         _set_attributes(est, parts["attributes"], _ROTATION_ATTRIBUTES)
         scaling = r["scaling"]

@@ -265,6 +265,9 @@ def _mutations():
         ("rotation", "n_rotations disagrees", param("n_rotations", 7), "n_rotations"),
         ("ae", "leaf map cut", enc("leaf_map", lambda m: m[:-1]), "leaf_map"),
         ("ae", "leaf mass not finite", enc("leaf_mass", lambda m: m * np.nan), "leaf_map"),
+        ("ae", "training rows cut", attr("_X_fit", np.zeros((3, 4), np.float32)), "_X_fit"),
+        ("ae", "bounds of the wrong width", attr("_train_lower", np.zeros((1, 1))),
+         "_train_lower"),
         ("ae", "classes on an autoencoder", setp("classes", np.array([0, 1])), "classes"),
         ("ae", "autoencoder called a forest", setp("estimator", "RandomForestClassifier"),
          "RandomForestClassifier needs"),
@@ -279,6 +282,8 @@ _PYTHON_CHECKED = {
     "unknown attribute",
     "unexpected attribute",
     "n_rotations disagrees",
+    "training rows cut",
+    "bounds of the wrong width",
 }
 
 

@@ -256,6 +256,35 @@ def _set_attributes(est, saved, allowed):
         setattr(est, k, v)
 
 
+def _check_autoencoder_shapes(est):
+    """The Python-side arrays of a loaded autoencoder agree with each other and the forest."""
+    missing = [k for k in _AUTOENCODER_ATTRIBUTES if not hasattr(est, k) and k != "arf_accuracies_"]
+    if missing:
+        raise _core.ForestError(f"model file: the autoencoder lacks {missing}")
+    p, n = est.n_features_in_, np.shape(est._embedding_fit)[0]
+    d = est.leaf_map_.shape[1]
+    expected = {
+        "_embedding_fit": (n, d),
+        "eigenvalues_": (d,),
+        "_X_fit": (n, p),
+        "_train_lower": (n, p),
+        "_train_upper": (n, p),
+        "_col_min": (p,),
+        "_col_max": (p,),
+        "_n_categories": (p,),
+        "_leaf_weights": est._leaf_mass.shape,
+        "kernel_trees_": (est.forest_.n_trees,),
+    }
+    for name, shape in expected.items():
+        if np.shape(getattr(est, name)) != shape:
+            raise _core.ForestError(
+                f"model file: autoencoder attribute {name} has shape "
+                f"{np.shape(getattr(est, name))}, expected {shape}"
+            )
+    if np.ndim(est.embedding_) != 2 or np.shape(est.embedding_)[1] != d:
+        raise _core.ForestError("model file: autoencoder attribute embedding_ has a wrong shape")
+
+
 def load(path):
     """Reads an estimator written by ``estimator.save(path)``.
 
@@ -298,9 +327,7 @@ def load(path):
         est.leaf_map_ = enc["leaf_map"]
         est._leaf_mass = enc["leaf_mass"]
         est.arf_accuracies_ = list(getattr(est, "arf_accuracies_", []))
-        missing = [k for k in ("embedding_", "_embedding_fit", "_X_fit") if not hasattr(est, k)]
-        if missing:
-            raise _core.ForestError(f"model file: the autoencoder lacks {missing}")
+        _check_autoencoder_shapes(est)
         from sklearn.neighbors import NearestNeighbors
 
         est._nn = NearestNeighbors().fit(est._embedding_fit)

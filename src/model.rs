@@ -51,16 +51,27 @@ const MAX_NDIM: usize = 32;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[allow(clippy::upper_case_acronyms)]
 pub enum Estimator {
+    /// `obliqueforest.RandomForestClassifier`.
     RandomForestClassifier,
+    /// `obliqueforest.RandomForestRegressor`.
     RandomForestRegressor,
+    /// `obliqueforest.SPORFClassifier`.
     SPORFClassifier,
+    /// `obliqueforest.SPORFRegressor`.
     SPORFRegressor,
+    /// `obliqueforest.MORFClassifier`.
     MORFClassifier,
+    /// `obliqueforest.MORFRegressor`.
     MORFRegressor,
+    /// `obliqueforest.ObliqueForestClassifier`.
     ObliqueForestClassifier,
+    /// `obliqueforest.ObliqueForestRegressor`.
     ObliqueForestRegressor,
+    /// `obliqueforest.RotationEnsembleClassifier`.
     RotationEnsembleClassifier,
+    /// `obliqueforest.RotationEnsembleRegressor`.
     RotationEnsembleRegressor,
+    /// `obliqueforest.ForestAutoencoder`.
     ForestAutoencoder,
 }
 
@@ -146,13 +157,37 @@ pub enum ClassLabels {
     /// numpy `bool`.
     Bool(Vec<bool>),
     /// numpy `int8` … `int64` (`bytes` is the item size).
-    Int { bytes: u8, values: Vec<i64> },
+    /// The labels and the item size in bytes (1, 2, 4 or 8).
+    Int {
+        /// Item size in bytes (1, 2, 4 or 8).
+        bytes: u8,
+        /// The labels, sorted and distinct.
+        values: Vec<i64>,
+    },
     /// numpy `uint8` … `uint64`.
-    UInt { bytes: u8, values: Vec<u64> },
+    /// The labels and the item size in bytes (1, 2, 4 or 8).
+    UInt {
+        /// Item size in bytes (1, 2, 4 or 8).
+        bytes: u8,
+        /// The labels, sorted and distinct.
+        values: Vec<u64>,
+    },
     /// numpy `float16` … `float64`.
-    Float { bytes: u8, values: Vec<f64> },
+    /// The labels and the item size in bytes (2, 4 or 8).
+    Float {
+        /// Item size in bytes (2, 4 or 8).
+        bytes: u8,
+        /// The labels, sorted and distinct.
+        values: Vec<f64>,
+    },
     /// numpy `<U{width}`.
-    Str { width: u64, values: Vec<String> },
+    /// The labels and the dtype's width in characters.
+    Str {
+        /// The dtype's width in characters.
+        width: u64,
+        /// The labels, sorted and distinct.
+        values: Vec<String>,
+    },
     /// numpy `object` holding Python strings (what a pandas text column gives).
     Object(Vec<String>),
 }
@@ -160,10 +195,15 @@ pub enum ClassLabels {
 /// One class label.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Label<'a> {
+    /// A bool label.
     Bool(bool),
+    /// A signed integer label.
     Int(i64),
+    /// An unsigned integer label.
     UInt(u64),
+    /// A float label.
     Float(f64),
+    /// A text label.
     Str(&'a str),
 }
 
@@ -295,18 +335,29 @@ fn endian(bytes: u8) -> &'static str {
 /// A plain value: an estimator parameter or a Python-side fitted attribute.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Value {
+    /// Python's None.
     None,
+    /// A bool.
     Bool(bool),
+    /// An integer.
     Int(i64),
+    /// A float.
     Float(f64),
+    /// A string.
     Str(String),
+    /// A list of bools.
     Bools(Vec<bool>),
+    /// A list of integers.
     Ints(Vec<i64>),
+    /// A list of floats.
     Floats(Vec<f64>),
+    /// A list of strings.
     Strs(Vec<String>),
     /// An n-dimensional array, row-major.
     Array {
+        /// The array's shape.
         shape: Vec<u64>,
+        /// Its elements, row-major.
         data: ArrayData,
     },
 }
@@ -314,9 +365,13 @@ pub enum Value {
 /// The elements of an [`Value::Array`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum ArrayData {
+    /// float64 elements.
     F64(Vec<f64>),
+    /// float32 elements.
     F32(Vec<f32>),
+    /// int64 elements.
     I64(Vec<i64>),
+    /// bool elements.
     Bool(Vec<bool>),
 }
 
@@ -356,20 +411,27 @@ impl Value {
 /// fields), or a mapping (e.g. `class_weight={label: weight}`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Param {
+    /// A plain value.
     Value(Value),
+    /// A projection object (`obliqueforest.projections`).
     Projection {
+        /// Its class name.
         name: String,
+        /// Its fields (nested dicts flattened to `outer__inner`).
         fields: Vec<(String, Value)>,
     },
+    /// A mapping, as (key, value) pairs.
     Map(Vec<(Value, Value)>),
 }
 
 /// Everything about a model except its forests.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Header {
+    /// The estimator the model was saved from.
     pub estimator: Estimator,
     /// The task of every forest in the body.
     pub task: Task,
+    /// The number of input columns (`n_features_in_`).
     pub n_features: u64,
     /// `feature_names_in_`, when the model was fitted on named columns.
     pub feature_names: Option<Vec<String>>,
@@ -385,15 +447,19 @@ pub struct Header {
 /// How a rotation ensemble scales its input before rotating it (fitted on the training data).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Scaling {
+    /// The data are used as they are.
     None,
     /// `(x - min) / span` per feature.
     MinMax {
+        /// Per feature, the training minimum.
         min: Vec<f64>,
+        /// Per feature, the training range (never 0).
         span: Vec<f64>,
     },
     /// Per feature, the sorted distinct training values; a value maps to its interpolated
     /// rank / (n_values - 1), clipped to [0, 1] (numpy's `interp`).
     Rank {
+        /// Per feature, the sorted distinct training values.
         values: Vec<Vec<f64>>,
     },
 }
@@ -402,9 +468,11 @@ pub enum Scaling {
 /// holds `n_trees[k]` trees; the prediction is the tree-count weighted mean.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Rotation<F> {
+    /// The scaling applied before rotating.
     pub scaling: Scaling,
     /// The `n_rotations` matrices Q_k, each n_features × n_features, row-major.
     pub rotations: Vec<f64>,
+    /// Trees per rotation; their sum is the ensemble's size.
     pub n_trees: Vec<u64>,
     /// One forest per rotation, `None` where `n_trees[k] == 0`.
     pub forests: Vec<Option<F>>,
@@ -415,17 +483,24 @@ pub struct Rotation<F> {
 /// (n_leaves × n_components) and leaf masses m.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Encoder<F> {
+    /// The forest whose leaves define the embedding.
     pub forest: F,
+    /// The embedding's dimension.
     pub n_components: u64,
+    /// The leaf map L, n_leaves × n_components, row-major.
     pub leaf_map: Vec<f64>,
+    /// Per leaf, its mass m.
     pub leaf_mass: Vec<f64>,
 }
 
 /// What predicts: the forests and what surrounds them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Body<F> {
+    /// One forest (the forest estimators).
     Forest(F),
+    /// A rotation ensemble.
     Rotation(Rotation<F>),
+    /// An autoencoder's encoder.
     Encoder(Encoder<F>),
 }
 
@@ -463,7 +538,9 @@ impl<F> Body<F> {
 /// The payload of a model file; `F` is [`Forest`] or `&Forest` (for writing borrowed forests).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelFile<F> {
+    /// Everything but the forests.
     pub header: Header,
+    /// The forests and what surrounds them.
     pub body: Body<F>,
 }
 

@@ -85,11 +85,36 @@ def _plain_params(est):
         if k == "n_jobs":
             continue
         if isinstance(v, _Projection):
-            v = {"__projection__": type(v).__name__, **vars(v)}
+            v = {"__projection__": type(v).__name__, **_flatten(v._state())}
         elif k == "random_state" and isinstance(v, np.random.RandomState):
             v = None
         params[k] = v
     return params
+
+
+def _flatten(state, prefix=""):
+    """A projection's state with nested dicts flattened to ``outer__inner`` keys (a model
+    file holds one level of fields)."""
+    out = {}
+    for k, v in state.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, f"{prefix}{k}__"))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _unflatten(fields):
+    out = {}
+    for k, v in fields.items():
+        *outer, last = k.split("__")
+        node = out
+        for part in outer:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise _core.ForestError(f"model file: projection field {k!r} clashes")
+        node[last] = v
+    return out
 
 
 def _attributes(est, names):
@@ -134,7 +159,7 @@ def _codec_attributes(codec):
 
 
 def _restore_codec(est, attributes):
-    from .autoencoder import _TabularCodec
+    from .autoencoder._codec import _TabularCodec
 
     if "_codec_columns" not in attributes:
         est._codec = None
@@ -220,7 +245,7 @@ def _estimator_class(name):
     return getattr(importlib.import_module(module), name)
 
 
-def _params(cls, saved):
+def _params(cls, saved, forest):
     from sklearn.utils._param_validation import InvalidParameterError
 
     from . import projections
@@ -237,8 +262,10 @@ def _params(cls, saved):
         if kind not in projections.__all__:
             raise _core.ForestError(f"model file names an unknown projection {kind!r}")
         try:
-            params["projection"] = getattr(projections, kind)(**spec)
-        except (TypeError, ValueError) as e:
+            params["projection"] = getattr(projections, kind)._from_state(
+                _unflatten(spec), forest
+            )
+        except (TypeError, ValueError, KeyError) as e:
             raise _core.ForestError(f"model file: projection {kind}: {e}") from None
     est = cls(**params)
     try:
@@ -307,7 +334,7 @@ def load(path):
     """
     parts = _core.load_model(os.fspath(path))
     cls = _estimator_class(parts["estimator"])
-    est = _params(cls, parts["params"])
+    est = _params(cls, parts["params"], parts.get("forest"))
     est.n_features_in_ = int(parts["n_features"])
     if parts["feature_names"] is not None:
         est.feature_names_in_ = np.asarray(parts["feature_names"], dtype=object)

@@ -262,9 +262,7 @@ def _params(cls, saved, forest):
         if kind not in projections.__all__:
             raise _core.ForestError(f"model file names an unknown projection {kind!r}")
         try:
-            params["projection"] = getattr(projections, kind)._from_state(
-                _unflatten(spec), forest
-            )
+            params["projection"] = getattr(projections, kind)._from_state(_unflatten(spec), forest)
         except (TypeError, ValueError, KeyError) as e:
             raise _core.ForestError(f"model file: projection {kind}: {e}") from None
     est = cls(**params)

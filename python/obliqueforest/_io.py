@@ -159,7 +159,8 @@ def _codec_attributes(codec):
 
 
 def _restore_codec(est, attributes):
-    from .autoencoder._codec import _TabularCodec
+    # looked up by name, like the estimator classes: this module imports no estimator code
+    _TabularCodec = importlib.import_module("obliqueforest.autoencoder._codec")._TabularCodec
 
     if "_codec_columns" not in attributes:
         est._codec = None

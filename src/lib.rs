@@ -45,6 +45,7 @@ pub mod data;
 pub mod error;
 pub mod forest;
 pub mod limits;
+pub mod model;
 pub mod params;
 pub mod part;
 pub mod projection;
@@ -62,10 +63,16 @@ mod pins;
 #[cfg(test)]
 mod proptests;
 
+/// The README's Rust blocks, compiled (and run, unless marked `no_run`) by `cargo test`.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub use cancel::Cancel;
 pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
 pub use limits::MemoryLimit;
+pub use model::{ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_VERSION};
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
 pub use part::ForestPart;
 pub use projection::{

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 
@@ -240,13 +241,13 @@ def test_predict_corrupt_model_is_a_clear_error(cli, saved_model, tables, tmp_pa
 
 def test_predict_model_from_newer_format_says_newer(cli, saved_model, tables, tmp_path):
     import struct
-    import zlib
 
-    data = bytearray(saved_model.read_bytes()[:-4])
-    core = data.index(b"OBLQFRST")  # the core forest: magic, then the u32 format version
-    data[core + 8 : core + 12] = struct.pack("<I", 999)
+    import obliqueforest as of
+
+    data = bytearray(saved_model.read_bytes())
+    data[8:12] = struct.pack("<I", of.MODEL_FORMAT_VERSION + 1)  # the file's format version
     newer = tmp_path / "newer.ofm"
-    newer.write_bytes(bytes(data) + struct.pack("<I", zlib.crc32(bytes(data))))
+    newer.write_bytes(bytes(data))
     assert_clean_error(cli("predict", newer, tables["csv"]), "newer")
 
 
@@ -277,3 +278,82 @@ def test_param_values_are_python_literals_or_strings():
     assert parse_param("max_features=sqrt") == ("max_features", "sqrt")
     assert parse_param("max_depth=None") == ("max_depth", None)
     assert parse_param("data_shape=(28, 28)") == ("data_shape", (28, 28))
+
+
+# -- rough edges: version, pipes, one rule for columns, clean errors ---------------------------
+
+
+def test_version_prints_the_package_version(cli):
+    import obliqueforest as of
+
+    res = run_cli("--version")
+    assert res.returncode == 0 and res.stdout.strip() == f"obliqueforest {of.__version__}"
+
+
+def test_output_piped_into_a_reader_that_stops_exits_quietly_141(tables, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    model = tmp_path / "m.of"
+    assert run_cli("fit", tables["csv"], "--target", "label", "--model", model,
+                   "-p", "n_estimators=3").returncode == 0  # fmt: skip
+    big = tmp_path / "big.csv"
+    lines = tables["csv"].read_text().splitlines()
+    big.write_text("\n".join([lines[0]] + lines[1:] * 300) + "\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "obliqueforest", "predict", str(model), str(big),
+         "--target", "label"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    proc.stdout.readline()
+    proc.stdout.close()  # what `| head -1` does
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert "Broken pipe" not in err and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("command", ["fit", "evaluate"])
+def test_bad_parameter_value_names_the_estimator_not_a_sklearn_function(
+    cli, tables, tmp_path, command
+):
+    args = [command, tables["csv"], "--target", "label", "-e", "morf", "-p", "data_shape=28x28"]
+    if command == "fit":
+        args += ["--model", tmp_path / "m.of"]
+    res = cli(*args)
+    assert_clean_error(res, "MORFClassifier", "data_shape")
+    assert "cross_val_score" not in res.stderr
+
+
+def test_text_columns_get_one_message_in_every_command(cli, tables, tmp_path):
+    messages = set()
+    for args in (
+        ["fit", tables["bad"], "--target", "label", "--model", tmp_path / "m.of"],
+        ["evaluate", tables["bad"], "--target", "label"],
+        ["embed", tables["bad"], "--target", "label"],
+    ):
+        res = cli(*args)
+        assert_clean_error(res, "'colour'", "not numeric")
+        messages.add(res.stderr.split("error: ", 1)[1])
+    assert len(messages) == 1
+
+
+def test_values_beyond_float32_and_continuous_targets_are_clean_errors(cli, tmp_path):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"])
+    df["y"] = rng.normal(size=60)
+    cont = tmp_path / "cont.csv"
+    df.to_csv(cont, index=False)
+    res = cli("fit", cont, "--target", "y", "--model", tmp_path / "m.of")
+    assert_clean_error(res, "continuous", "-reg", "--task regression")
+    df.loc[5, "b"] = 1e39
+    df["y"] = df["y"] > 0
+    huge = tmp_path / "huge.csv"
+    df.to_csv(huge, index=False)
+    for command in ("fit", "evaluate"):
+        args = [command, huge, "--target", "y"]
+        if command == "fit":
+            args += ["--model", tmp_path / "m.of"]
+        assert_clean_error(cli(*args), "'b'", "float32")

@@ -6,7 +6,13 @@ patches are samplers of one tree engine (Tomita et al. 2020); rotation ensembles
 """
 
 from . import datasets, projections
-from ._core import FORMAT_VERSION, ForestError, memory_limit, set_memory_limit
+from ._core import (
+    FORMAT_VERSION,
+    MODEL_FORMAT_VERSION,
+    ForestError,
+    memory_limit,
+    set_memory_limit,
+)
 from ._core import __version__ as __version__
 from ._forest import (
     ObliqueForestClassifier,
@@ -21,6 +27,7 @@ from .morf import MORFClassifier, MORFRegressor
 
 __all__ = [
     "FORMAT_VERSION",
+    "MODEL_FORMAT_VERSION",
     "ForestError",
     "MORFClassifier",
     "MORFRegressor",

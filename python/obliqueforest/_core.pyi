@@ -282,3 +282,18 @@ class ForestPart:
     @staticmethod
     def from_bytes(data: bytes) -> ForestPart:
         """Inverse of :meth:`to_bytes`, validating the model and every OOB record."""
+
+MODEL_FORMAT_VERSION: int
+"""The model file (``.of``) version written and read (see ``src/model.rs``)."""
+
+def save_model(path: str, parts: dict[str, Any]) -> None:
+    """Writes a model file from its parts (built by ``obliqueforest._io.save``): estimator
+    name, n_features, feature_names, classes, params, attributes, and ``forest`` or
+    ``rotation``; every field is checked against the forests first (ForestError naming it)."""
+
+def load_model(path: str) -> dict[str, Any]:
+    """Reads and checks a model file (regular files only, at most their declared length);
+    returns its parts, the forests as :class:`Forest` objects."""
+
+def _save_model_unchecked_for_test(path: str, parts: dict[str, Any]) -> None:
+    """:func:`save_model` without the checks: tests craft bad files with it."""

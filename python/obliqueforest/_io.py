@@ -1,98 +1,314 @@
-"""Safe model files.
+"""Safe model files: ``estimator.save(path)`` and :func:`load`.
 
-``estimator.save(path)`` writes, and :func:`load` reads, this layout::
+The file format is implemented once, in the Rust crate (``src/model.rs``; a Rust program
+reads the same files with ``obliqueforest::Model::load``). This module only takes an
+estimator apart into plain data (parameters, classes, feature names, fitted attributes) and
+core forests, and puts it back together; the crate writes, reads and checks the file: every
+header field against the forests, the checksum, and that the file is a regular file of its
+declared length. Nothing is unpickled and no code from the file runs.
 
-    b"OBLQPY01"                      8 bytes, file magic
-    header length                   u32 little-endian
-    header                          UTF-8 JSON: estimator class, its parameters (plain
-                                    JSON values only), fitted attributes (classes_,
-                                    n_features_in_, feature_names_in_, seed), and the
-                                    byte lengths of the forests that follow
-    forests                         each a core model: magic, format version, length,
-                                    CRC-32, payload (see the Rust module ``serialize``)
-    CRC-32 of everything above      u32 little-endian
-
-Loading checks the magic, both checksums, the JSON schema, that the class is one of
-this library's estimators, and hands each forest to the Rust core, which validates
-every index and length. Nothing is unpickled and no code from the file runs.
+Estimator modules are not imported here (they import this module for ``save``); a loaded
+file names its class, which is looked up in :data:`_ESTIMATOR_MODULES`.
 """
 
 from __future__ import annotations
 
-import json
-import struct
-import zlib
+import importlib
+import os
 
 import numpy as np
 
 from . import _core
 
-MAGIC = b"OBLQPY01"
+# The Python class of each estimator kind the crate knows (``model::Estimator``).
+_ESTIMATOR_MODULES = {
+    "RandomForestClassifier": "obliqueforest._forest",
+    "RandomForestRegressor": "obliqueforest._forest",
+    "SPORFClassifier": "obliqueforest._forest",
+    "SPORFRegressor": "obliqueforest._forest",
+    "ObliqueForestClassifier": "obliqueforest._forest",
+    "ObliqueForestRegressor": "obliqueforest._forest",
+    "MORFClassifier": "obliqueforest.morf",
+    "MORFRegressor": "obliqueforest.morf",
+    "RotationEnsembleClassifier": "obliqueforest.rotation",
+    "RotationEnsembleRegressor": "obliqueforest.rotation",
+    "ForestAutoencoder": "obliqueforest.autoencoder",
+}
+
+# Python-side fitted attributes each family saves besides its forests (all optional).
+_FOREST_ATTRIBUTES = ("_seed", "oob_score_", "oob_decision_function_", "oob_prediction_")
+_ROTATION_ATTRIBUTES = (
+    "rotation_complexity_",
+    "rotation_oob_error_",
+    "rotation_order_",
+    "rotation_weights_",
+    "h_",
+    "h_grid_",
+    "h_scores_",
+    "complexity_",
+    "oob_score_",
+    "oob_decision_function_",
+    "oob_prediction_",
+)
+_AUTOENCODER_ATTRIBUTES = (
+    "embedding_",
+    "eigenvalues_",
+    "kernel_trees_",
+    "n_distinct_",
+    "arf_accuracies_",
+    "kernel_method_",
+    "_embedding_fit",
+    "_leaf_weights",
+    "_train_lower",
+    "_train_upper",
+    "_X_fit",
+    "_col_min",
+    "_col_max",
+    "_n_categories",
+    "_decode_seed",
+)
+# the table codec of an autoencoder fitted on a DataFrame: column names, dtype names,
+# per column its categories (or None) and, for pandas categoricals, whether they are ordered
+_CODEC = ("_codec_columns", "_codec_dtypes", "_codec_ordered")
 
 
-def _class_registry():
-    from . import _forest, morf
+def _plain_params(est):
+    """``get_params(deep=False)`` as plain data; projections as a dict naming their class.
 
-    classes = [
-        _forest.ObliqueForestClassifier,
-        _forest.ObliqueForestRegressor,
-        _forest.RandomForestClassifier,
-        _forest.RandomForestRegressor,
-        _forest.SPORFClassifier,
-        _forest.SPORFRegressor,
-        morf.MORFClassifier,
-        morf.MORFRegressor,
-    ]
-    return {c.__name__: c for c in classes}
-
-
-def _jsonable_params(est):
+    ``n_jobs`` is left out: a thread count is never read from a file. A ``RandomState``
+    instance has no plain form and is saved as None (the fitted model does not need it).
+    """
     from .projections import _Projection
 
     params = {}
     for k, v in est.get_params(deep=False).items():
+        if k == "n_jobs":
+            continue
         if isinstance(v, _Projection):
-            v = {"__projection__": type(v).__name__, **v._state()}
-        elif isinstance(v, np.integer):
-            v = int(v)
-        elif isinstance(v, np.floating):
-            v = float(v)
-        elif isinstance(v, tuple):
-            v = list(v)
-        elif not isinstance(v, (int, float, str, bool, list, dict, type(None))):
-            if k == "random_state":
-                v = None  # a RandomState object has no safe plain form; the seed is stored
-            else:
-                raise TypeError(f"parameter {k}={v!r} cannot be saved in the safe format")
+            v = {"__projection__": type(v).__name__, **_flatten(v._state())}
+        elif k == "random_state" and isinstance(v, np.random.RandomState):
+            v = None
         params[k] = v
     return params
 
 
+def _flatten(state, prefix=""):
+    """A projection's state with nested dicts flattened to ``outer__inner`` keys (a model
+    file holds one level of fields)."""
+    out = {}
+    for k, v in state.items():
+        if isinstance(v, dict):
+            out.update(_flatten(v, f"{prefix}{k}__"))
+        else:
+            out[f"{prefix}{k}"] = v
+    return out
+
+
+def _unflatten(fields):
+    out = {}
+    for k, v in fields.items():
+        *outer, last = k.split("__")
+        node = out
+        for part in outer:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise _core.ForestError(f"model file: projection field {k!r} clashes")
+        node[last] = v
+    return out
+
+
+def _attributes(est, names):
+    return {k: getattr(est, k) for k in names if getattr(est, k, None) is not None}
+
+
+def _rotation_parts(est):
+    if est.scaling == "minmax":
+        scaling = ("minmax", est._scale_min, est._scale_span)
+    elif est.scaling == "rank":
+        scaling = ("rank", list(est._rank_values))
+    else:
+        scaling = None
+    return {
+        "scaling": scaling,
+        "rotations": np.ascontiguousarray(est.rotations_, dtype=np.float64),
+        "n_trees": np.asarray(est.n_trees_per_rotation_, dtype=np.int64),
+        "forests": list(est._forests),
+    }
+
+
+def _codec_attributes(codec):
+    if codec is None:
+        return {}
+    import pandas as pd
+
+    out = {
+        "_codec_columns": [str(c) for c in codec.columns],
+        "_codec_dtypes": [str(d) for d in codec.dtypes],
+        "_codec_ordered": [bool(getattr(d, "ordered", False)) for d in codec.dtypes],
+    }
+    if [str(c) for c in codec.columns] != list(codec.columns):
+        raise TypeError("an autoencoder fitted on non-string column names cannot be saved")
+    for j, cats in enumerate(codec.categories):
+        if cats is not None:
+            values = [v.item() if isinstance(v, np.generic) else v for v in cats]
+            out[f"_codec_categories_{j}"] = values
+    for d in codec.dtypes:
+        if not isinstance(d, pd.CategoricalDtype):
+            pd.api.types.pandas_dtype(str(d))  # every other dtype must round-trip by name
+    return out
+
+
+def _restore_codec(est, attributes):
+    # looked up by name, like the estimator classes: this module imports no estimator code
+    _TabularCodec = importlib.import_module("obliqueforest.autoencoder._codec")._TabularCodec
+
+    if "_codec_columns" not in attributes:
+        est._codec = None
+        return
+    import pandas as pd
+
+    codec = _TabularCodec()
+    codec.columns = list(attributes["_codec_columns"])
+    names, ordered = attributes["_codec_dtypes"], attributes["_codec_ordered"]
+    if not len(names) == len(ordered) == len(codec.columns) == est.n_features_in_:
+        raise _core.ForestError("model file: the autoencoder's column codec is inconsistent")
+    codec.categories, codec.dtypes = [], []
+    for j, (name, is_ordered) in enumerate(zip(names, ordered)):
+        cats = attributes.get(f"_codec_categories_{j}")
+        codec.categories.append(None if cats is None else list(cats))
+        try:
+            dtype = (
+                pd.CategoricalDtype(cats, ordered=is_ordered)
+                if name == "category"
+                else pd.api.types.pandas_dtype(name)
+            )
+        except (TypeError, ValueError) as e:
+            raise _core.ForestError(f"model file: column dtype {name!r}: {e}") from None
+        codec.dtypes.append(dtype)
+    est._codec = codec
+
+
 def save(est, path):
-    """Writes a fitted obliqueforest estimator to ``path`` (see module docstring)."""
+    """Writes a fitted estimator to ``path`` (called by ``estimator.save``).
+
+    Raises
+    ------
+    obliqueforest.ForestError
+        If a parameter or class label has no plain form, or the path cannot be written.
+    """
     from sklearn.utils.validation import check_is_fitted
 
-    check_is_fitted(est, "_forest")
-    forest_bytes = est._forest.to_bytes()
-    header = {
-        "class": type(est).__name__,
-        "params": _jsonable_params(est),
-        "n_features_in_": int(est.n_features_in_),
-        "seed": int(est._seed),
-        "forests": [len(forest_bytes)],
+    name = type(est).__name__
+    if name not in _ESTIMATOR_MODULES:
+        raise TypeError(f"{name} cannot be saved in the safe format")
+    rotation = name.startswith("RotationEnsemble")
+    autoencoder = name == "ForestAutoencoder"
+    check_is_fitted(est, "embedding_" if autoencoder else "_forests" if rotation else "_forest")
+    parts = {
+        "estimator": name,
+        "n_features": int(est.n_features_in_),
+        "feature_names": (
+            [str(n) for n in est.feature_names_in_] if hasattr(est, "feature_names_in_") else None
+        ),
+        "classes": getattr(est, "classes_", None),
+        "params": _plain_params(est),
     }
-    if hasattr(est, "classes_"):
-        classes = est.classes_
-        if classes.dtype.kind not in "iubfU":
-            raise TypeError("only numeric, bool or string class labels can be saved")
-        header["classes_"] = classes.tolist()
-        header["classes_dtype"] = classes.dtype.str
-    if hasattr(est, "feature_names_in_"):
-        header["feature_names_in_"] = [str(n) for n in est.feature_names_in_]
-    head = json.dumps(header).encode()
-    body = MAGIC + struct.pack("<I", len(head)) + head + forest_bytes
-    with open(path, "wb") as f:
-        f.write(body + struct.pack("<I", zlib.crc32(body)))
+    if autoencoder:
+        if est.forest is not None:
+            raise TypeError(
+                "a ForestAutoencoder given its own forest (forest=...) cannot be saved in the "
+                "safe format; pickle it, or save the forest and the autoencoder separately"
+            )
+        parts["params"].pop("forest", None)
+        parts["encoder"] = {
+            "forest": est._core(),
+            "n_components": int(est.leaf_map_.shape[1]),
+            "leaf_map": np.ascontiguousarray(est.leaf_map_, dtype=np.float64),
+            "leaf_mass": np.ascontiguousarray(est._leaf_mass, dtype=np.float64),
+        }
+        parts["attributes"] = {
+            **_attributes(est, _AUTOENCODER_ATTRIBUTES),
+            **_codec_attributes(est._codec),
+        }
+    elif rotation:
+        parts["rotation"] = _rotation_parts(est)
+        parts["attributes"] = _attributes(est, _ROTATION_ATTRIBUTES)
+    else:
+        parts["forest"] = est._forest
+        parts["attributes"] = _attributes(est, _FOREST_ATTRIBUTES)
+    _core.save_model(os.fspath(path), parts)
+
+
+def _estimator_class(name):
+    module = _ESTIMATOR_MODULES.get(name)
+    if module is None:
+        raise _core.ForestError(f"model file holds a {name}, which this package cannot rebuild")
+    return getattr(importlib.import_module(module), name)
+
+
+def _params(cls, saved, forest):
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from . import projections
+
+    known = set(cls._get_param_names())
+    unknown = sorted(set(saved) - known)
+    if unknown:
+        raise _core.ForestError(f"model file: {cls.__name__} has no parameters {unknown}")
+    params = dict(saved)
+    spec = params.get("projection")
+    if isinstance(spec, dict):
+        spec = dict(spec)
+        kind = spec.pop("__projection__", None)
+        if kind not in projections.__all__:
+            raise _core.ForestError(f"model file names an unknown projection {kind!r}")
+        try:
+            params["projection"] = getattr(projections, kind)._from_state(_unflatten(spec), forest)
+        except (TypeError, ValueError, KeyError) as e:
+            raise _core.ForestError(f"model file: projection {kind}: {e}") from None
+    est = cls(**params)
+    try:
+        est._validate_params()
+    except InvalidParameterError as e:
+        raise _core.ForestError(f"model file: {e}") from None
+    return est
+
+
+def _set_attributes(est, saved, allowed):
+    extra = sorted(set(saved) - set(allowed))
+    if extra:
+        raise _core.ForestError(f"model file: {type(est).__name__} has no attributes {extra}")
+    for k, v in saved.items():
+        setattr(est, k, v)
+
+
+def _check_autoencoder_shapes(est):
+    """The Python-side arrays of a loaded autoencoder agree with each other and the forest."""
+    missing = [k for k in _AUTOENCODER_ATTRIBUTES if not hasattr(est, k) and k != "arf_accuracies_"]
+    if missing:
+        raise _core.ForestError(f"model file: the autoencoder lacks {missing}")
+    p, n = est.n_features_in_, np.shape(est._embedding_fit)[0]
+    d = est.leaf_map_.shape[1]
+    expected = {
+        "_embedding_fit": (n, d),
+        "eigenvalues_": (d,),
+        "_X_fit": (n, p),
+        "_train_lower": (n, p),
+        "_train_upper": (n, p),
+        "_col_min": (p,),
+        "_col_max": (p,),
+        "_n_categories": (p,),
+        "_leaf_weights": est._leaf_mass.shape,
+        "kernel_trees_": (est.forest_.n_trees,),
+    }
+    for name, shape in expected.items():
+        if np.shape(getattr(est, name)) != shape:
+            raise _core.ForestError(
+                f"model file: autoencoder attribute {name} has shape "
+                f"{np.shape(getattr(est, name))}, expected {shape}"
+            )
+    if np.ndim(est.embedding_) != 2 or np.shape(est.embedding_)[1] != d:
+        raise _core.ForestError("model file: autoencoder attribute embedding_ has a wrong shape")
 
 
 def load(path):
@@ -101,66 +317,71 @@ def load(path):
     Parameters
     ----------
     path : str or path-like
+        A regular file; devices and FIFOs are refused.
 
     Returns
     -------
     estimator : fitted obliqueforest estimator
+        Predicts on one thread (``n_jobs=None``) whatever it was saved with.
 
     Raises
     ------
     obliqueforest.ForestError
-        (a ValueError) if the file is not a model, is truncated or damaged, or comes from a
-        newer format version.
+        (a ValueError) if the file is not a model, is truncated or damaged, disagrees with
+        itself (each header field is checked against the forests), or comes from another
+        format version.
     """
-    with open(path, "rb") as f:
-        data = f.read()
-    err = _core.ForestError
-    if len(data) < len(MAGIC) + 8 or data[: len(MAGIC)] != MAGIC:
-        raise err("not an obliqueforest model file (bad magic bytes or truncated)")
-    body, (crc,) = data[:-4], struct.unpack("<I", data[-4:])
-    if zlib.crc32(body) != crc:
-        raise err("model file checksum mismatch: the file is truncated or damaged")
-    (head_len,) = struct.unpack("<I", body[8:12])
-    if 12 + head_len > len(body):
-        raise err("model file header length is out of range")
-    try:
-        header = json.loads(body[12 : 12 + head_len].decode())
-        cls = _class_registry()[header["class"]]
-        params = header["params"]
-        lengths = [int(n) for n in header["forests"]]
-        n_features = int(header["n_features_in_"])
-        seed = int(header["seed"])
-    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
-        raise err(f"model file header is malformed: {e!r}") from None
-    if not isinstance(params, dict) or len(lengths) != 1 or lengths[0] < 0:
-        raise err("model file header is malformed")
-    offset = 12 + head_len
-    if offset + lengths[0] != len(body):
-        raise err("model file forest length does not match the file size")
-    forest = _core.Forest.from_bytes(body[offset:])
-    if forest.n_features != n_features:
-        raise err("model file: forest and header disagree on n_features")
-    params = dict(params)
-    if isinstance(params.get("projection"), dict):
-        from . import projections
-
-        spec = dict(params["projection"])
-        name = spec.pop("__projection__", None)
-        if name not in projections.__all__:
-            raise err(f"model file names an unknown projection {name!r}")
-        params["projection"] = getattr(projections, name)._from_state(spec, forest)
-    try:
-        est = cls(**params)
-    except TypeError as e:
-        raise err(f"model file parameters do not fit {cls.__name__}: {e}") from None
-    est._forest = forest
-    est._seed = seed
-    est.n_features_in_ = n_features
-    if "feature_names_in_" in header:
-        est.feature_names_in_ = np.asarray(header["feature_names_in_"], dtype=object)
-    if "classes_" in header:
-        est.classes_ = np.asarray(header["classes_"], dtype=np.dtype(header["classes_dtype"]))
+    parts = _core.load_model(os.fspath(path))
+    cls = _estimator_class(parts["estimator"])
+    est = _params(cls, parts["params"], parts.get("forest"))
+    est.n_features_in_ = int(parts["n_features"])
+    if parts["feature_names"] is not None:
+        est.feature_names_in_ = np.asarray(parts["feature_names"], dtype=object)
+    if parts["classes"] is not None:
+        est.classes_ = parts["classes"]
         est.n_classes_ = len(est.classes_)
-        if forest.n_outputs != len(est.classes_):
-            raise err("model file: forest and header disagree on the number of classes")
+    if "encoder" in parts:
+        codec_keys = {k for k in parts["attributes"] if k.startswith("_codec_categories_")}
+        _set_attributes(
+            est,
+            {k: v for k, v in parts["attributes"].items() if k not in _CODEC + tuple(codec_keys)},
+            _AUTOENCODER_ATTRIBUTES,
+        )
+        _restore_codec(est, parts["attributes"])
+        enc = parts["encoder"]
+        est.forest_ = enc["forest"]
+        est.leaf_map_ = enc["leaf_map"]
+        est._leaf_mass = enc["leaf_mass"]
+        est.arf_accuracies_ = list(getattr(est, "arf_accuracies_", []))
+        _check_autoencoder_shapes(est)
+        from sklearn.neighbors import NearestNeighbors
+
+        est._nn = NearestNeighbors().fit(est._embedding_fit)
+        est._relabeled = None
+    elif "rotation" in parts:
+        r = parts["rotation"]
+        _set_attributes(est, parts["attributes"], _ROTATION_ATTRIBUTES)
+        scaling = r["scaling"]
+        if scaling is not None and scaling[0] != est.scaling:
+            raise _core.ForestError(
+                f"model file: scaling={est.scaling!r} but the file holds {scaling[0]} scaling"
+            )
+        if scaling is None and est.scaling is not None:
+            raise _core.ForestError(f"model file: scaling={est.scaling!r} but none is stored")
+        if est.scaling == "minmax":
+            est._scale_min, est._scale_span = scaling[1], scaling[2]
+        elif est.scaling == "rank":
+            est._rank_values = list(scaling[1])
+        est.rotations_ = r["rotations"]
+        est.n_trees_per_rotation_ = r["n_trees"]
+        if len(est.rotations_) != est.n_rotations:
+            raise _core.ForestError("model file: n_rotations disagrees with the rotations")
+        if hasattr(est, "classes_"):
+            est._n_outputs = est.n_classes_
+        est._forests = list(r["forests"])
+    else:
+        _set_attributes(est, parts["attributes"], _FOREST_ATTRIBUTES)
+        est._forest = parts["forest"]
+        if not hasattr(est, "_seed"):
+            est._seed = 0
     return est

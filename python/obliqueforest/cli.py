@@ -5,6 +5,14 @@ forests next to scikit-learn's random forest. The other subcommands train, apply
 cross-validate and embed on CSV or Parquet tables. Expected user errors (missing file,
 missing column, non-numeric column, corrupt or newer model file) print one line on stderr
 and exit with status 2; nothing else is caught, so real bugs keep their tracebacks.
+
+Feature columns follow one rule in every command: numeric (or bool), finite and within
+float32's range; text columns are refused with the same message (encode them first).
+Output piped into a program that stops reading early (``| head``) ends the command quietly
+with exit status 141 (128 + SIGPIPE), as ``yes | head`` does in a shell.
+
+Table I/O lives in ``_cli_tables``, the demo simulations in ``_cli_demo``; this module holds
+the commands and the argument parser.
 """
 
 from __future__ import annotations
@@ -18,168 +26,26 @@ import time
 
 import numpy as np
 
-__all__ = ["main"]
+from ._cli_demo import run_demo
+from ._cli_tables import (
+    CLIError,
+    Table,
+    _have_pandas,
+    _is_missing,
+    _one_line,
+    _quoted,
+    read_table,
+    write_csv,
+)
+
+__all__ = ["main", "run_demo", "read_table", "write_csv", "Table", "CLIError"]
 
 EXIT_USAGE = 2
 
 
-class CLIError(Exception):
-    """A user error reported as one line on stderr and exit status 2."""
-
-
 # ---------------------------------------------------------------------------------------
-# demo
+# commands
 # ---------------------------------------------------------------------------------------
-
-# (n_train, n_test, n_trees) per size. The full sizes follow the papers: sparse parity
-# and orthant with thousands of training rows (Tomita et al. 2020, Sect. 4.2), hv_bars
-# with a few hundred images (Perry et al. 2021, Sect. 4).
-_DEMO_SIZES = {
-    "tiny": {
-        "sparse_parity": (200, 200, 10),
-        "orthant": (200, 200, 10),
-        "trunk": (100, 200, 10),
-        "hv_bars": (20, 100, 10),
-        "circle_segments": (100, 200, 10),
-        "impulse": (100, 200, 10),
-    },
-    "quick": {
-        "sparse_parity": (2000, 5000, 100),
-        "orthant": (2000, 5000, 100),
-        "trunk": (500, 5000, 100),
-        "hv_bars": (50, 2000, 100),
-        "circle_segments": (500, 2000, 100),
-        "impulse": (500, 2000, 100),
-    },
-    "full": {
-        "sparse_parity": (5000, 10000, 100),
-        "orthant": (4000, 10000, 100),
-        "trunk": (1000, 10000, 100),
-        "hv_bars": (400, 10000, 100),
-        "circle_segments": (1000, 10000, 100),
-        "impulse": (1000, 10000, 100),
-    },
-}
-
-
-def _demo_datasets():
-    """name -> (make(n, random_state) -> (X, y), MORF parameters or None)."""
-    from . import datasets as ds
-
-    return {
-        "sparse_parity": (
-            lambda n, rs: ds.make_sparse_parity(n, n_features=20, n_informative=3, random_state=rs),
-            None,
-        ),
-        "orthant": (lambda n, rs: ds.make_orthant(n, n_features=6, random_state=rs), None),
-        "trunk": (lambda n, rs: ds.make_trunk(n, n_features=10, random_state=rs), None),
-        "hv_bars": (
-            lambda n, rs: ds.make_hv_bars(n, image_size=28, random_state=rs),
-            {"data_shape": (28, 28), "min_patch_size": (1, 2), "max_patch_size": (2, 9)},
-        ),
-        "circle_segments": (
-            lambda n, rs: ds.make_circle_segments(n, n_features=100, random_state=rs),
-            {
-                "data_shape": (100,),
-                "min_patch_size": 3,
-                "max_patch_size": 12,
-                "periodic": True,
-                "max_features": 0.5,
-            },
-        ),
-        "impulse": (
-            lambda n, rs: ds.make_impulse(n, n_features=100, random_state=rs),
-            {"data_shape": (100,), "min_patch_size": 2, "max_patch_size": 12, "max_features": 0.3},
-        ),
-    }
-
-
-def _demo_models(morf_params, n_trees, n_jobs, seed):
-    """(name, unfitted estimator) pairs for one dataset."""
-    from sklearn.ensemble import RandomForestClassifier as SkRF
-
-    from . import MORFClassifier, RandomForestClassifier, SPORFClassifier
-
-    common = {"n_estimators": n_trees, "n_jobs": n_jobs, "random_state": seed}
-    models = [
-        ("sklearn RF", SkRF(**common)),
-        ("RF", RandomForestClassifier(**common)),
-        ("SPORF", SPORFClassifier(**common)),
-    ]
-    if morf_params is not None:
-        models.append(("MORF", MORFClassifier(**common, **morf_params)))
-    return models
-
-
-def run_demo(size="quick", n_jobs=-1, seed=0, datasets=None, out=None):
-    """Runs the demo simulations and prints a markdown table as each row finishes.
-
-    Parameters
-    ----------
-    size : {"tiny", "quick", "full"}, default="quick"
-        Sample sizes and numbers of trees (see ``_DEMO_SIZES``).
-    n_jobs : int, default=-1
-        Threads for every model (scikit-learn's convention).
-    seed : int, default=0
-        Seed for the data and the models.
-    datasets : list of str or None, default=None
-        Subset of dataset names; None runs all.
-    out : text stream or None, default=None
-        Where the table goes; None is ``sys.stdout``.
-
-    Returns
-    -------
-    records : list of dict
-        One per (dataset, model): dataset, model, n_train, n_test, n_trees, test_error,
-        fit_time_s.
-    """
-    from sklearn.base import clone
-
-    out = sys.stdout if out is None else out
-    sizes = _DEMO_SIZES[size]
-    available = _demo_datasets()
-    names = list(available) if not datasets else datasets
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise CLIError(f"unknown demo dataset(s) {unknown}; choose from {list(available)}")
-    print(
-        f"obliqueforest demo (size={size}, n_jobs={n_jobs}, seed={seed}); "
-        "test error = 1 - accuracy on fresh samples",
-        file=out,
-    )
-    print(file=out)
-    print("| dataset | n_train | n_test | trees | model | test error | fit time (s) |", file=out)
-    print("|---|---:|---:|---:|---|---:|---:|", file=out)
-    out.flush()
-    records = []
-    for i, name in enumerate(names):
-        make, morf_params = available[name]
-        n_train, n_test, n_trees = sizes[name]
-        X, y = make(n_train + n_test, seed + i)
-        X_train, y_train, X_test, y_test = X[:n_train], y[:n_train], X[n_train:], y[n_train:]
-        for model_name, model in _demo_models(morf_params, n_trees, n_jobs, seed):
-            model = clone(model)
-            t0 = time.perf_counter()
-            model.fit(X_train, y_train)
-            fit_time = time.perf_counter() - t0
-            error = float(np.mean(model.predict(X_test) != y_test))
-            rec = {
-                "dataset": name,
-                "model": model_name,
-                "n_train": n_train,
-                "n_test": n_test,
-                "n_trees": n_trees,
-                "test_error": error,
-                "fit_time_s": fit_time,
-            }
-            records.append(rec)
-            print(
-                f"| {name} | {n_train} | {n_test} | {n_trees} | {model_name} "
-                f"| {error:.4f} | {fit_time:.2f} |",
-                file=out,
-            )
-            out.flush()
-    return records
 
 
 def _cmd_demo(args):
@@ -196,198 +62,6 @@ def _cmd_demo(args):
         except OSError as e:
             raise CLIError(f"cannot write {args.json}: {e.strerror}") from None
     return 0
-
-
-# ---------------------------------------------------------------------------------------
-# tables
-# ---------------------------------------------------------------------------------------
-
-_PARQUET_SUFFIXES = (".parquet", ".pq", ".parq")
-
-
-class Table:
-    """Named columns read from a CSV or Parquet file.
-
-    Parameters
-    ----------
-    names : list of str
-        Column names, in file order.
-    columns : list of ndarray of shape (n_rows,)
-        One array per column: a numeric dtype, bool, or object (text).
-    """
-
-    def __init__(self, names, columns):
-        self.names = list(names)
-        self.columns = list(columns)
-
-    @property
-    def n_rows(self):
-        return len(self.columns[0]) if self.columns else 0
-
-    def column(self, name):
-        return self.columns[self.names.index(name)]
-
-    def without(self, name):
-        """The table without column ``name`` (unchanged if it has no such column)."""
-        keep = [i for i, n in enumerate(self.names) if n != name]
-        return Table([self.names[i] for i in keep], [self.columns[i] for i in keep])
-
-    def select(self, names):
-        return Table(names, [self.column(n) for n in names])
-
-    def numeric_matrix(self, what="feature"):
-        """The columns as one float64 matrix of shape (n_rows, n_columns).
-
-        Raises :class:`CLIError` naming any non-numeric column or column with missing values.
-        """
-        bad = [n for n, c in zip(self.names, self.columns) if c.dtype.kind not in "biuf"]
-        if bad:
-            raise CLIError(
-                f"{what} column(s) {_quoted(bad)} are not numeric; the forests need numeric "
-                "features (encode categories as numbers first)"
-            )
-        if not self.columns:
-            raise CLIError(f"the data has no {what} columns")
-        X = np.column_stack([c.astype(np.float64) for c in self.columns])
-        missing = [n for n, c in zip(self.names, X.T) if not np.isfinite(c).all()]
-        if missing:
-            raise CLIError(
-                f"{what} column(s) {_quoted(missing)} have missing or infinite values; "
-                "impute them first"
-            )
-        return X
-
-    def to_frame(self):
-        """A pandas DataFrame of the table (pandas required)."""
-        import pandas as pd
-
-        return pd.DataFrame(dict(zip(self.names, self.columns)), columns=self.names)
-
-
-def _quoted(names, limit=5):
-    shown = ", ".join(repr(n) for n in names[:limit])
-    return shown + (f" and {len(names) - limit} more" if len(names) > limit else "")
-
-
-def _have_pandas():
-    try:
-        import pandas  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def read_table(path):
-    """Reads a CSV (header row required) or Parquet file into a :class:`Table`.
-
-    Parquet needs pandas and pyarrow; CSV uses pandas when installed and the standard
-    library otherwise.
-    """
-    if not os.path.exists(path):
-        raise CLIError(f"no such file: {path}")
-    if os.path.isdir(path):
-        raise CLIError(f"{path} is a directory, not a data file")
-    parquet = str(path).lower().endswith(_PARQUET_SUFFIXES)
-    try:
-        if parquet:
-            try:
-                import pandas as pd
-
-                frame = pd.read_parquet(path)
-            except ImportError as e:
-                raise CLIError(
-                    f"reading Parquet needs pandas and pyarrow (pip install pandas pyarrow): {e}"
-                ) from None
-        elif _have_pandas():
-            import pandas as pd
-
-            frame = pd.read_csv(path)
-        else:
-            return _read_csv_stdlib(path)
-    except CLIError:
-        raise
-    except (OSError, ValueError, UnicodeDecodeError) as e:
-        # pandas' parser errors and pyarrow's invalid-file errors are ValueErrors
-        kind = "Parquet" if parquet else "CSV"
-        raise CLIError(f"cannot read {path} as {kind}: {_one_line(e)}") from None
-    except Exception as e:  # pyarrow.lib.ArrowInvalid and friends
-        if type(e).__module__.startswith("pyarrow"):
-            raise CLIError(f"cannot read {path} as Parquet: {_one_line(e)}") from None
-        raise
-    names = [str(c) for c in frame.columns]
-    if len(set(names)) != len(names):
-        raise CLIError(f"{path} has duplicate column names")
-    columns = []
-    for c in frame.columns:
-        col = frame[c]
-        if col.dtype.kind in "biuf":
-            columns.append(col.to_numpy())
-        elif str(col.dtype) == "boolean" and not col.isna().any():
-            columns.append(col.to_numpy(dtype=bool))
-        elif col.dtype.kind in "iuf" or str(col.dtype) in {"Int64", "Float64"}:
-            columns.append(col.to_numpy(dtype=np.float64, na_value=np.nan))
-        else:
-            columns.append(col.to_numpy(dtype=object))
-    return Table(names, columns)
-
-
-def _read_csv_stdlib(path):
-    import csv
-
-    with open(path, newline="") as f:
-        rows = list(csv.reader(f))
-    if not rows:
-        raise CLIError(f"{path} is empty (a header row is required)")
-    names, body = rows[0], rows[1:]
-    if any(len(r) != len(names) for r in body):
-        raise CLIError(f"cannot read {path} as CSV: rows have differing numbers of fields")
-    columns = []
-    for j in range(len(names)):
-        raw = [r[j] for r in body]
-        try:
-            columns.append(np.array([float(v) if v.strip() else np.nan for v in raw]))
-        except ValueError:
-            columns.append(np.array(raw, dtype=object))
-    return Table(names, columns)
-
-
-def _is_missing(v):
-    return v is None or (isinstance(v, (float, np.floating)) and np.isnan(v))
-
-
-def _one_line(e):
-    text = str(e).strip().splitlines()
-    return text[0] if text else type(e).__name__
-
-
-def write_csv(path, names, columns):
-    """Writes columns (each of shape (n_rows,)) with a header to ``path`` ("-" is stdout)."""
-    import csv
-
-    def rows():
-        for i in range(len(columns[0]) if columns else 0):
-            yield [_csv_value(c[i]) for c in columns]
-
-    try:
-        if path == "-":
-            writer = csv.writer(sys.stdout, lineterminator="\n")
-            writer.writerow(names)
-            writer.writerows(rows())
-            return
-        with open(path, "w", newline="") as f:
-            writer = csv.writer(f, lineterminator="\n")
-            writer.writerow(names)
-            writer.writerows(rows())
-    except OSError as e:
-        raise CLIError(f"cannot write {path}: {e.strerror or e}") from None
-
-
-def _csv_value(v):
-    if isinstance(v, (float, np.floating)):
-        return repr(float(v))
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
 # ---------------------------------------------------------------------------------------
@@ -459,7 +133,33 @@ def make_estimator(name, task=None, params=(), verbose=False, n_jobs=-1):
         if isinstance(value, list) and key in ("data_shape", "min_patch_size", "max_patch_size"):
             value = tuple(value)
         kwargs[key] = value
-    return cls(**kwargs)
+    est = cls(**kwargs)
+    _check_params(est)
+    return est
+
+
+def _check_params(est):
+    """Validates the parameters now, so every command reports a bad ``-p`` the same way
+    (naming the estimator and the parameter, not whatever function would have fitted it)."""
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    from . import ForestError
+
+    try:
+        est._validate_params()
+        if getattr(est, "data_shape", None) is not None:  # MORF: the patch geometry too
+            est._projection_config(_n_features_hint(est))
+    except (InvalidParameterError, ForestError, TypeError, ValueError) as e:
+        raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
+
+
+def _n_features_hint(est):
+    """The feature count a MORF ``data_shape`` implies (its product), for checking the
+    geometry before the data are read."""
+    shape = est.data_shape
+    if isinstance(shape, int):
+        return shape
+    return int(np.prod(shape))
 
 
 def _is_regressor(est):
@@ -487,8 +187,13 @@ def _target_vector(y, target, regression):
         return np.asarray([str(v) for v in y])
     if y.dtype.kind == "f" and np.isnan(y).any():
         raise CLIError(f"target column {target!r} has missing values")
-    if y.dtype.kind == "f" and not regression and np.all(y == np.round(y)):
-        return y.astype(np.int64)  # CSV readers make int labels float when a value is blank
+    if y.dtype.kind == "f" and not regression:
+        if np.all(y == np.round(y)):
+            return y.astype(np.int64)  # CSV readers make int labels float when a value is blank
+        raise CLIError(
+            f"target column {target!r} holds continuous values, but the estimator is a "
+            "classifier; use a regressor (-e sporf-reg, rf-reg, ...) or --task regression"
+        )
     return y
 
 
@@ -509,7 +214,7 @@ def _fit_estimator(est, X, y):
 
     try:
         return est.fit(X, y)
-    except (InvalidParameterError, ForestError) as e:
+    except (InvalidParameterError, ForestError, ValueError) as e:  # bad input, by sklearn's rule
         raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
 
 
@@ -623,13 +328,7 @@ def _cmd_evaluate(args):
     try:
         scores = cross_val_score(est, X, y, cv=cv, scoring=scoring, error_score="raise")
     except ValueError as e:
-        from sklearn.utils._param_validation import InvalidParameterError
-
-        from . import ForestError
-
-        if isinstance(e, (InvalidParameterError, ForestError)):
-            raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
-        raise
+        raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
     sd = float(np.std(scores, ddof=1)) if len(scores) > 1 else 0.0
     print(f"{type(est).__name__}, {args.cv}-fold CV on {n} rows x {len(features.names)} features")
     print(f"{scoring}: {np.mean(scores):.4f} ± {sd:.4f}")
@@ -644,13 +343,7 @@ def _cmd_embed(args):
         raise CLIError(f"ForestAutoencoder is not available in this installation: {e}") from None
     table = read_table(args.data)
     features, y = _feature_table(table, args.target, required=args.supervised)
-    if _have_pandas():
-        X = features.to_frame()
-        for name, col in zip(features.names, features.columns):
-            if col.dtype.kind == "O" and any(_is_missing(v) for v in col):
-                raise CLIError(f"column {name!r} has missing values; impute them first")
-    else:
-        X = features.numeric_matrix()
+    X = features.numeric_matrix()
     kwargs = {"n_components": args.n_components, "n_jobs": args.n_jobs}
     valid = ForestAutoencoder().get_params(deep=False)
     for key, value in args.param or ():
@@ -699,10 +392,13 @@ def _n_jobs(text):
 
 def build_parser():
     """The argparse parser of all subcommands."""
+    from . import __version__
+
     parser = argparse.ArgumentParser(
         prog="obliqueforest",
         description="Projection decision forests (RF, SPORF, MORF) from the command line.",
     )
+    parser.add_argument("--version", action="version", version=f"obliqueforest {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 
@@ -810,6 +506,23 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _broken_pipe()
+
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `yes | head`
+
+
+def _broken_pipe():
+    """The reader of stdout went away: end quietly. Python would otherwise complain again
+    when it flushes stdout at exit, so stdout is pointed at /dev/null first."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -685,6 +685,20 @@ class _BaseRotationEnsemble(BaseEstimator):
         # Fitted only once the forests exist (a failed fit may leave n_features_in_).
         return hasattr(self, "_forests")
 
+    def save(self, path):
+        """Writes the fitted ensemble to ``path`` in obliqueforest's safe model format.
+
+        Read it back with :func:`obliqueforest.load` (Python) or
+        ``obliqueforest::Model::load`` (Rust); loading never executes code.
+
+        Parameters
+        ----------
+        path : str or path-like
+        """
+        from ._io import save
+
+        save(self, path)
+
     # ---- pickling: the core forests travel as their validated byte format
 
     def __getstate__(self):

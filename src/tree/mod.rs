@@ -1,12 +1,12 @@
 //! One projection tree: storage and validation here; growth in layers below it, as
 //! scikit-learn separates them:
 //!
-//! * [`criterion`]: each impurity criterion's math (node statistics, impurity, the split
+//! * `criterion`: each impurity criterion's math (node statistics, impurity, the split
 //!   proxy and its running update) behind one `Criterion` trait;
-//! * [`splitter`]: the split search over a node's candidate projections (sort and scan,
+//! * `splitter`: the split search over a node's candidate projections (sort and scan,
 //!   histograms, random thresholds), generic over the criterion so the scan loops are
 //!   statically dispatched;
-//! * [`builder`]: grows a tree depth-first or best-first from the split search;
+//! * `builder`: grows a tree depth-first or best-first from the split search;
 //! * [`packed`]: the prediction layout.
 //!
 //! Storage is a table (struct of arrays). Node `i` is a leaf when

@@ -711,6 +711,22 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def _n_features_out(self):
         return self.embedding_.shape[1]
 
+    # ---------------------------------------------------------------- files
+    def save(self, path):
+        """Writes the fitted autoencoder to ``path`` in obliqueforest's safe model format.
+
+        Read it back with :func:`obliqueforest.load`; ``obliqueforest::Model::transform``
+        (Rust) computes the same embedding of new rows. An autoencoder given its own
+        ``forest`` is not saved this way (pickle it).
+
+        Parameters
+        ----------
+        path : str or path-like
+        """
+        from .._io import save
+
+        save(self, path)
+
     # ---------------------------------------------------------------- pickle
     def __getstate__(self):
         state = dict(super().__getstate__())  # a copy: never touch the live __dict__

@@ -1,0 +1,96 @@
+"""Python → Rust: models saved by the Python estimators, served by the crate's example
+program (`examples/predict.rs`), predict the same labels and the same probability bits."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits, make_friedman1
+
+import obliqueforest as of
+from obliqueforest.rotation import RotationEnsembleClassifier, RotationEnsembleRegressor
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.skipif(
+    shutil.which("cargo") is None or not (ROOT / "Cargo.toml").exists(),
+    reason="needs cargo and the crate's sources",
+)
+
+
+def _run_example(model, rows, tmp_path):
+    csv = tmp_path / "rows.csv"
+    csv.write_text("\n".join(",".join(repr(float(v)) for v in row) for row in rows) + "\n")
+    out = subprocess.run(
+        ["cargo", "run", "--quiet", "--release", "--example", "predict", "--", str(model),
+         str(csv)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return [line.split(",") for line in out.stdout.splitlines()]
+
+
+def _digits():
+    X, y = load_digits(return_X_y=True)
+    return X[:600], y[:600], X[600:700]
+
+
+CLASSIFIERS = {
+    "rf": lambda: of.RandomForestClassifier(30, random_state=0),
+    "sporf": lambda: of.SPORFClassifier(30, random_state=0),
+    "morf": lambda: of.MORFClassifier(30, data_shape=(8, 8), max_patch_size=3, random_state=0),
+    "rotation": lambda: RotationEnsembleClassifier(30, n_rotations=4, random_state=0),
+    "rotation-rank": lambda: RotationEnsembleClassifier(
+        30, n_rotations=4, scaling="rank", random_state=0
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(CLASSIFIERS))
+def test_rust_example_predicts_python_classifiers_bit_for_bit(name, tmp_path):
+    X, y, X_new = _digits()
+    labels = np.array([f"digit{d}" for d in range(10)])[y]
+    est = CLASSIFIERS[name]().fit(X, labels)
+    est.save(tmp_path / "m.of")
+    lines = _run_example(tmp_path / "m.of", X_new, tmp_path)
+    assert len(lines) == len(X_new)
+    np.testing.assert_array_equal([line[0] for line in lines], est.predict(X_new))
+    rust = np.array([[float(v) for v in line[1:]] for line in lines])
+    python = est.predict_proba(X_new)
+    assert rust.shape == python.shape
+    assert (rust.view(np.uint64) == python.view(np.uint64)).all()  # the same bits
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: of.SPORFRegressor(20, random_state=0),
+        lambda: RotationEnsembleRegressor(20, n_rotations=3, random_state=0),
+    ],
+    ids=["sporf", "rotation"],
+)
+def test_rust_example_predicts_python_regressors_bit_for_bit(make, tmp_path):
+    X, y = make_friedman1(300, random_state=0)
+    est = make().fit(X[:250], y[:250])
+    est.save(tmp_path / "m.of")
+    lines = _run_example(tmp_path / "m.of", X[250:], tmp_path)
+    rust = np.array([float(line[0]) for line in lines])
+    assert (rust.view(np.uint64) == est.predict(X[250:]).view(np.uint64)).all()
+
+
+def test_rust_example_embeds_like_the_python_autoencoder(tmp_path):
+    from sklearn.datasets import load_wine
+
+    from obliqueforest.autoencoder import ForestAutoencoder
+
+    X, _ = load_wine(return_X_y=True)
+    ae = ForestAutoencoder(n_components=3, n_estimators=50, random_state=0).fit(X[:150])
+    ae.save(tmp_path / "ae.of")
+    lines = _run_example(tmp_path / "ae.of", X[150:], tmp_path)
+    rust = np.array([[float(v) for v in line] for line in lines])
+    python = ae.transform(X[150:])
+    assert rust.shape == python.shape
+    assert (rust.view(np.uint64) == python.view(np.uint64)).all()  # the same bits

@@ -311,3 +311,62 @@ def test_autoencoder_verbose_shows_progress(capsys):
         n_components=2, n_estimators=12, unsupervised="random", verbose=1, random_state=0
     ).fit(X)
     assert "12/12" in capsys.readouterr().err
+
+
+def test_leaf_boxes_intersect_to_leaf_bounds(fitted):
+    # a row's box (Forest.leaf_bounds) is the intersection of the boxes of its leaves
+    ae, X, _ = fitted
+    core = ae._core()
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    lower, upper = core.leaf_boxes()
+    assert lower.shape == upper.shape == (core.leaf_offsets()[-1], X.shape[1])
+    leaves = core.apply_leaves(X32)
+    row_lo, row_hi = core.leaf_bounds(X32)
+    np.testing.assert_array_equal(lower[leaves].max(axis=1), row_lo)
+    np.testing.assert_array_equal(upper[leaves].min(axis=1), row_hi)
+    # and every row lies in each of its leaves' boxes
+    x = X32.astype(np.float64)[:, None, :]
+    assert np.all((lower[leaves] < x + 1e-6) & (x <= upper[leaves] + 1e-6))
+
+
+def test_apply_leaves_with_rules_reproduces_axis_splits(fitted):
+    # rules equal to the forest's own axis splits route rows to the leaves apply_leaves gives
+    ae, X, _ = fitted
+    core = ae._core()
+    dims, thresholds, flips = [], [], []
+    for t in range(core.n_trees):
+        nodes = core.tree_nodes(t)
+        n = len(nodes["left"])
+        split = np.flatnonzero(nodes["left"] >= 0)
+        first = nodes["proj_ptr"][split]
+        w = nodes["proj_weights"][first].astype(np.float64)
+        dim, thr, flip = np.zeros(n, np.int64), np.zeros(n), np.zeros(n, bool)
+        dim[split] = nodes["proj_features"][first]
+        thr[split] = nodes["threshold"][split] / w
+        flip[split] = w < 0
+        dims.append(dim)
+        thresholds.append(thr)
+        flips.append(flip)
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    got = core.apply_leaves_with_rules(
+        X32.astype(np.float64),
+        np.concatenate(dims),
+        np.concatenate(thresholds),
+        np.concatenate(flips),
+    )
+    agree = np.mean(got == core.apply_leaves(X32))
+    assert agree > 0.999  # float32 threshold / weight division may move a boundary row
+
+
+def test_apply_leaves_with_rules_rejects_bad_rules(fitted):
+    from obliqueforest import ForestError
+
+    ae, _, _ = fitted
+    core = ae._core()
+    n_nodes = sum(len(core.tree_nodes(t)["left"]) for t in range(core.n_trees))
+    Z = np.zeros((3, 2))
+    ok = (np.zeros(n_nodes, np.int64), np.zeros(n_nodes), np.zeros(n_nodes, bool))
+    with pytest.raises(ForestError, match="nodes"):
+        core.apply_leaves_with_rules(Z, ok[0][:-1], ok[1][:-1], ok[2][:-1])
+    with pytest.raises(ForestError, match="not a column"):
+        core.apply_leaves_with_rules(Z, ok[0] + 5, ok[1], ok[2])

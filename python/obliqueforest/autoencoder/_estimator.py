@@ -19,6 +19,7 @@ from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _core
+from ..plotting import plot_embedding
 from .._forest import resolve_n_jobs
 from ._adversarial import (
     _core_forest,
@@ -34,10 +35,8 @@ from ._decoders import (
     _LASSO_TOP_ROWS,
     _exclusive_lasso_scores,
     _greedy_leaf_region,
-    _leaf_boxes,
     _max_coverage_boxes,
     _relabel_forest,
-    _relabeled_leaves,
     _sample_in_boxes,
     _weighted_mode,
 )
@@ -56,53 +55,6 @@ from ._kernel import (
     _tree_of_leaf,
 )
 from ._metrics import distortion
-
-
-def plot_embedding(embedding, labels=None, *, dims=(0, 1), ax=None, **scatter_kws):
-    """Scatter plot of two embedding dimensions, coloured by a label.
-
-    Parameters
-    ----------
-    embedding : ndarray of shape (n_samples, n_components)
-    labels : array-like of shape (n_samples,), default=None
-        Categorical labels get one colour each with a legend; numeric labels a
-        colour bar.
-    dims : tuple of int, default=(0, 1)
-        The two embedding dimensions to plot.
-    ax : matplotlib Axes, default=None
-    **scatter_kws
-        Passed to ``Axes.scatter``.
-
-    Returns
-    -------
-    ax : matplotlib Axes
-    """
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "plot_embedding needs matplotlib; install it with `pip install matplotlib`"
-        ) from exc
-    Z = np.asarray(embedding)
-    if ax is None:
-        _, ax = plt.subplots()
-    i, j = dims
-    scatter_kws.setdefault("s", 10)
-    if labels is None:
-        ax.scatter(Z[:, i], Z[:, j], **scatter_kws)
-    else:
-        labels = np.asarray(labels)
-        if labels.dtype.kind in "fiu" and len(np.unique(labels)) > 10:
-            points = ax.scatter(Z[:, i], Z[:, j], c=labels, **scatter_kws)
-            ax.figure.colorbar(points, ax=ax)
-        else:
-            for value in np.unique(labels):
-                sel = labels == value
-                ax.scatter(Z[sel, i], Z[sel, j], label=str(value), **scatter_kws)
-            ax.legend(title="label", fontsize="small")
-    ax.set_xlabel(f"KPC{i + 1}")
-    ax.set_ylabel(f"KPC{j + 1}")
-    return ax
 
 
 # --------------------------------------------------------------------------- #
@@ -607,9 +559,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         return out
 
     def _leaf_box_table(self):
-        core = self._core()
-        lower, upper = _leaf_boxes(core, self._X_fit.shape[1])
-        return lower, upper
+        return self._core().leaf_boxes()
 
     def _sample_regions(self, lower, upper, rng):
         return _sample_in_boxes(lower, upper, self._col_min, self._col_max, self._n_categories, rng)
@@ -625,13 +575,12 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         span = np.maximum(self._col_max - self._col_min, 1.0)
         leaf_lower = np.maximum(leaf_lower, self._col_min - span)
         leaf_upper = np.minimum(leaf_upper, self._col_max + span)
-        offsets = core.leaf_offsets()
         trees = np.flatnonzero(self.kernel_trees_)
         out = np.empty((Z.shape[0], leaf_lower.shape[1]))
         step = max(1, 4_000_000 // max(1, len(trees) * leaf_lower.shape[1]))
         for start in range(0, Z.shape[0], step):
             block = Z[start : start + step]
-            leaves = _relabeled_leaves([self._relabeled[t] for t in trees], offsets[trees], block)
+            leaves = core.apply_leaves_with_rules(block, *self._relabeled)[:, trees]
             lo, hi = _max_coverage_boxes(leaf_lower[leaves], leaf_upper[leaves])
             out[start : start + len(block)] = self._sample_regions(lo, hi, rng)
         return out
@@ -705,7 +654,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         """
         check_is_fitted(self, "embedding_")
         Z = self.embedding_ if X is None else self.transform(X)
-        return plot_embedding(Z, labels, dims=dims, ax=ax, **scatter_kws)
+        return plot_embedding(Z, labels, ax, dims=dims, **scatter_kws)
 
     @property
     def _n_features_out(self):

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 import warnings
@@ -42,6 +41,8 @@ import pandas as pd
 from sklearn.metrics import r2_score
 from sklearn.model_selection import RepeatedKFold, RepeatedStratifiedKFold
 from threadpoolctl import threadpool_limits
+
+from _cells import load_cells, save_cells  # benches/_cells.py
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -269,22 +270,6 @@ def _key(dataset, model, repeat, fold):
     return f"{dataset}|{model}|{repeat}|{fold}"
 
 
-def load_cache(path):
-    if path.exists():
-        return json.loads(path.read_text())
-    return {}
-
-
-def save_cache(cache, path):
-    """Writes ``cache`` merged with the cells other runs saved meanwhile (runs with other
-    ``--models`` may share the file)."""
-    merged = {**load_cache(path), **cache}
-    cache.update(merged)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(merged, indent=0, sort_keys=True))
-    os.replace(tmp, path)
-
-
 def splits(y, task, folds, repeats, seed):
     if task == "classification":
         # stratification needs every class in every fold
@@ -329,7 +314,7 @@ def run(datasets, models, args, cache, cache_path):
                     fit_s = time.perf_counter() - t0
                     err = error(task, y[test], np.asarray(est.predict(X[test])))
                 cache[_key(name, model, r, f)] = {"error": err, "fit_s": fit_s}
-            save_cache(cache, cache_path)
+            save_cells(cache, cache_path)
             print(
                 f"  {name:<16} {model:<22} {len(todo):>3} fits "
                 f"{time.perf_counter() - t_model:6.1f}s",
@@ -478,7 +463,7 @@ def main(argv=None):
     skipped = sorted(set(args.models) - set(models))
     if args.cache is None:
         args.cache = RESULTS / f"real_data_cells_{args.folds}x{args.repeats}_s{args.seed}.json"
-    cache = load_cache(args.cache)
+    cache = load_cells(args.cache)
     print(f"# python {' '.join(sys.argv)}")
     print(
         f"# {args.folds}-fold x {args.repeats} repeats, seed {args.seed}, n_jobs {args.n_jobs}"

@@ -13,13 +13,13 @@ Run::
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
 import numpy as np
 from obliqueforest import RandomForestClassifier, SPORFClassifier, datasets
+
+from _cells import load_cells, save_cells  # benches/_cells.py
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIMULATIONS = {
@@ -46,7 +46,7 @@ def main(argv=None):
     parser.add_argument("--models", nargs="+", default=list(GRID), choices=list(GRID))
     parser.add_argument("--cache", type=Path, default=RESULTS / "sporf_defaults_cells.json")
     args = parser.parse_args(argv)
-    cache = json.loads(args.cache.read_text()) if args.cache.exists() else {}
+    cache = load_cells(args.cache)
     print(f"# python {' '.join(sys.argv)}")
     for sim, make in SIMULATIONS.items():
         for seed in range(args.seeds):
@@ -65,9 +65,7 @@ def main(argv=None):
                 )
                 err = float(np.mean(est.fit(X[tr], y[tr]).predict(X[te]) != y[te]))
                 cache[key] = err
-                tmp = args.cache.with_suffix(".tmp")
-                tmp.write_text(json.dumps(cache, indent=0, sort_keys=True))
-                os.replace(tmp, args.cache)
+                save_cells(cache, args.cache)
                 print(f"{sim:<14} seed {seed} {model:<18} {err:.4f}", flush=True)
     print(f"\n## test error, n_train={args.n_train}, mean over {args.seeds} seeds\n")
     print(f"| model | {' | '.join(SIMULATIONS)} |")

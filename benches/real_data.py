@@ -199,6 +199,7 @@ MODELS = {
     "of_rf": _of("RandomForest"),
     "of_sporf": _of("SPORF"),
     "of_sporf_paper": _of("SPORF", max_features=1.0, feature_combinations=3.0),
+    "of_sporf_random": _of("SPORF", splitter="random"),
     "of_extra": _of("RandomForest", splitter="random"),
     "of_rotation": _of("RotationEnsemble"),
     "sk_rf": _sk("RandomForest"),

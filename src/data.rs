@@ -10,7 +10,9 @@ use rayon::prelude::*;
 /// X as the builder reads it.
 #[derive(Clone, Debug)]
 pub struct FeatureMatrix<'a> {
+    /// Rows.
     pub n_samples: usize,
+    /// Columns.
     pub n_features: usize,
     store: Store<'a>,
     /// Columns that look discrete (few distinct values in a sample of rows): a hint that

@@ -7,13 +7,23 @@
 pub enum Error {
     /// A parameter value is outside its valid range.
     #[error("invalid parameter {name}: {reason}")]
-    InvalidParameter { name: &'static str, reason: String },
+    InvalidParameter {
+        /// The parameter's name.
+        name: &'static str,
+        /// What is wrong with its value.
+        reason: String,
+    },
     /// The input matrix or targets are unusable.
     #[error("invalid input: {0}")]
     InvalidInput(String),
     /// Prediction input does not have the number of features the model was fitted with.
     #[error("X has {got} features, but the model was fitted with {expected} features")]
-    FeatureMismatch { expected: usize, got: usize },
+    FeatureMismatch {
+        /// Features at fit time.
+        expected: usize,
+        /// Features given now.
+        got: usize,
+    },
     /// A serialized model could not be read.
     #[error("corrupt model data: {0}")]
     CorruptModel(String),
@@ -21,7 +31,12 @@ pub enum Error {
     #[error("model format version {found} is {} the supported version {supported}; {}",
         if found > supported { "newer than" } else { "older than" },
         if found > supported { "upgrade obliqueforest" } else { "refit the model" })]
-    UnsupportedVersion { found: u32, supported: u32 },
+    UnsupportedVersion {
+        /// The model's version.
+        found: u32,
+        /// The version this library writes.
+        supported: u32,
+    },
     /// An internal invariant was broken (a bug); reported instead of panicking.
     #[error("internal error: {0}")]
     Internal(String),

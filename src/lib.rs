@@ -6,7 +6,8 @@
 //! Sect. 3.1). Axis-aligned random forests, SPORF (sparse ±1 projections),
 //! Forest-RC, dense Gaussian projections and MORF patches (Perry et al.,
 //! *Manifold Oblique Random Forests*) are [`projection`] samplers of the same
-//! tree builder.
+//! tree builder; so are user dictionaries ([`Dictionary`], e.g. graph neighbourhood
+//! averages) and samplers defined outside the crate ([`UserSampler`]).
 //!
 //! The crate has no Python in its dependency tree; the pyo3 boundary lives in
 //! the `python` module behind the `python` cargo feature.
@@ -37,11 +38,14 @@
 //! # Ok::<(), obliqueforest::Error>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod data;
 pub mod error;
 pub mod forest;
 pub mod params;
 pub mod projection;
+pub mod prune;
 pub mod rng;
 pub mod serialize;
 pub mod tree;
@@ -50,11 +54,16 @@ pub mod tree;
 mod python;
 
 #[cfg(test)]
+mod pins;
+#[cfg(test)]
 mod proptests;
 
 pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
-pub use projection::{Density, PatchGeometry, ProjectionKind, ProjectionSampler};
+pub use projection::{
+    CompactDescriptors, Density, Dictionary, PatchGeometry, ProjectionKind, ProjectionSampler,
+    UserSampler,
+};
 pub use serialize::FORMAT_VERSION;
 pub use tree::Tree;

@@ -2,15 +2,33 @@
 //! scikit-learn's names; [`ForestParams::check`] validates it against the data
 //! and resolves it into a [`TreeConfig`] of plain numbers. Only a checked
 //! configuration can grow trees.
+//!
+//! Every count a user gives is bounded here, before anything is allocated from it
+//! ([`MAX_ESTIMATORS`], [`MAX_CANDIDATES`], `max_samples <= n_samples`, and the
+//! projection family's own bound on the entries sampled per node), so that no parameter
+//! can make a fit abort on an allocation or overflow an index.
 
 use crate::error::{invalid, Result};
 use crate::projection::ProjectionKind;
 use serde::{Deserialize, Serialize};
 
+/// The largest `n_estimators` accepted: far beyond any useful forest, far below counts
+/// whose tree table alone would exhaust memory.
+pub const MAX_ESTIMATORS: usize = 1 << 20;
+/// The largest number of candidate projections per split node (`max_features` resolved).
+/// Each candidate costs a pass over the node's rows, so more is never useful; the bound
+/// keeps the candidate buffers and the samplers' index arithmetic (p·d) far from overflow.
+pub const MAX_CANDIDATES: usize = 1 << 20;
+
 /// Classification (with its number of classes) or regression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Task {
-    Classification { n_classes: usize },
+    /// Class codes `0..n_classes`.
+    Classification {
+        /// The number of classes.
+        n_classes: usize,
+    },
+    /// Real targets.
     Regression,
 }
 
@@ -27,8 +45,11 @@ impl Task {
 /// Impurity criterion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Criterion {
+    /// Gini impurity (classification).
     Gini,
+    /// Shannon entropy, "entropy" or "log_loss" (classification).
     Entropy,
+    /// Squared error (regression).
     SquaredError,
 }
 
@@ -45,7 +66,10 @@ pub enum Splitter {
     /// bins between the node's smallest and largest value (adaptive histograms) and scan
     /// the bin boundaries only, in O(n) instead of O(n log n). Thresholds stay midpoints
     /// between observed values, so every split separates the rows exactly as scanned.
-    Histogram { max_bins: usize },
+    Histogram {
+        /// Bins per candidate, in `[2, MAX_BINS]`.
+        max_bins: usize,
+    },
 }
 
 impl Splitter {
@@ -73,32 +97,54 @@ pub enum MaxFeatures {
 /// A sample count given absolutely or as a fraction of the training rows.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum SampleCount {
+    /// A number of rows.
     Count(usize),
+    /// A fraction of the training rows.
     Fraction(f64),
 }
 
 /// Everything that defines how a forest is grown.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ForestParams {
+    /// Classification (with its classes) or regression.
     pub task: Task,
+    /// The impurity criterion (it must fit the task).
     pub criterion: Criterion,
+    /// How thresholds are searched.
     pub splitter: Splitter,
+    /// The projection family candidates are drawn from.
     pub projection: ProjectionKind,
+    /// Candidate projections per split node.
     pub max_features: MaxFeatures,
+    /// Trees, at most [`MAX_ESTIMATORS`].
     pub n_estimators: usize,
+    /// Maximum depth; `None` for unlimited.
     pub max_depth: Option<usize>,
+    /// Minimum rows to split a node.
     pub min_samples_split: SampleCount,
+    /// Minimum rows in each leaf.
     pub min_samples_leaf: SampleCount,
+    /// Minimum fraction of the total weight in each leaf, in `[0, 0.5]`.
     pub min_weight_fraction_leaf: f64,
+    /// Split only if the weighted impurity decrease (over the root weight) is at least this.
     pub min_impurity_decrease: f64,
+    /// Grow best-first with at most this many leaves.
     pub max_leaf_nodes: Option<usize>,
+    /// Draw a bootstrap sample per tree.
     pub bootstrap: bool,
+    /// Bootstrap draws per tree (at most n_samples); `None` for n_samples.
     pub max_samples: Option<SampleCount>,
     /// Reweight classes to balance each tree's bootstrap sample ("balanced_subsample").
     pub class_weight_subsample: bool,
     /// Record out-of-bag predictions while fitting.
     pub oob: bool,
+    /// The forest's seed: tree t draws from streams keyed by (seed, t).
     pub seed: u64,
+    /// Minimal cost-complexity pruning of every grown tree ([`crate::prune`]); 0 prunes
+    /// nothing. Applied as each tree is grown, so the stored trees are the pruned ones and
+    /// the value is not part of the serialized model (a warm start is told it again).
+    #[serde(skip)]
+    pub ccp_alpha: f64,
     /// Worker threads; -1 means all cores. Never changes the fitted model, so it is not
     /// part of the serialized model either (a loaded model uses one thread until told).
     #[serde(skip, default = "one_thread")]
@@ -126,6 +172,7 @@ impl ForestParams {
             class_weight_subsample: false,
             oob: false,
             seed: 0,
+            ccp_alpha: 0.0,
             n_jobs: 1,
         }
     }
@@ -169,8 +216,14 @@ impl ForestParams {
                 return Err(invalid("criterion", "regression needs 'squared_error'"))
             }
         }
-        if self.n_estimators == 0 {
-            return Err(invalid("n_estimators", "must be at least 1"));
+        if self.n_estimators == 0 || self.n_estimators > MAX_ESTIMATORS {
+            return Err(invalid(
+                "n_estimators",
+                format!(
+                    "must be in [1, {MAX_ESTIMATORS}], got {}",
+                    self.n_estimators
+                ),
+            ));
         }
         if self.max_depth == Some(0) {
             return Err(invalid("max_depth", "must be at least 1 or None"));
@@ -190,6 +243,15 @@ impl ForestParams {
             }
             MaxFeatures::Fraction(f) => ((f * p).floor() as usize).max(1),
         };
+        if n_candidates > MAX_CANDIDATES {
+            return Err(invalid(
+                "max_features",
+                format!(
+                    "asks for {n_candidates} candidate projections per node; at most \
+                     {MAX_CANDIDATES} are supported"
+                ),
+            ));
+        }
         let min_samples_leaf = match self.min_samples_leaf {
             SampleCount::Count(0) => return Err(invalid("min_samples_leaf", "must be at least 1")),
             SampleCount::Count(c) => c,
@@ -223,6 +285,9 @@ impl ForestParams {
                 "must be a finite number >= 0",
             ));
         }
+        if !(self.ccp_alpha >= 0.0 && self.ccp_alpha.is_finite()) {
+            return Err(invalid("ccp_alpha", "must be a finite number >= 0"));
+        }
         if let Some(m) = self.max_leaf_nodes {
             if m < 2 {
                 return Err(invalid("max_leaf_nodes", "must be at least 2 or None"));
@@ -238,6 +303,12 @@ impl ForestParams {
             }
             (true, Some(SampleCount::Count(0))) => {
                 return Err(invalid("max_samples", "must be at least 1"))
+            }
+            (true, Some(SampleCount::Count(c))) if c > n_samples => {
+                return Err(invalid(
+                    "max_samples",
+                    format!("must be <= n_samples = {n_samples}, got {c}"),
+                ))
             }
             (true, Some(SampleCount::Count(c))) => c,
             (true, Some(SampleCount::Fraction(f))) if !(f > 0.0 && f <= 1.0) => {
@@ -276,7 +347,7 @@ impl ForestParams {
                 "must be a positive number of threads or -1 (all cores)",
             ));
         }
-        self.projection.check(n_features)?;
+        self.projection.check_candidates(n_features, n_candidates)?;
         Ok(TreeConfig {
             n_features,
             n_outputs: self.task.n_outputs(),
@@ -307,20 +378,213 @@ fn one_thread() -> i64 {
     1
 }
 
-/// Resolved, validated settings for growing one tree.
+/// Resolved, validated settings for growing one tree. Only [`ForestParams::check`] makes
+/// one, so a configuration that exists has been validated.
 #[derive(Clone, Debug)]
 pub struct TreeConfig {
-    pub n_features: usize,
-    pub n_outputs: usize,
-    pub criterion: Criterion,
-    pub splitter: Splitter,
-    pub n_candidates: usize,
-    pub max_depth: usize,
-    pub min_samples_split: usize,
-    pub min_samples_leaf: usize,
-    pub min_weight_fraction_leaf: f64,
-    pub min_impurity_decrease: f64,
-    pub max_leaf_nodes: Option<usize>,
+    pub(crate) n_features: usize,
+    pub(crate) n_outputs: usize,
+    pub(crate) criterion: Criterion,
+    pub(crate) splitter: Splitter,
+    pub(crate) n_candidates: usize,
+    pub(crate) max_depth: usize,
+    pub(crate) min_samples_split: usize,
+    pub(crate) min_samples_leaf: usize,
+    pub(crate) min_weight_fraction_leaf: f64,
+    pub(crate) min_impurity_decrease: f64,
+    pub(crate) max_leaf_nodes: Option<usize>,
     /// Bootstrap draws per tree (or n_samples without bootstrap).
-    pub n_draws: usize,
+    pub(crate) n_draws: usize,
+}
+
+impl TreeConfig {
+    /// Columns of the training data.
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+    /// Values stored per leaf (classes, or 1 for regression).
+    pub fn n_outputs(&self) -> usize {
+        self.n_outputs
+    }
+    /// The impurity criterion.
+    pub fn criterion(&self) -> Criterion {
+        self.criterion
+    }
+    /// How thresholds are searched.
+    pub fn splitter(&self) -> Splitter {
+        self.splitter
+    }
+    /// Candidate projections sampled per split node (`max_features` resolved).
+    pub fn n_candidates(&self) -> usize {
+        self.n_candidates
+    }
+    /// Maximum depth (`usize::MAX` for unlimited).
+    pub fn max_depth(&self) -> usize {
+        self.max_depth
+    }
+    /// Minimum rows to split a node (resolved to a count).
+    pub fn min_samples_split(&self) -> usize {
+        self.min_samples_split
+    }
+    /// Minimum rows per leaf (resolved to a count).
+    pub fn min_samples_leaf(&self) -> usize {
+        self.min_samples_leaf
+    }
+    /// Minimum fraction of the root's weight per leaf.
+    pub fn min_weight_fraction_leaf(&self) -> f64 {
+        self.min_weight_fraction_leaf
+    }
+    /// Minimum weighted impurity decrease of a split.
+    pub fn min_impurity_decrease(&self) -> f64 {
+        self.min_impurity_decrease
+    }
+    /// Maximum leaves (best-first growth), if any.
+    pub fn max_leaf_nodes(&self) -> Option<usize> {
+        self.max_leaf_nodes
+    }
+    /// Bootstrap draws per tree (or n_samples without bootstrap).
+    pub fn n_draws(&self) -> usize {
+        self.n_draws
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Error;
+
+    fn rejected_param(p: &ForestParams, n: usize, d: usize) -> String {
+        match p.check(n, d) {
+            Err(Error::InvalidParameter { name, .. }) => name.to_string(),
+            other => panic!("expected an invalid parameter, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn check_resolves_max_features_like_scikit_learn() {
+        let mut p = ForestParams::classification(2);
+        let d = |p: &ForestParams| p.check(100, 30).unwrap().n_candidates();
+        assert_eq!(d(&p), 5, "classification defaults to sqrt");
+        assert_eq!(d(&ForestParams::regression()), 30, "regression to all");
+        p.max_features = MaxFeatures::Log2;
+        assert_eq!(d(&p), 4);
+        p.max_features = MaxFeatures::Fraction(2.5);
+        assert_eq!(d(&p), 75, "oblique forests may ask for more than p");
+        p.max_features = MaxFeatures::Fraction(1e-9);
+        assert_eq!(d(&p), 1);
+    }
+
+    #[test]
+    fn check_bounds_counts_before_anything_is_allocated() {
+        let base = ForestParams::classification(2);
+        for d in [MAX_CANDIDATES + 1, 1 << 40, (1 << 62) + 1, usize::MAX] {
+            let p = ForestParams {
+                max_features: MaxFeatures::Count(d),
+                ..base.clone()
+            };
+            assert_eq!(rejected_param(&p, 10, 4), "max_features");
+        }
+        let p = ForestParams {
+            max_features: MaxFeatures::Fraction(1e300),
+            ..base.clone()
+        };
+        assert_eq!(rejected_param(&p, 10, 4), "max_features");
+        let p = ForestParams {
+            n_estimators: MAX_ESTIMATORS + 1,
+            ..base.clone()
+        };
+        assert_eq!(rejected_param(&p, 10, 4), "n_estimators");
+        let p = ForestParams {
+            max_samples: Some(SampleCount::Count(11)),
+            ..base.clone()
+        };
+        assert_eq!(rejected_param(&p, 10, 4), "max_samples");
+        let p = ForestParams {
+            max_samples: Some(SampleCount::Count(10)),
+            ..base.clone()
+        };
+        assert_eq!(p.check(10, 4).unwrap().n_draws(), 10);
+    }
+
+    #[test]
+    fn check_bounds_the_entries_a_node_samples() {
+        // 2^20 dense candidates over 100 features: 10^8 weights per node
+        let p = ForestParams {
+            projection: ProjectionKind::Gaussian,
+            max_features: MaxFeatures::Count(MAX_CANDIDATES),
+            ..ForestParams::classification(2)
+        };
+        assert_eq!(rejected_param(&p, 10, 100), "max_features");
+        let p = ForestParams {
+            projection: ProjectionKind::AxisAligned,
+            ..p
+        };
+        assert!(p.check(10, 100).is_ok());
+    }
+
+    #[test]
+    fn check_rejects_cross_parameter_conflicts() {
+        let base = ForestParams::classification(2);
+        let cases = [
+            (
+                ForestParams {
+                    oob: true,
+                    bootstrap: false,
+                    ..base.clone()
+                },
+                "oob_score",
+            ),
+            (
+                ForestParams {
+                    bootstrap: false,
+                    max_samples: Some(SampleCount::Fraction(0.5)),
+                    ..base.clone()
+                },
+                "max_samples",
+            ),
+            (
+                ForestParams {
+                    criterion: Criterion::SquaredError,
+                    ..base.clone()
+                },
+                "criterion",
+            ),
+            (
+                ForestParams {
+                    splitter: Splitter::Histogram { max_bins: 1 },
+                    ..base.clone()
+                },
+                "max_bins",
+            ),
+            (
+                ForestParams {
+                    n_jobs: 0,
+                    ..base.clone()
+                },
+                "n_jobs",
+            ),
+        ];
+        for (p, name) in cases {
+            assert_eq!(rejected_param(&p, 10, 4), name);
+        }
+    }
+
+    #[test]
+    fn check_resolves_sample_counts() {
+        let p = ForestParams {
+            min_samples_leaf: SampleCount::Fraction(0.25),
+            min_samples_split: SampleCount::Fraction(0.5),
+            max_samples: Some(SampleCount::Fraction(0.3)),
+            ..ForestParams::classification(2)
+        };
+        let cfg = p.check(10, 4).unwrap();
+        assert_eq!(
+            (
+                cfg.min_samples_leaf(),
+                cfg.min_samples_split(),
+                cfg.n_draws()
+            ),
+            (3, 5, 3)
+        );
+    }
 }

@@ -4,12 +4,29 @@
 
 use crate::forest::Forest;
 use crate::params::{ForestParams, MaxFeatures, SampleCount, Splitter};
-use crate::projection::{Density, PatchGeometry, ProjectionKind};
+use crate::projection::{Density, Dictionary, PatchGeometry, ProjectionKind};
 use ndarray::Array2;
 use proptest::prelude::*;
 
 fn projection(kind: u8, p: usize) -> ProjectionKind {
-    match kind % 5 {
+    match kind % 6 {
+        5 => ProjectionKind::Dictionary(Dictionary {
+            // every feature, and the mean of each adjacent pair
+            n_features: p,
+            atom_ptr: (0..p as u32)
+                .chain((0..p as u32).map(|a| p as u32 + 2 * a))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .chain(std::iter::once(3 * p as u32))
+                .collect(),
+            atom_idx: (0..p as u32)
+                .chain((0..p as u32).flat_map(|a| [a, (a + 1) % p as u32]))
+                .collect(),
+            atom_w: std::iter::repeat_n(1.0, p)
+                .chain(std::iter::repeat_n(0.5, 2 * p))
+                .collect(),
+            n_candidates: Some(1 + kind as usize % 3),
+        }),
         0 => ProjectionKind::AxisAligned,
         1 => ProjectionKind::SparseSigned {
             density: Density::FeatureCombinations(1.5),
@@ -69,6 +86,13 @@ proptest! {
                         tree.n_node_samples[node]
                     );
                 }
+            }
+        }
+        // the packed layout and the table walk (through the family's descriptors) agree
+        for (tree, packed) in forest.trees().iter().zip(forest.packed()) {
+            for row in x.rows() {
+                let row = row.to_vec();
+                prop_assert_eq!(tree.leaf(forest.geometry(), &row), packed.leaf(&row));
             }
         }
         let proba = forest.predict(x.view(), 1).unwrap();

@@ -1,12 +1,13 @@
 //! The pyo3 boundary (cargo feature `python`). It converts numpy arrays and
-//! parameter dicts into the crate's types, releases the GIL for every
+//! typed parameter objects (`_core.ForestParams`, `_core.Projection`) into the crate's
+//! types, releases the GIL for every
 //! computation, turns panics into errors, and maps [`Error`] to Python in one
 //! place. No forest logic lives here.
 
 use crate::error::Error;
 use crate::forest::Forest;
 use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
-use crate::projection::{Density, PatchGeometry, ProjectionKind};
+use crate::projection::{Density, Dictionary, PatchGeometry, ProjectionKind};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray1 as R1,
     PyReadonlyArray2,
@@ -14,7 +15,6 @@ use numpy::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyString};
-use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -48,245 +48,318 @@ fn compute<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, Error> + Send)
     .map_err(PyErr::from)
 }
 
-/// Reads a parameter dict, remembering which keys were used.
-struct Params<'py> {
-    dict: Bound<'py, PyDict>,
-    used: HashSet<String>,
-}
-
 fn bad(name: &str, what: &str) -> PyErr {
     ForestError::new_err(format!("invalid parameter {name}: {what}"))
 }
 
-impl<'py> Params<'py> {
-    fn get(&mut self, key: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.used.insert(key.to_string());
-        Ok(self.dict.get_item(key)?.filter(|v| !v.is_none()))
-    }
-    fn req(&mut self, key: &str) -> PyResult<Bound<'py, PyAny>> {
-        self.get(key)?.ok_or_else(|| bad(key, "is required"))
-    }
-    fn int(v: &Bound<'py, PyAny>, key: &str) -> PyResult<i64> {
-        if v.is_instance_of::<PyBool>() || v.is_instance_of::<PyFloat>() {
-            return Err(bad(key, "must be an integer"));
-        }
-        v.extract::<i64>()
-            .map_err(|_| bad(key, "must be an integer"))
-    }
-    fn usize(&mut self, key: &str, default: usize) -> PyResult<usize> {
-        match self.get(key)? {
-            None => Ok(default),
-            Some(v) => usize::try_from(Self::int(&v, key)?).map_err(|_| bad(key, "must be >= 0")),
-        }
-    }
-    fn opt_usize(&mut self, key: &str) -> PyResult<Option<usize>> {
-        match self.get(key)? {
-            None => Ok(None),
-            Some(v) => usize::try_from(Self::int(&v, key)?)
-                .map(Some)
-                .map_err(|_| bad(key, "must be >= 0")),
-        }
-    }
-    fn f64(&mut self, key: &str, default: f64) -> PyResult<f64> {
-        match self.get(key)? {
-            None => Ok(default),
-            Some(v) => v.extract::<f64>().map_err(|_| bad(key, "must be a number")),
-        }
-    }
-    fn bool(&mut self, key: &str, default: bool) -> PyResult<bool> {
-        match self.get(key)? {
-            None => Ok(default),
-            Some(v) => v.extract::<bool>().map_err(|_| bad(key, "must be a bool")),
-        }
-    }
-    fn string(&mut self, key: &str, default: &str) -> PyResult<String> {
-        match self.get(key)? {
-            None => Ok(default.to_string()),
-            Some(v) => v
-                .extract::<String>()
-                .map_err(|_| bad(key, "must be a string")),
-        }
-    }
-    fn count(&mut self, key: &str, default: SampleCount) -> PyResult<SampleCount> {
-        Ok(self.opt_count(key)?.unwrap_or(default))
-    }
-    fn opt_count(&mut self, key: &str) -> PyResult<Option<SampleCount>> {
-        match self.get(key)? {
-            None => Ok(None),
-            Some(v) if v.is_instance_of::<PyFloat>() => {
-                Ok(Some(SampleCount::Fraction(v.extract()?)))
-            }
-            Some(v) => {
-                let i = Self::int(&v, key)?;
-                usize::try_from(i)
-                    .map(|c| Some(SampleCount::Count(c)))
-                    .map_err(|_| bad(key, "must be >= 0"))
-            }
-        }
-    }
-    fn usize_list(&mut self, key: &str) -> PyResult<Vec<usize>> {
-        let v = self.req(key)?;
-        v.extract::<Vec<usize>>()
-            .map_err(|_| bad(key, "must be a list of non-negative integers"))
-    }
-    fn finish(self) -> PyResult<()> {
-        for k in self.dict.keys() {
-            let k: String = k.extract()?;
-            if !self.used.contains(&k) {
-                return Err(bad(&k, "unknown parameter"));
-            }
-        }
-        Ok(())
-    }
+/// Extracts parameter `name` as a `T`, naming the parameter in the error.
+fn named<'py, T>(v: &Bound<'py, PyAny>, name: &str) -> PyResult<T>
+where
+    T: for<'a> FromPyObject<'a, 'py, Error = PyErr>,
+{
+    v.extract::<T>()
+        .map_err(|e| bad(name, &e.value(v.py()).to_string()))
 }
 
-fn parse_projection(d: &Bound<'_, PyAny>) -> PyResult<ProjectionKind> {
-    let dict = d
-        .cast::<PyDict>()
-        .map_err(|_| bad("projection", "must be a dict"))?
-        .clone();
-    let mut p = Params {
-        dict,
-        used: HashSet::new(),
-    };
-    let kind = p.string("kind", "axis")?;
-    let out = match kind.as_str() {
-        "axis" => ProjectionKind::AxisAligned,
-        "sparse" => {
-            let density = p.get("density")?;
-            let combos = p.get("feature_combinations")?;
-            let density = match (density, combos) {
-                (Some(d), None) => Density::Fraction(
-                    d.extract()
-                        .map_err(|_| bad("density", "must be a number"))?,
-                ),
-                (None, Some(c)) => Density::FeatureCombinations(
-                    c.extract()
-                        .map_err(|_| bad("feature_combinations", "must be a number"))?,
-                ),
-                (None, None) => Density::FeatureCombinations(3.0),
-                (Some(_), Some(_)) => {
-                    return Err(bad(
-                        "density",
-                        "give density or feature_combinations, not both",
-                    ))
-                }
-            };
-            ProjectionKind::SparseSigned { density }
-        }
-        "forest_rc" => ProjectionKind::ForestRc {
-            n_combined: p.usize("n_combined", 2)?,
-        },
-        "gaussian" => ProjectionKind::Gaussian,
-        "patch" => {
-            let data_shape = p.usize_list("data_shape")?;
-            let channel_axis = p.opt_usize("channel_axis")?;
-            let min_patch_size = p.usize_list("min_patch_size")?;
-            let max_patch_size = p.usize_list("max_patch_size")?;
-            let periodic = p
-                .req("periodic")?
-                .extract::<Vec<bool>>()
-                .map_err(|_| bad("periodic", "must be a list of bools"))?;
-            ProjectionKind::Patch(PatchGeometry {
-                data_shape,
-                channel_axis,
-                min_patch_size,
-                max_patch_size,
-                periodic,
-            })
-        }
-        other => return Err(bad("projection", &format!("unknown kind {other:?}"))),
-    };
-    p.finish()?;
-    Ok(out)
-}
-
-fn parse_params(dict: &Bound<'_, PyDict>) -> PyResult<ForestParams> {
-    let mut p = Params {
-        dict: dict.clone(),
-        used: HashSet::new(),
-    };
-    let task = match p.string("task", "classification")?.as_str() {
-        "classification" => Task::Classification {
-            n_classes: p.usize("n_classes", 2)?,
-        },
-        "regression" => {
-            if p.usize("n_classes", 0)? != 0 {
-                return Err(bad(
-                    "n_classes",
-                    "is for classification; leave it out (or 0) for regression",
-                ));
-            }
-            Task::Regression
-        }
-        other => return Err(bad("task", &format!("unknown task {other:?}"))),
-    };
-    let default_criterion = if task == Task::Regression {
-        "squared_error"
+/// Like [`named`], with Python's None as `None`.
+fn named_opt<'py, T>(v: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<T>>
+where
+    T: for<'a> FromPyObject<'a, 'py, Error = PyErr>,
+{
+    if v.is_none() {
+        Ok(None)
     } else {
-        "gini"
-    };
-    let criterion = match p.string("criterion", default_criterion)?.as_str() {
-        "gini" => Criterion::Gini,
-        "entropy" | "log_loss" => Criterion::Entropy,
-        "squared_error" => Criterion::SquaredError,
-        other => return Err(bad("criterion", &format!("unknown criterion {other:?}"))),
-    };
-    let max_bins = p.usize("max_bins", 256)?;
-    let splitter = match p.string("splitter", "best")?.as_str() {
-        "best" => Splitter::Best,
-        "random" => Splitter::Random,
-        "hist" => Splitter::Histogram { max_bins },
-        other => return Err(bad("splitter", &format!("unknown splitter {other:?}"))),
-    };
-    let projection = match p.get("projection")? {
-        None => ProjectionKind::AxisAligned,
-        Some(d) => parse_projection(&d)?,
-    };
-    let max_features = match p.get("max_features")? {
-        None => MaxFeatures::All,
-        Some(v) if v.is_instance_of::<PyString>() => match v.extract::<String>()?.as_str() {
-            "sqrt" => MaxFeatures::Sqrt,
-            "log2" => MaxFeatures::Log2,
-            other => return Err(bad("max_features", &format!("unknown option {other:?}"))),
-        },
-        Some(v) if v.is_instance_of::<PyFloat>() => MaxFeatures::Fraction(v.extract()?),
-        Some(v) => {
-            let i = Params::int(&v, "max_features")?;
-            MaxFeatures::Count(usize::try_from(i).map_err(|_| bad("max_features", "must be >= 1"))?)
+        named(v, name).map(Some)
+    }
+}
+
+/// A non-negative Python int (not a bool or a float) that fits a `usize`: no count from
+/// Python can wrap or be truncated on its way into the core.
+struct Count(usize);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Count {
+    type Error = PyErr;
+    fn extract(v: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if v.is_instance_of::<PyBool>() || v.is_instance_of::<PyFloat>() {
+            return Err(PyValueError::new_err("must be an integer"));
         }
-    };
-    let params = ForestParams {
-        task,
-        criterion,
-        splitter,
-        projection,
-        max_features,
-        n_estimators: p.usize("n_estimators", 100)?,
-        max_depth: p.opt_usize("max_depth")?,
-        min_samples_split: p.count("min_samples_split", SampleCount::Count(2))?,
-        min_samples_leaf: p.count("min_samples_leaf", SampleCount::Count(1))?,
-        min_weight_fraction_leaf: p.f64("min_weight_fraction_leaf", 0.0)?,
-        min_impurity_decrease: p.f64("min_impurity_decrease", 0.0)?,
-        max_leaf_nodes: p.opt_usize("max_leaf_nodes")?,
-        bootstrap: p.bool("bootstrap", true)?,
-        max_samples: p.opt_count("max_samples")?,
-        class_weight_subsample: p.bool("class_weight_subsample", false)?,
-        oob: p.bool("oob", false)?,
-        seed: p
-            .get("seed")?
-            .map(|v| v.extract::<u64>())
-            .transpose()
-            .map_err(|_| bad("seed", "must be an integer in [0, 2**64)"))?
-            .unwrap_or(0),
-        n_jobs: p
-            .get("n_jobs")?
-            .map(|v| Params::int(&v, "n_jobs"))
-            .transpose()?
-            .unwrap_or(1),
-    };
-    p.finish()?;
-    Ok(params)
+        let big = v
+            .extract::<i128>()
+            .map_err(|_| PyValueError::new_err("must be an integer"))?;
+        if big < 0 {
+            return Err(PyValueError::new_err(format!("must be >= 0, got {big}")));
+        }
+        usize::try_from(big)
+            .map(Count)
+            .map_err(|_| PyValueError::new_err(format!("{big} is too large")))
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Criterion {
+    type Error = PyErr;
+    fn extract(v: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        match v.extract::<String>()?.as_str() {
+            "gini" => Ok(Criterion::Gini),
+            "entropy" | "log_loss" => Ok(Criterion::Entropy),
+            "squared_error" => Ok(Criterion::SquaredError),
+            other => Err(PyValueError::new_err(format!(
+                "unknown criterion {other:?}"
+            ))),
+        }
+    }
+}
+
+/// `None` (all features), `"sqrt"`, `"log2"`, an int count or a float fraction.
+impl<'a, 'py> FromPyObject<'a, 'py> for MaxFeatures {
+    type Error = PyErr;
+    fn extract(v: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if v.is_none() {
+            Ok(MaxFeatures::All)
+        } else if v.is_instance_of::<PyString>() {
+            match v.extract::<String>()?.as_str() {
+                "sqrt" => Ok(MaxFeatures::Sqrt),
+                "log2" => Ok(MaxFeatures::Log2),
+                other => Err(PyValueError::new_err(format!("unknown option {other:?}"))),
+            }
+        } else if v.is_instance_of::<PyFloat>() {
+            Ok(MaxFeatures::Fraction(v.extract()?))
+        } else {
+            Ok(MaxFeatures::Count(v.extract::<Count>()?.0))
+        }
+    }
+}
+
+/// An int count or a float fraction of the training rows.
+impl<'a, 'py> FromPyObject<'a, 'py> for SampleCount {
+    type Error = PyErr;
+    fn extract(v: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if v.is_instance_of::<PyFloat>() {
+            Ok(SampleCount::Fraction(v.extract()?))
+        } else {
+            Ok(SampleCount::Count(v.extract::<Count>()?.0))
+        }
+    }
+}
+
+/// A projection distribution for the core (`_core.Projection`), built by the classes of
+/// `obliqueforest.projections`. The constructors only convert; [`ProjectionKind::check`]
+/// validates when a forest is fitted.
+#[pyclass(name = "Projection", module = "obliqueforest._core", frozen)]
+#[derive(Clone)]
+struct PyProjection {
+    kind: ProjectionKind,
+}
+
+#[pymethods]
+impl PyProjection {
+    #[staticmethod]
+    fn axis() -> Self {
+        PyProjection {
+            kind: ProjectionKind::AxisAligned,
+        }
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (*, density, feature_combinations))]
+    fn sparse(density: Option<f64>, feature_combinations: Option<f64>) -> PyResult<Self> {
+        let density = match (density, feature_combinations) {
+            (Some(d), None) => Density::Fraction(d),
+            (None, Some(c)) => Density::FeatureCombinations(c),
+            _ => {
+                return Err(bad(
+                    "density",
+                    "give exactly one of density and feature_combinations",
+                ))
+            }
+        };
+        Ok(PyProjection {
+            kind: ProjectionKind::SparseSigned { density },
+        })
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (*, n_combined))]
+    fn forest_rc(n_combined: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(PyProjection {
+            kind: ProjectionKind::ForestRc {
+                n_combined: named::<Count>(n_combined, "n_combined")?.0,
+            },
+        })
+    }
+
+    #[staticmethod]
+    fn gaussian() -> Self {
+        PyProjection {
+            kind: ProjectionKind::Gaussian,
+        }
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (*, data_shape, channel_axis, min_patch_size, max_patch_size, periodic))]
+    fn patch(
+        data_shape: &Bound<'_, PyAny>,
+        channel_axis: &Bound<'_, PyAny>,
+        min_patch_size: &Bound<'_, PyAny>,
+        max_patch_size: &Bound<'_, PyAny>,
+        periodic: Vec<bool>,
+    ) -> PyResult<Self> {
+        let counts = |v: &Bound<'_, PyAny>, name: &str| -> PyResult<Vec<usize>> {
+            Ok(named::<Vec<Count>>(v, name)?
+                .into_iter()
+                .map(|c| c.0)
+                .collect())
+        };
+        Ok(PyProjection {
+            kind: ProjectionKind::Patch(PatchGeometry {
+                data_shape: counts(data_shape, "data_shape")?,
+                channel_axis: named_opt::<Count>(channel_axis, "channel_axis")?.map(|c| c.0),
+                min_patch_size: counts(min_patch_size, "min_patch_size")?,
+                max_patch_size: counts(max_patch_size, "max_patch_size")?,
+                periodic,
+            }),
+        })
+    }
+
+    /// A projection dictionary: CSC arrays of an `n_features × n_atoms` matrix whose
+    /// columns are the atoms.
+    #[staticmethod]
+    #[pyo3(signature = (*, n_features, indptr, indices, data, n_candidates))]
+    fn dictionary(
+        n_features: &Bound<'_, PyAny>,
+        indptr: PyReadonlyArray1<'_, i64>,
+        indices: PyReadonlyArray1<'_, i64>,
+        data: PyReadonlyArray1<'_, f32>,
+        n_candidates: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let words = |a: &PyReadonlyArray1<'_, i64>, what: &str| -> PyResult<Vec<u32>> {
+            a.as_array()
+                .iter()
+                .map(|&v| u32::try_from(v).map_err(|_| bad("atoms", what)))
+                .collect()
+        };
+        Ok(PyProjection {
+            kind: ProjectionKind::Dictionary(Dictionary {
+                n_features: named::<Count>(n_features, "atoms")?.0,
+                atom_ptr: words(&indptr, "offsets out of range")?,
+                atom_idx: words(&indices, "feature index out of range")?,
+                atom_w: data.as_array().to_vec(),
+                n_candidates: named_opt::<Count>(n_candidates, "n_candidates")?.map(|c| c.0),
+            }),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.kind)
+    }
+}
+
+/// The parameters of a fit (`_core.ForestParams`): every field given, converted to the
+/// crate's [`ForestParams`] with its types; [`ForestParams::check`] validates them against
+/// the data when the forest is fitted. Python builds it in one place
+/// (`obliqueforest._params.core_params`).
+#[pyclass(name = "ForestParams", module = "obliqueforest._core", frozen)]
+#[derive(Clone)]
+struct PyForestParams {
+    inner: ForestParams,
+}
+
+#[pymethods]
+impl PyForestParams {
+    #[new]
+    #[pyo3(signature = (
+        *, task, n_classes, criterion, splitter, max_bins, projection, max_features,
+        n_estimators, max_depth, min_samples_split, min_samples_leaf,
+        min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
+        max_samples, class_weight_subsample, oob, seed, ccp_alpha, n_jobs
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        task: &str,
+        n_classes: &Bound<'_, PyAny>,
+        criterion: &Bound<'_, PyAny>,
+        splitter: &str,
+        max_bins: &Bound<'_, PyAny>,
+        projection: PyRef<'_, PyProjection>,
+        max_features: &Bound<'_, PyAny>,
+        n_estimators: &Bound<'_, PyAny>,
+        max_depth: &Bound<'_, PyAny>,
+        min_samples_split: &Bound<'_, PyAny>,
+        min_samples_leaf: &Bound<'_, PyAny>,
+        min_weight_fraction_leaf: f64,
+        min_impurity_decrease: f64,
+        max_leaf_nodes: &Bound<'_, PyAny>,
+        bootstrap: bool,
+        max_samples: &Bound<'_, PyAny>,
+        class_weight_subsample: bool,
+        oob: bool,
+        seed: &Bound<'_, PyAny>,
+        ccp_alpha: f64,
+        n_jobs: &Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let n_classes = named_opt::<Count>(n_classes, "n_classes")?.map(|c| c.0);
+        let task = match (task, n_classes) {
+            ("classification", Some(n_classes)) => Task::Classification { n_classes },
+            ("classification", None) => return Err(bad("n_classes", "classification needs it")),
+            ("regression", None) => Task::Regression,
+            ("regression", Some(_)) => {
+                return Err(bad("n_classes", "is for classification; give None"))
+            }
+            (other, _) => return Err(bad("task", &format!("unknown task {other:?}"))),
+        };
+        let splitter = match splitter {
+            "best" => Splitter::Best,
+            "random" => Splitter::Random,
+            "hist" => Splitter::Histogram {
+                max_bins: named::<Count>(max_bins, "max_bins")?.0,
+            },
+            other => return Err(bad("splitter", &format!("unknown splitter {other:?}"))),
+        };
+        let seed = seed
+            .extract::<u64>()
+            .map_err(|_| bad("seed", "must be an integer in [0, 2**64)"))?;
+        let n_jobs = n_jobs
+            .extract::<i64>()
+            .map_err(|_| bad("n_jobs", "must be an integer"))?;
+        Ok(PyForestParams {
+            inner: ForestParams {
+                task,
+                criterion: named(criterion, "criterion")?,
+                splitter,
+                projection: projection.kind.clone(),
+                max_features: named(max_features, "max_features")?,
+                n_estimators: named::<Count>(n_estimators, "n_estimators")?.0,
+                max_depth: named_opt::<Count>(max_depth, "max_depth")?.map(|c| c.0),
+                min_samples_split: named(min_samples_split, "min_samples_split")?,
+                min_samples_leaf: named(min_samples_leaf, "min_samples_leaf")?,
+                min_weight_fraction_leaf,
+                min_impurity_decrease,
+                max_leaf_nodes: named_opt::<Count>(max_leaf_nodes, "max_leaf_nodes")?.map(|c| c.0),
+                bootstrap,
+                max_samples: named_opt(max_samples, "max_samples")?,
+                class_weight_subsample,
+                oob,
+                seed,
+                ccp_alpha,
+                n_jobs,
+            },
+        })
+    }
+
+    /// The same parameters with another seed.
+    fn with_seed(&self, seed: u64) -> Self {
+        let mut out = self.clone();
+        out.inner.seed = seed;
+        out
+    }
+
+    #[getter]
+    fn n_estimators(&self) -> usize {
+        self.inner.n_estimators
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.inner)
+    }
 }
 
 /// A counter of finished trees, readable from another Python thread during a fit.
@@ -333,10 +406,10 @@ impl PyForest {
         x: PyReadonlyArray2<'_, f32>,
         y: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
-        params: &Bound<'_, PyDict>,
+        params: PyRef<'_, PyForestParams>,
         progress: Option<PyRef<'_, Progress>>,
     ) -> PyResult<PyForest> {
-        let params = parse_params(params)?;
+        let params = params.inner.clone();
         let counter = progress.map(|p| p.done.clone());
         let (x, y) = (
             x.as_array(),
@@ -349,7 +422,7 @@ impl PyForest {
         Ok(PyForest { inner })
     }
 
-    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None))]
+    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit_more(
         &mut self,
@@ -357,10 +430,12 @@ impl PyForest {
         x: PyReadonlyArray2<'_, f32>,
         y: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
-        n_more: usize,
+        n_more: &Bound<'_, PyAny>,
         progress: Option<PyRef<'_, Progress>>,
         n_jobs: Option<i64>,
+        ccp_alpha: Option<f64>,
     ) -> PyResult<()> {
+        let n_more = named::<Count>(n_more, "n_more")?.0;
         let counter = progress.map(|p| p.done.clone());
         let (x, y) = (
             x.as_array(),
@@ -369,7 +444,7 @@ impl PyForest {
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
         compute(py, || {
-            inner.grow_more(x, y, w, n_more, n_jobs, counter.as_deref())
+            inner.grow_more(x, y, w, n_more, n_jobs, ccp_alpha, counter.as_deref())
         })
     }
 
@@ -390,6 +465,39 @@ impl PyForest {
         Ok(PyForest {
             inner: self.inner.select(&idx)?,
         })
+    }
+
+    /// The atoms of a dictionary forest as CSC arrays `(n_features, indptr, indices, data,
+    /// n_candidates)`, or None: what a model file restores a `Dictionary` from.
+    #[allow(clippy::type_complexity)]
+    fn dictionary_atoms<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> Option<(
+        usize,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<f32>>,
+        Option<usize>,
+    )> {
+        match &self.inner.params().projection {
+            ProjectionKind::Dictionary(d) => Some((
+                d.n_features,
+                d.atom_ptr
+                    .iter()
+                    .map(|&v| i64::from(v))
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+                d.atom_idx
+                    .iter()
+                    .map(|&v| i64::from(v))
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+                d.atom_w.clone().into_pyarray(py),
+                d.n_candidates,
+            )),
+            _ => None,
+        }
     }
 
     #[getter]
@@ -455,6 +563,36 @@ impl PyForest {
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
         let x = x.as_array();
         Ok(compute(py, || self.inner.apply_leaves(x, n_jobs))?.into_pyarray(py))
+    }
+
+    fn in_bag_counts<'py>(
+        &self,
+        py: Python<'py>,
+        tree: usize,
+        n_samples: usize,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        Ok(compute(py, || self.inner.in_bag_counts(tree, n_samples))?.into_pyarray(py))
+    }
+
+    #[pyo3(signature = (x, n_jobs=1))]
+    #[allow(clippy::type_complexity)]
+    fn decision_path<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f32>,
+        n_jobs: i64,
+    ) -> PyResult<(
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+    )> {
+        let x = x.as_array();
+        let (indptr, indices, n_nodes_ptr) = compute(py, || self.inner.decision_path(x, n_jobs))?;
+        Ok((
+            indptr.into_pyarray(py),
+            indices.into_pyarray(py),
+            n_nodes_ptr.into_pyarray(py),
+        ))
     }
 
     fn leaf_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
@@ -671,6 +809,8 @@ fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyForest>()?;
     m.add_class::<Progress>()?;
+    m.add_class::<PyForestParams>()?;
+    m.add_class::<PyProjection>()?;
     m.add("ForestError", m.py().get_type::<ForestError>())?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

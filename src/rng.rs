@@ -32,6 +32,7 @@ impl Rng {
         Rng(ChaCha8Rng::seed_from_u64(seed))
     }
 
+    /// 64 uniformly random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
         self.0.next_u64()

@@ -25,6 +25,78 @@ class Progress:
     @property
     def trees_done(self) -> int: ...
 
+class Projection:
+    """A projection distribution for the core; build it with a constructor below (the
+    classes of :mod:`obliqueforest.projections` do). Only converts: the core validates
+    the settings when a forest is fitted, naming the parameter."""
+
+    @staticmethod
+    def axis() -> Projection: ...
+    @staticmethod
+    def sparse(*, density: Optional[float], feature_combinations: Optional[float]) -> Projection:
+        """SPORF's sparse ±1 projections; exactly one of the two settings."""
+    @staticmethod
+    def forest_rc(*, n_combined: int) -> Projection: ...
+    @staticmethod
+    def gaussian() -> Projection: ...
+    @staticmethod
+    def patch(
+        *,
+        data_shape: list[int],
+        channel_axis: Optional[int],
+        min_patch_size: list[int],
+        max_patch_size: list[int],
+        periodic: list[bool],
+    ) -> Projection: ...
+    @staticmethod
+    def dictionary(
+        *,
+        n_features: int,
+        indptr: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int64],
+        data: npt.NDArray[np.float32],
+        n_candidates: Optional[int],
+    ) -> Projection:
+        """Atoms: the columns of a CSC matrix of shape (n_features, n_atoms)."""
+
+class ForestParams:
+    """The typed parameters of one fit. Every field is required (defaults live in the
+    estimators); ``obliqueforest._params.core_params`` builds it. Counts must be
+    non-negative ints that fit the machine's word (else :class:`ForestError` naming the
+    parameter); ranges, cross-parameter rules and bounds against the data (e.g.
+    ``max_samples <= n_samples``, at most 2**20 trees and 2**20 candidates per node) are
+    checked when the forest is fitted, before anything is allocated."""
+
+    def __init__(
+        self,
+        *,
+        task: str,
+        n_classes: Optional[int],
+        criterion: str,
+        splitter: str,
+        max_bins: int,
+        projection: Projection,
+        max_features: Optional[int | float | str],
+        n_estimators: int,
+        max_depth: Optional[int],
+        min_samples_split: int | float,
+        min_samples_leaf: int | float,
+        min_weight_fraction_leaf: float,
+        min_impurity_decrease: float,
+        max_leaf_nodes: Optional[int],
+        bootstrap: bool,
+        max_samples: Optional[int | float],
+        class_weight_subsample: bool,
+        oob: bool,
+        seed: int,
+        ccp_alpha: float,
+        n_jobs: int,
+    ) -> None: ...
+    def with_seed(self, seed: int) -> ForestParams:
+        """The same parameters with another seed."""
+    @property
+    def n_estimators(self) -> int: ...
+
 class Forest:
     """A fitted projection forest (all trees, their projections and leaf values).
 
@@ -36,30 +108,14 @@ class Forest:
         X: npt.NDArray[np.float32],
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
-        params: dict[str, Any],
+        params: ForestParams,
         progress: Optional[Progress] = None,
     ) -> Forest:
         """Grow a forest.
 
         ``X`` has shape (n_samples, n_features), any memory order. For
         classification ``y`` holds class codes 0..n_classes-1 as floats.
-        ``params`` keys (unknown keys are an error):
-
-        - ``task``: "classification" | "regression"
-        - ``n_classes``: int (classification)
-        - ``criterion``: "gini" | "entropy" | "squared_error"
-        - ``projection``: dict with ``kind`` in "axis", "sparse", "forest_rc",
-          "gaussian", "patch" and the kind's settings (``density`` or
-          ``feature_combinations`` for sparse, ``n_combined`` for forest_rc,
-          ``data_shape``, ``channel_axis``, ``min_patch_size``,
-          ``max_patch_size``, ``periodic`` for patch)
-        - ``max_features``: None | int | float | "sqrt" | "log2"
-          (the number d of candidate projections per node)
-        - ``n_estimators``, ``max_depth``, ``min_samples_split``,
-          ``min_samples_leaf``, ``min_weight_fraction_leaf``,
-          ``min_impurity_decrease``, ``max_leaf_nodes``, ``bootstrap``,
-          ``max_samples``, ``class_weight_subsample``, ``oob``, ``seed``,
-          ``n_jobs``
+        ``params`` says how (see :class:`ForestParams`).
         """
     def fit_more(
         self,
@@ -69,9 +125,24 @@ class Forest:
         n_more: int,
         progress: Optional[Progress] = None,
         n_jobs: Optional[int] = None,
+        ccp_alpha: Optional[float] = None,
     ) -> None:
         """Grow ``n_more`` further trees (tree indices continue), same params and seed,
-        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it)."""
+        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it),
+        pruned with ``ccp_alpha`` (default: the first fit's; 0 for a loaded model)."""
+    def dictionary_atoms(
+        self,
+    ) -> Optional[
+        tuple[
+            int,
+            npt.NDArray[np.int64],
+            npt.NDArray[np.int64],
+            npt.NDArray[np.float32],
+            Optional[int],
+        ]
+    ]:
+        """A dictionary forest's atoms as CSC arrays (n_features, indptr, indices, data,
+        n_candidates); None for other families."""
     @property
     def n_jobs(self) -> int:
         """The ``n_jobs`` the forest was last grown with (1 after loading from bytes)."""
@@ -97,6 +168,13 @@ class Forest:
         """Per-tree leaf values, shape (n_trees, n_samples, n_outputs)."""
     def apply(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.int64]:
         """Leaf node index (within its tree) per tree, shape (n_samples, n_trees)."""
+    def in_bag_counts(self, tree: int, n_samples: int) -> npt.NDArray[np.uint32]:
+        """How often tree ``tree`` drew each of the ``n_samples`` training rows (recomputed
+        from its seed; all ones without bootstrap), shape (n_samples,)."""
+    def decision_path(
+        self, X: npt.NDArray[np.float32], n_jobs: int = 1
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(indptr, indices, n_nodes_ptr): CSR of the forest-wide nodes each row visits."""
     def leaf_offsets(self) -> npt.NDArray[np.int64]:
         """Global leaf numbering: leaf ``l`` of tree ``t`` has global id
         ``leaf_offsets()[t] + leaf_rank[t][l]``; shape (n_trees + 1,)."""

@@ -23,7 +23,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
 from ._progress import run_with_progress
-from .projections import AxisAligned, Patch, SparseSigned, _Projection
+from ._params import core_params
+from ._trees import PerTreeMixin
+from .projections import AxisAligned, SparseSigned, _Projection
 
 try:  # scikit-learn >= 1.6
     from sklearn.utils.validation import validate_data as _validate_data
@@ -96,9 +98,9 @@ TREE_PARAM_CONSTRAINTS: dict = {
 }
 
 
-class _BaseForest(BaseEstimator):
+class _BaseForest(PerTreeMixin, BaseEstimator):
     """Shared machinery of every projection forest. Subclasses define ``__init__`` (so that
-    scikit-learn sees their parameters) and ``_projection_config``."""
+    scikit-learn sees their parameters) and ``_projection``."""
 
     _parameter_constraints: dict = {
         **TREE_PARAM_CONSTRAINTS,
@@ -113,47 +115,42 @@ class _BaseForest(BaseEstimator):
             None,
         ],
         "oob_score": ["boolean", callable],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "warm_start": ["boolean"],
     }
 
     # -- hooks ---------------------------------------------------------------------------
-    def _projection_config(self, n_features: int) -> dict:
+    def _projection(self, n_features: int):
+        """The core's projection distribution (a ``_core.Projection``)."""
         raise NotImplementedError
 
     def _task_params(self, y) -> dict:
         raise NotImplementedError
 
     # -- fitting -------------------------------------------------------------------------
-    def _core_params(self, n_features: int, task: dict) -> dict:
-        if self.n_jobs == 0:
-            raise ValueError("n_jobs == 0 has no meaning; use None, a positive number or -1")
-        if self.oob_score and not self.bootstrap:
-            raise ValueError("Out of bag estimation only available if bootstrap=True")
-        if self.max_samples is not None and not self.bootstrap:
-            raise ValueError(
-                "`max_sample` cannot be set if `bootstrap=False`. Either switch to "
-                "`bootstrap=True` or set `max_sample=None`."
-            )
-        params = dict(task)
-        params.update(
-            projection=self._projection_config(n_features),
-            splitter=getattr(self, "splitter", "best"),
-            max_bins=int(getattr(self, "max_bins", 256)),
+    def _core_params(self, n_features: int, task: dict):
+        # cross-parameter rules (oob_score and max_samples need bootstrap, ...) and bounds
+        # against the data are the core's ForestParams::check
+        return core_params(
+            **task,
+            projection=self._projection(n_features),
+            splitter=self.splitter,
+            max_bins=self.max_bins,
             max_features=self.max_features,
             n_estimators=self.n_estimators,
             max_depth=self.max_depth,
             min_samples_split=self.min_samples_split,
             min_samples_leaf=self.min_samples_leaf,
-            min_weight_fraction_leaf=float(self.min_weight_fraction_leaf),
-            min_impurity_decrease=float(self.min_impurity_decrease),
+            min_weight_fraction_leaf=self.min_weight_fraction_leaf,
+            min_impurity_decrease=self.min_impurity_decrease,
             max_leaf_nodes=self.max_leaf_nodes,
-            bootstrap=bool(self.bootstrap),
+            bootstrap=self.bootstrap,
             max_samples=self.max_samples,
-            oob=bool(self.oob_score),
-            seed=int(self._seed),
+            oob=self.oob_score,
+            ccp_alpha=self.ccp_alpha,
+            seed=self._seed,
             n_jobs=self._n_threads(),
         )
-        return params
 
     def _n_threads(self) -> int:
         return resolve_n_jobs(self.n_jobs)
@@ -191,12 +188,15 @@ class _BaseForest(BaseEstimator):
                 )
                 return
             run_with_progress(
-                lambda p: fitted.fit_more(X32, y_core, sw, n_more, p, self._n_threads()),
+                lambda p: fitted.fit_more(
+                    X32, y_core, sw, n_more, p, self._n_threads(), self.ccp_alpha
+                ),
                 n_more,
                 self.verbose,
             )
             return
         self._seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
+        self._n_samples_fit = X.shape[0]  # estimators_samples_ recomputes in-bag rows from it
         params = self._core_params(X.shape[1], task)
         self._forest = run_with_progress(
             lambda p: _core.Forest.fit(X32, y_core, sw, params, p), self.n_estimators, self.verbose
@@ -359,7 +359,12 @@ class _RegressorMixin(RegressorMixin):
     """Regression half of the forests."""
 
     def _task_params(self, y):
-        return {"task": "regression", "criterion": self.criterion}
+        return {
+            "task": "regression",
+            "n_classes": None,
+            "criterion": self.criterion,
+            "class_weight_subsample": False,
+        }
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -454,6 +459,11 @@ _COMMON_DOC = """
         Add trees to the fitted forest instead of growing a new one.
     max_samples : int or float, default=None
         Bootstrap sample size (a float is a fraction of n_samples).
+    ccp_alpha : float, default=0.0
+        Minimal cost-complexity pruning of each grown tree: the smallest subtree minimising
+        ``R(T) + ccp_alpha * n_leaves(T)``, where R sums the leaves' weighted impurities
+        (Breiman et al. 1984), as scikit-learn's trees; 0 prunes nothing. OOB estimates,
+        importances and per-tree access see the pruned trees.
     splitter : {"best", "random", "hist"}, default="best"
         "best" scans every threshold of each candidate projection; "random" draws one
         threshold per candidate (extremely randomized trees); "hist" scans ``max_bins``
@@ -538,6 +548,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -559,11 +570,13 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         self.warm_start = warm_start
         self.class_weight = class_weight
         self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
         self.splitter = splitter
         self.max_bins = max_bins
 
-    def _projection_config(self, n_features):
-        return _generic_projection(self.projection, n_features)
+    def _projection(self, n_features):
+        projection = SparseSigned() if self.projection is None else self.projection
+        return projection._core_projection(n_features)
 
 
 class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
@@ -601,6 +614,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -621,19 +635,13 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         self.verbose = verbose
         self.warm_start = warm_start
         self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
         self.splitter = splitter
         self.max_bins = max_bins
 
-    def _projection_config(self, n_features):
-        return _generic_projection(self.projection, n_features)
-
-
-def _generic_projection(projection, n_features):
-    if projection is None:
-        return SparseSigned().to_config()
-    if isinstance(projection, Patch):
-        return projection.resolve(n_features)
-    return projection.to_config()
+    def _projection(self, n_features):
+        projection = SparseSigned() if self.projection is None else self.projection
+        return projection._core_projection(n_features)
 
 
 class RandomForestClassifier(ObliqueForestClassifier):
@@ -673,6 +681,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -695,13 +704,14 @@ class RandomForestClassifier(ObliqueForestClassifier):
             warm_start=warm_start,
             class_weight=class_weight,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
         del self.projection
 
-    def _projection_config(self, n_features):
-        return AxisAligned().to_config()
+    def _projection(self, n_features):
+        return AxisAligned()._core_projection(n_features)
 
 
 class RandomForestRegressor(ObliqueForestRegressor):
@@ -736,6 +746,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -757,13 +768,14 @@ class RandomForestRegressor(ObliqueForestRegressor):
             verbose=verbose,
             warm_start=warm_start,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
         del self.projection
 
-    def _projection_config(self, n_features):
-        return AxisAligned().to_config()
+    def _projection(self, n_features):
+        return AxisAligned()._core_projection(n_features)
 
 
 class SPORFClassifier(ObliqueForestClassifier):
@@ -810,6 +822,7 @@ class SPORFClassifier(ObliqueForestClassifier):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -832,14 +845,17 @@ class SPORFClassifier(ObliqueForestClassifier):
             warm_start=warm_start,
             class_weight=class_weight,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
         del self.projection
         self.feature_combinations = feature_combinations
 
-    def _projection_config(self, n_features):
-        return SparseSigned(feature_combinations=self.feature_combinations).to_config()
+    def _projection(self, n_features):
+        return SparseSigned(feature_combinations=self.feature_combinations)._core_projection(
+            n_features
+        )
 
 
 class SPORFRegressor(ObliqueForestRegressor):
@@ -880,6 +896,7 @@ class SPORFRegressor(ObliqueForestRegressor):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -901,11 +918,14 @@ class SPORFRegressor(ObliqueForestRegressor):
             verbose=verbose,
             warm_start=warm_start,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
         del self.projection
         self.feature_combinations = feature_combinations
 
-    def _projection_config(self, n_features):
-        return SparseSigned(feature_combinations=self.feature_combinations).to_config()
+    def _projection(self, n_features):
+        return SparseSigned(feature_combinations=self.feature_combinations)._core_projection(
+            n_features
+        )

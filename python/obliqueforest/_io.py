@@ -52,7 +52,7 @@ def _jsonable_params(est):
     params = {}
     for k, v in est.get_params(deep=False).items():
         if isinstance(v, _Projection):
-            v = {"__projection__": type(v).__name__, **vars(v)}
+            v = {"__projection__": type(v).__name__, **v._state()}
         elif isinstance(v, np.integer):
             v = int(v)
         elif isinstance(v, np.floating):
@@ -148,7 +148,7 @@ def load(path):
         name = spec.pop("__projection__", None)
         if name not in projections.__all__:
             raise err(f"model file names an unknown projection {name!r}")
-        params["projection"] = getattr(projections, name)(**spec)
+        params["projection"] = getattr(projections, name)._from_state(spec, forest)
     try:
         est = cls(**params)
     except TypeError as e:

@@ -58,19 +58,21 @@ _MORF_REF = """
 
 
 class _MORFMixin:
-    def _projection_config(self, n_features):
+    def _patch(self):
         return Patch(
             self.data_shape,
             self.channel_axis,
             self.min_patch_size,
             self.max_patch_size,
             self.periodic,
-        ).resolve(n_features)
+        )
+
+    def _projection(self, n_features):
+        return self._patch()._core_projection(n_features)
 
     def _shape(self):
         check_is_fitted(self, "_forest")
-        cfg = self._projection_config(self.n_features_in_)
-        return tuple(cfg["data_shape"])
+        return tuple(self._patch().resolve(self.n_features_in_)["data_shape"])
 
     def feature_importance_map(self, kind="impurity"):
         """Importances reshaped to ``data_shape``.
@@ -141,6 +143,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -163,6 +166,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
             warm_start=warm_start,
             class_weight=class_weight,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -211,6 +215,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -232,6 +237,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
             verbose=verbose,
             warm_start=warm_start,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )

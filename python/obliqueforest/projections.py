@@ -14,23 +14,53 @@ References
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 
-__all__ = ["AxisAligned", "ForestRC", "Gaussian", "Patch", "SparseSigned"]
+import numpy as np
+
+from . import _core
+
+__all__ = [
+    "AxisAligned",
+    "Dictionary",
+    "ForestRC",
+    "Gaussian",
+    "GraphNeighbourhood",
+    "Patch",
+    "SparseSigned",
+]
 
 
 class _Projection:
-    """Base class: a projection distribution with a ``to_config`` for the core."""
+    """Base class: a projection distribution, handed to the core by ``_core_projection``.
 
-    def to_config(self) -> dict:
+    The objects only store their arguments; the core validates them when a forest is fitted
+    (its errors name the parameter).
+    """
+
+    def _core_projection(self, n_features: int):
+        """The core's ``_core.Projection`` for data with ``n_features`` columns."""
         raise NotImplementedError
+
+    def _state(self) -> dict:
+        """The arguments as plain JSON values, for model files (see ``_from_state``)."""
+        return dict(vars(self))
+
+    @classmethod
+    def _from_state(cls, state: dict, forest):
+        """Rebuilds the object from ``_state()`` and the loaded core ``forest``."""
+        return cls(**state)
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
         return f"{type(self).__name__}({args})"
 
     def __eq__(self, other) -> bool:
-        return type(self) is type(other) and vars(self) == vars(other)
+        return (
+            type(self) is type(other)
+            and vars(self).keys() == vars(other).keys()
+            and all(_same(v, vars(other)[k]) for k, v in vars(self).items())
+        )
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, tuple(sorted(map(str, vars(self).items())))))
@@ -39,8 +69,8 @@ class _Projection:
 class AxisAligned(_Projection):
     """Axis-aligned splits (classic random forest): d distinct features, weight 1."""
 
-    def to_config(self) -> dict:
-        return {"kind": "axis"}
+    def _core_projection(self, n_features):
+        return _core.Projection.axis()
 
 
 class SparseSigned(_Projection):
@@ -64,17 +94,11 @@ class SparseSigned(_Projection):
         self.density = density
         self.feature_combinations = feature_combinations
 
-    def to_config(self) -> dict:
-        if self.density is not None and self.feature_combinations is not None:
-            raise ValueError("SparseSigned: give density or feature_combinations, not both")
-        if self.density is not None:
-            if not isinstance(self.density, Real) or not 0 < self.density <= 1:
-                raise ValueError(f"SparseSigned: density must be in (0, 1], got {self.density!r}")
-            return {"kind": "sparse", "density": float(self.density)}
-        fc = 3.0 if self.feature_combinations is None else self.feature_combinations
-        if not isinstance(fc, Real) or not fc > 0:
-            raise ValueError(f"SparseSigned: feature_combinations must be > 0, got {fc!r}")
-        return {"kind": "sparse", "feature_combinations": float(fc)}
+    def _core_projection(self, n_features):
+        fc = self.feature_combinations
+        if self.density is None and fc is None:
+            fc = 3.0
+        return _core.Projection.sparse(density=self.density, feature_combinations=fc)
 
 
 class ForestRC(_Projection):
@@ -90,17 +114,15 @@ class ForestRC(_Projection):
     def __init__(self, n_combined: int = 2):
         self.n_combined = n_combined
 
-    def to_config(self) -> dict:
-        if not isinstance(self.n_combined, Integral) or self.n_combined < 1:
-            raise ValueError(f"ForestRC: n_combined must be an int >= 1, got {self.n_combined!r}")
-        return {"kind": "forest_rc", "n_combined": int(self.n_combined)}
+    def _core_projection(self, n_features):
+        return _core.Projection.forest_rc(n_combined=self.n_combined)
 
 
 class Gaussian(_Projection):
     """Dense random projections: every feature with an N(0, 1) weight."""
 
-    def to_config(self) -> dict:
-        return {"kind": "gaussian"}
+    def _core_projection(self, n_features):
+        return _core.Projection.gaussian()
 
 
 class Patch(_Projection):
@@ -120,77 +142,262 @@ class Patch(_Projection):
         self.periodic = periodic
 
     def resolve(self, n_features: int) -> dict:
-        """Checks the geometry against ``n_features`` and returns the core's config."""
-        shape = (
-            _as_int_tuple(self.data_shape, "data_shape")
-            if self.data_shape is not None
-            else (n_features,)
-        )
-        if any(s < 1 for s in shape):
-            raise ValueError(f"data_shape must have positive lengths, got {shape}")
-        size = 1
-        for s in shape:
-            size *= s
-        if size != n_features:
-            raise ValueError(
-                f"data_shape {shape} holds {size} values but X has {n_features} features"
-            )
+        """The geometry with its defaults filled in for ``n_features`` columns: a plain
+        ``data_shape`` (one axis of ``n_features`` by default), a non-negative
+        ``channel_axis``, and one patch size and periodicity per non-channel axis
+        (``max_patch_size`` defaults to a quarter of each axis). The core checks it."""
+        shape = [n_features] if self.data_shape is None else _per_axis(self.data_shape, 1)
         ca = self.channel_axis
-        if ca is not None:
-            if not isinstance(ca, Integral) or not -len(shape) <= ca < len(shape):
-                raise ValueError(f"channel_axis {ca!r} is not an axis of data_shape {shape}")
-            ca = int(ca) % len(shape)
-            if len(shape) == 1:
-                raise ValueError("channel_axis needs data_shape to have another axis")
+        if isinstance(ca, Integral) and ca < 0:
+            ca = int(ca) + len(shape)  # still negative when out of range: the core says so
         spatial = [s for a, s in enumerate(shape) if a != ca]
         k = len(spatial)
-        lo = _per_axis(self.min_patch_size, k, "min_patch_size")
+        lo = _per_axis(self.min_patch_size, k)
         if self.max_patch_size is None:
-            hi = tuple(max(lo_a, s // 4, 1) for lo_a, s in zip(lo, spatial))
+            hi = [
+                max(lo_a, s // 4, 1) if isinstance(lo_a, Integral) else lo_a
+                for lo_a, s in zip(lo, spatial)
+            ]
         else:
-            hi = _per_axis(self.max_patch_size, k, "max_patch_size")
-        for a, (l_, h_, s) in enumerate(zip(lo, hi, spatial)):
-            if l_ < 1:
-                raise ValueError(f"min_patch_size must be >= 1, got {l_} on axis {a}")
-            if l_ > h_:
-                raise ValueError(f"min_patch_size {l_} exceeds max_patch_size {h_} on axis {a}")
-            if h_ > s:
-                raise ValueError(
-                    f"max_patch_size {h_} does not fit spatial axis {a} of length {s} "
-                    f"(data_shape {shape})"
-                )
-        if isinstance(self.periodic, (bool, int)) and not isinstance(self.periodic, (tuple, list)):
-            periodic = (bool(self.periodic),) * k
-        else:
-            periodic = tuple(bool(p) for p in self.periodic)
-            if len(periodic) != k:
-                raise ValueError(f"periodic needs {k} entries (one per non-channel axis)")
+            hi = _per_axis(self.max_patch_size, k)
+        periodic = self.periodic
+        if isinstance(periodic, (bool, np.bool_, Integral)):
+            periodic = [bool(periodic)] * k
         return {
-            "kind": "patch",
-            "data_shape": list(shape),
+            "data_shape": shape,
             "channel_axis": ca,
-            "min_patch_size": list(lo),
-            "max_patch_size": list(hi),
-            "periodic": list(periodic),
+            "min_patch_size": lo,
+            "max_patch_size": hi,
+            "periodic": [bool(p) for p in periodic],
         }
 
+    def _core_projection(self, n_features):
+        return _core.Projection.patch(**self.resolve(n_features))
 
-def _as_int_tuple(v, name):
+
+class Dictionary(_Projection):
+    """A projection dictionary: each split node samples candidates among fixed atoms.
+
+    The atoms are the columns of a (dense or scipy.sparse) matrix of shape
+    ``(n_features, n_atoms)``; a candidate projection is one atom, so a split is
+    ``atoms[:, a] @ x <= threshold``. Use it for domain knowledge the random families
+    cannot find: wavelet or filter banks, sums over known groups of features, or averages
+    over the neighbourhoods of a graph (:class:`GraphNeighbourhood`). Atoms are drawn
+    uniformly without replacement and evaluated in the Rust core; the dictionary is stored
+    in the fitted model (model files and pickles carry it).
+
+    Parameters
+    ----------
+    atoms : array-like or scipy.sparse matrix of shape (n_features, n_atoms)
+        One atom per column; every atom needs a nonzero, and the weights must be finite
+        (float32).
+    n_candidates : int >= 1, default=None
+        Atoms drawn at each split node (at most ``n_atoms``). None draws ``max_features``
+        of the estimator, resolved against n_features as for every family.
+
+    Raises
+    ------
+    ValueError
+        When fitting, if the atoms do not have n_features rows, the dictionary is empty, an
+        atom is all zeros or holds a non-finite weight.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from obliqueforest import ObliqueForestClassifier, projections
+    >>> X = np.random.default_rng(0).normal(size=(200, 4))
+    >>> y = (X[:, 0] + X[:, 1] > X[:, 2] + X[:, 3]).astype(int)
+    >>> atoms = np.array([[1, 1, -1, -1], [1, 0, 0, 0], [0, 0, 1, 1]]).T  # shape (4, 3)
+    >>> est = ObliqueForestClassifier(projections.Dictionary(atoms), 20, random_state=0)
+    >>> est.fit(X, y).score(X, y) > 0.95
+    True
+    """
+
+    def __init__(self, atoms, n_candidates=None):
+        self.atoms = atoms
+        self.n_candidates = n_candidates
+
+    def _matrix(self):
+        import scipy.sparse as sp
+
+        atoms = self.atoms
+        if not sp.issparse(atoms):
+            atoms = np.asarray(atoms, dtype=np.float64)
+            if atoms.ndim != 2:
+                raise ValueError(
+                    "Dictionary: atoms must be a 2-D matrix of shape (n_features, n_atoms), "
+                    f"got an array of shape {atoms.shape}"
+                )
+        csc = sp.csc_matrix(atoms, dtype=np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # values beyond float32 become infinite: the core names them
+            csc = csc.astype(np.float32)
+        csc.eliminate_zeros()
+        csc.sort_indices()
+        return csc
+
+    def _core_projection(self, n_features):
+        csc = self._matrix()
+        n_candidates = self.n_candidates
+        if isinstance(n_candidates, Integral):
+            n_candidates = int(n_candidates)
+        return _core.Projection.dictionary(
+            n_features=int(csc.shape[0]),
+            indptr=csc.indptr.astype(np.int64),
+            indices=csc.indices.astype(np.int64),
+            data=csc.data,
+            n_candidates=n_candidates,
+        )
+
+    def _state(self):
+        # the atoms travel in the core model's own parameters, not in the JSON header
+        return {"n_candidates": self.n_candidates}
+
+    @classmethod
+    def _from_state(cls, state, forest):
+        import scipy.sparse as sp
+
+        stored = forest.dictionary_atoms()
+        if stored is None:
+            raise ValueError("the model names a Dictionary but its forest holds no atoms")
+        n_features, indptr, indices, data, _ = stored
+        atoms = sp.csc_matrix((data, indices, indptr), shape=(n_features, len(indptr) - 1))
+        return cls(atoms, **state)
+
+
+class GraphNeighbourhood(Dictionary):
+    """Averages over the k-hop neighbourhoods of a graph on the features.
+
+    For data whose features are the nodes of a graph (sensors on a network, regions of a
+    map, pixels of an irregular mesh), the atoms are, for every node v and every
+    k = 0, ..., ``max_hops``, the mean of the features within k hops of v (k = 0 is the
+    feature itself, as in an axis-aligned forest); an atom equal to one already listed
+    (a neighbourhood that stopped growing) is left out. It is a :class:`Dictionary`, so
+    splits are evaluated in the Rust core and saved with the model.
+
+    Parameters
+    ----------
+    adjacency : array-like or scipy.sparse matrix of shape (n_features, n_features)
+        The graph: nonzero entry (i, j) is an edge between features i and j; the graph is
+        taken as undirected (edges in either direction count) and weights are ignored.
+        Every node needs at least one edge to another node: an isolated node has no
+        neighbourhood to average over and is rejected (a graph with several connected
+        components is fine; neighbourhoods stay within a component).
+    max_hops : int >= 1, default=2
+        Largest neighbourhood radius.
+    n_candidates : int >= 1, default=None
+        Atoms drawn at each split node; None draws ``max_features``.
+
+    Raises
+    ------
+    ValueError
+        If the adjacency is not square, holds negative or non-finite entries, or has an
+        isolated node; or (when fitting) if it does not have n_features nodes.
+    """
+
+    def __init__(self, adjacency, max_hops=2, n_candidates=None):
+        self.adjacency = adjacency
+        self.max_hops = max_hops
+        self.n_candidates = n_candidates
+
+    def _graph(self):
+        import scipy.sparse as sp
+
+        adj = self.adjacency
+        adj = sp.csr_matrix(adj if sp.issparse(adj) else np.asarray(adj, dtype=np.float64))
+        if adj.ndim != 2 or adj.shape[0] != adj.shape[1] or adj.shape[0] == 0:
+            raise ValueError(
+                f"GraphNeighbourhood: adjacency must be a non-empty square matrix, got shape "
+                f"{adj.shape}"
+            )
+        if not np.all(np.isfinite(adj.data)) or np.any(adj.data < 0):
+            raise ValueError("GraphNeighbourhood: adjacency entries must be finite and >= 0")
+        if not isinstance(self.max_hops, Integral) or self.max_hops < 1:
+            raise ValueError(
+                f"GraphNeighbourhood: max_hops must be an int >= 1, got {self.max_hops!r}"
+            )
+        adj = ((adj + adj.T) > 0).astype(np.int8).tolil()
+        adj.setdiag(0)
+        adj = adj.tocsr()
+        adj.eliminate_zeros()
+        degree = np.diff(adj.indptr)
+        isolated = np.flatnonzero(degree == 0)
+        if isolated.size:
+            raise ValueError(
+                f"GraphNeighbourhood: node {isolated[0]} is isolated (no edge to another "
+                f"node; {isolated.size} such node(s)): it has no neighbourhood to average"
+            )
+        return adj
+
+    def _matrix(self):
+        import scipy.sparse as sp
+
+        adj = self._graph()
+        n = adj.shape[0]
+        step = (adj + sp.identity(n, dtype=np.int8, format="csr")).astype(bool)
+        reach = sp.identity(n, dtype=bool, format="csr")
+        columns, seen = [], set()
+        for _ in range(int(self.max_hops) + 1):
+            cols = reach.tocsc()
+            cols.sort_indices()
+            for v in range(n):
+                members = cols.indices[cols.indptr[v] : cols.indptr[v + 1]].astype(np.int64)
+                key = members.tobytes()
+                if key in seen:
+                    continue
+                seen.add(key)
+                columns.append(members)
+            reach = (step @ reach).astype(bool)
+        indptr = np.cumsum([0] + [len(c) for c in columns])
+        indices = np.concatenate(columns)
+        data = np.concatenate([np.full(len(c), 1.0 / len(c)) for c in columns])
+        return sp.csc_matrix((data.astype(np.float32), indices, indptr), shape=(n, len(columns)))
+
+    def _state(self):
+        import scipy.sparse as sp
+
+        self._graph()  # only a valid graph is saved
+        adj = sp.coo_matrix(self.adjacency)
+        return {
+            "adjacency": {
+                "n_nodes": int(adj.shape[0]),
+                "rows": adj.row.tolist(),
+                "cols": adj.col.tolist(),
+                "values": adj.data.astype(float).tolist(),
+            },
+            "max_hops": self.max_hops,
+            "n_candidates": self.n_candidates,
+        }
+
+    @classmethod
+    def _from_state(cls, state, forest):
+        import scipy.sparse as sp
+
+        state = dict(state)
+        g = state.pop("adjacency")
+        n = int(g["n_nodes"])
+        adj = sp.csr_matrix((g["values"], (g["rows"], g["cols"])), shape=(n, n))
+        return cls(adj, **state)
+
+
+def _same(a, b) -> bool:
+    """Equality of projection arguments, arrays and sparse matrices included."""
+    import scipy.sparse as sp
+
+    if sp.issparse(a) or sp.issparse(b) or isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (sp.issparse(a) or sp.issparse(b)):
+            return np.shape(a) == np.shape(b) and np.array_equal(a, b)
+        a, b = sp.csr_matrix(a), sp.csr_matrix(b)
+        return a.shape == b.shape and (a != b).nnz == 0
+    return a == b
+
+
+def _per_axis(v, k):
+    """An int broadcast to ``k`` axes, or the entries of a sequence (lengths are checked by
+    the core)."""
     if isinstance(v, Integral):
-        v = (v,)
+        return [int(v)] * k
     try:
-        out = tuple(int(x) for x in v)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be an int or a tuple of ints, got {v!r}") from None
-    if any(not isinstance(x, Integral) for x in v):
-        raise ValueError(f"{name} must contain integers, got {v!r}")
-    return out
-
-
-def _per_axis(v, k, name):
-    if isinstance(v, Integral):
-        return (int(v),) * k
-    out = _as_int_tuple(v, name)
-    if len(out) != k:
-        raise ValueError(f"{name} needs {k} entries (one per non-channel axis), got {len(out)}")
-    return out
+        return [int(x) if isinstance(x, Integral) else x for x in v]
+    except TypeError:
+        return v

@@ -46,6 +46,7 @@ from threadpoolctl import threadpool_limits
 
 from . import _core
 from ._forest import TREE_PARAM_CONSTRAINTS, _validate_data, resolve_n_jobs
+from ._params import core_params
 
 
 __all__ = [
@@ -320,35 +321,30 @@ class _BaseRotationEnsemble(BaseEstimator):
     # ---- core parameters
 
     def _core_params(self, n_trees, n_jobs, seed):
-        def plain(value):
-            if isinstance(value, (np.integer,)):
-                return int(value)
-            if isinstance(value, (np.floating,)):
-                return float(value)
-            return value
-
-        params = {
-            "task": self._task,
-            "criterion": self.criterion,
-            "projection": {"kind": "axis"},
-            "max_features": plain(self.max_features),
-            "n_estimators": int(n_trees),
-            "max_depth": plain(self.max_depth),
-            "min_samples_split": plain(self.min_samples_split),
-            "min_samples_leaf": plain(self.min_samples_leaf),
-            "min_weight_fraction_leaf": float(self.min_weight_fraction_leaf),
-            "min_impurity_decrease": float(self.min_impurity_decrease),
-            "max_leaf_nodes": plain(self.max_leaf_nodes),
-            "bootstrap": bool(self.bootstrap),
-            "max_samples": plain(self.max_samples),
-            "class_weight_subsample": False,
-            "oob": bool(self.bootstrap),
-            "seed": int(seed),
-            "n_jobs": int(n_jobs),
-        }
-        if self._task == "classification":
-            params["n_classes"] = int(self._n_outputs)
-        return params
+        classification = self._task == "classification"
+        return core_params(
+            task=self._task,
+            n_classes=self._n_outputs if classification else None,
+            criterion=self.criterion,
+            projection=_core.Projection.axis(),
+            splitter="best",
+            max_bins=256,
+            max_features=self.max_features,
+            n_estimators=n_trees,
+            max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            min_weight_fraction_leaf=self.min_weight_fraction_leaf,
+            min_impurity_decrease=self.min_impurity_decrease,
+            max_leaf_nodes=self.max_leaf_nodes,
+            bootstrap=self.bootstrap,
+            max_samples=self.max_samples,
+            class_weight_subsample=False,
+            oob=self.bootstrap,
+            seed=seed,
+            ccp_alpha=0.0,
+            n_jobs=n_jobs,
+        )
 
     # ---- OOB errors
 
@@ -808,8 +804,8 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
     ----------"""
         + _DOC_SHARED_PARAMETERS
         + """
-    criterion : {"gini", "entropy"}, default="gini"
-        Split quality measure.
+    criterion : {"gini", "entropy", "log_loss"}, default="gini"
+        Split quality measure; "log_loss" is another name for "entropy".
 """
         + _DOC_TREE_PARAMETERS.replace(
             'max_features : {"sqrt", "log2"}, int, float or None',
@@ -874,7 +870,7 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseRotationEnsemble._parameter_constraints,
-        "criterion": [StrOptions({"gini", "entropy"})],
+        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 

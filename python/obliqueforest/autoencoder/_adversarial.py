@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _core
+from .._params import core_params
 from .._progress import run_with_progress
 
 
@@ -14,26 +15,30 @@ from .._progress import run_with_progress
 def _forest_params(
     *, task, n_classes, n_estimators, max_features, min_samples_leaf, max_depth, seed, n_jobs, oob
 ):
-    return {
-        "task": task,
-        "n_classes": n_classes,
-        "criterion": "gini" if task == "classification" else "squared_error",
-        "projection": {"kind": "axis"},
-        "max_features": max_features,
-        "n_estimators": n_estimators,
-        "max_depth": max_depth,
-        "min_samples_split": 2,
-        "min_samples_leaf": min_samples_leaf,
-        "min_weight_fraction_leaf": 0.0,
-        "min_impurity_decrease": 0.0,
-        "max_leaf_nodes": None,
-        "bootstrap": True,
-        "max_samples": None,
-        "class_weight_subsample": False,
-        "oob": oob,
-        "seed": int(seed),
-        "n_jobs": int(n_jobs),
-    }
+    classification = task == "classification"
+    return core_params(
+        task=task,
+        n_classes=n_classes if classification else None,
+        criterion="gini" if classification else "squared_error",
+        projection=_core.Projection.axis(),
+        splitter="best",
+        max_bins=256,
+        max_features=max_features,
+        n_estimators=n_estimators,
+        max_depth=max_depth,
+        min_samples_split=2,
+        min_samples_leaf=min_samples_leaf,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        max_leaf_nodes=None,
+        bootstrap=True,
+        max_samples=None,
+        class_weight_subsample=False,
+        oob=oob,
+        seed=seed,
+        ccp_alpha=0.0,
+        n_jobs=n_jobs,
+    )
 
 
 def _oob_accuracy(forest, y):
@@ -86,7 +91,7 @@ def _fit_core(X, y, params, verbose, desc="trees"):
     """Grows a core forest, with a progress bar of trees when ``verbose``."""
     return run_with_progress(
         lambda progress: _core.Forest.fit(X, y, None, params, progress),
-        params["n_estimators"],
+        params.n_estimators,
         verbose,
         desc,
     )
@@ -118,7 +123,7 @@ def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs, verbo
     labels = y.astype(np.int64)
 
     def discriminate(synth):
-        params = dict(base_params, seed=int(rng.integers(0, 2**31 - 1)))
+        params = base_params.with_seed(int(rng.integers(0, 2**31 - 1)))
         forest = _fit_core(np.vstack([X, synth]), y, params, verbose, "ARF round")
         return forest, _oob_accuracy(forest, labels)
 

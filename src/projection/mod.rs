@@ -1,12 +1,26 @@
 //! Projection samplers: the one place where forest families differ.
 //!
 //! At every split node the tree builder asks a [`ProjectionSampler`] for d
-//! candidate directions and keeps the best. A projection is stored sparsely:
-//! feature indices and weights (axis-aligned, SPORF, Forest-RC, Gaussian), or,
-//! for MORF patches, a compact descriptor (channels, then start and length per
-//! spatial axis) that is evaluated as a sum over the patch. Invariant: a
-//! [`ProjectionBuf`] holds `len()` projections whose entries are
-//! `idx[ptr[i]..ptr[i+1]]` (and `w[...]` for sparse ones).
+//! candidate directions and keeps the best. A family owns the meaning of what it
+//! stores: either explicit sparse projections, feature indices and weights
+//! (axis-aligned, SPORF, Forest-RC, Gaussian, user samplers), or compact descriptors
+//! that its [`CompactDescriptors`] reads as (feature, weight) terms — MORF patches
+//! (channels, then start and length per spatial axis, a sum over the patch) and
+//! dictionary atoms ([`dictionary`]). The trees, the split search and prediction only
+//! ever see terms. Invariant: a [`ProjectionBuf`] holds `len()` projections whose
+//! entries are `idx[ptr[i]..ptr[i+1]]` (and `w[...]` for explicit sparse ones).
+//!
+//! A new built-in family is one type in its own file (its settings, `check`, sampler
+//! and descriptor reader) plus its line in [`ProjectionKind`] and [`AnySampler`]; a
+//! family defined outside the crate is a [`ProjectionSampler`] wrapped in
+//! [`UserSampler`].
+
+pub mod dictionary;
+
+pub use dictionary::{Dictionary, DictionarySampler};
+
+use std::fmt;
+use std::sync::Arc;
 
 use crate::error::{invalid, Result};
 use crate::rng::{IndexPool, Rng};
@@ -14,6 +28,9 @@ use serde::{Deserialize, Serialize};
 
 /// The largest number of axes a patch geometry may have.
 pub const MAX_AXES: usize = 8;
+/// The most (index, weight) entries the candidates of one split node may hold on average
+/// (512 MiB of buffers): bounds `max_features` × projection size before anything is drawn.
+pub const MAX_NODE_ENTRIES: usize = 1 << 26;
 
 /// How dense a sparse signed projection matrix is.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -30,16 +47,156 @@ pub enum ProjectionKind {
     /// Classic random forest: d distinct features, weight 1.
     AxisAligned,
     /// SPORF: ⌈λ·p·d⌉ nonzeros of ±1 placed uniformly in a p×d matrix.
-    SparseSigned { density: Density },
+    SparseSigned {
+        /// How many nonzeros.
+        density: Density,
+    },
     /// Forest-RC: each projection combines `n_combined` features, weights uniform in [−1, 1].
-    ForestRc { n_combined: usize },
+    ForestRc {
+        /// Features per projection.
+        n_combined: usize,
+    },
     /// Dense projections over every feature with N(0, 1) weights.
     Gaussian,
     /// MORF: contiguous patches over a structured sample shape.
     Patch(PatchGeometry),
+    /// Atoms of a user-given dictionary (columns of a sparse matrix), e.g. graph
+    /// neighbourhood averages.
+    Dictionary(Dictionary),
+    /// A sampler defined outside the crate; its projections are stored explicitly.
+    User(UserSampler),
+}
+
+/// A [`ProjectionSampler`] defined outside the crate, as a projection family
+/// ([`ProjectionKind::User`]). It must store explicit sparse projections (no
+/// [`ProjectionSampler::descriptors`]), so a fitted forest predicts, validates and
+/// serializes without it; the sampler itself is not serialized, and a loaded forest
+/// needs it again (a new `UserSampler`) to grow more trees.
+///
+/// # Panics
+/// Growing a tree panics if the sampler leaves `out` malformed (offsets not rising from 0
+/// to `idx.len()`, a missing weight, or a feature index out of range).
+///
+/// ```
+/// use ndarray::Array2;
+/// use obliqueforest::projection::{ProjectionBuf, ProjectionSampler, SamplerScratch, UserSampler};
+/// use obliqueforest::rng::Rng;
+/// use obliqueforest::{Forest, ForestParams, MaxFeatures, ProjectionKind};
+///
+/// /// Differences of two random features: x_i - x_j.
+/// struct Differences { n_features: usize }
+///
+/// impl ProjectionSampler for Differences {
+///     fn sample(&self, rng: &mut Rng, d: usize, _: &mut SamplerScratch, out: &mut ProjectionBuf) {
+///         out.clear();
+///         for _ in 0..d {
+///             let (i, j) = (rng.below(self.n_features), rng.below(self.n_features));
+///             if i != j {
+///                 out.push(&[i as u32, j as u32], &[1.0, -1.0]);
+///             }
+///         }
+///     }
+/// }
+///
+/// let x = Array2::from_shape_fn((300, 5), |(i, j)| ((i * 31 + j * 17) % 41) as f32 / 41.0);
+/// let y: Vec<f64> = x.rows().into_iter().map(|r| f64::from(u8::from(r[1] > r[3]))).collect();
+/// let mut params = ForestParams::classification(2);
+/// params.projection = ProjectionKind::User(UserSampler::new(Differences { n_features: 5 }));
+/// params.max_features = MaxFeatures::Count(10);
+/// params.n_estimators = 10;
+/// let forest = Forest::fit(&params, x.view(), &y, None)?;
+/// let proba = forest.predict(x.view(), 1)?;
+/// let right = proba.rows().into_iter().zip(&y).filter(|(p, &t)| (p[1] > 0.5) == (t == 1.0)).count();
+/// assert!(right > 290);
+/// // the model round-trips without the sampler, and predicts the same
+/// let loaded = Forest::from_bytes(&forest.to_bytes()?)?;
+/// assert_eq!(loaded.predict(x.view(), 1)?, proba);
+/// # Ok::<(), obliqueforest::Error>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct UserSampler(Option<Arc<dyn ProjectionSampler + Send + Sync>>);
+
+impl UserSampler {
+    /// Wraps a sampler.
+    pub fn new(sampler: impl ProjectionSampler + Send + Sync + 'static) -> Self {
+        UserSampler(Some(Arc::new(sampler)))
+    }
+}
+
+impl fmt::Debug for UserSampler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "UserSampler"
+        } else {
+            "UserSampler(not stored)"
+        })
+    }
+}
+
+/// The same sampler object (or both not stored).
+impl PartialEq for UserSampler {
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+/// Serialized as nothing: the projections it drew are stored explicitly in the trees.
+impl Serialize for UserSampler {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_unit()
+    }
+}
+
+impl<'de> Deserialize<'de> for UserSampler {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        <()>::deserialize(d).map(|()| UserSampler(None))
+    }
 }
 
 impl ProjectionKind {
+    /// [`Self::check`], and that `n_candidates` projections per node stay within
+    /// [`MAX_NODE_ENTRIES`] entries.
+    ///
+    /// # Errors
+    /// As [`Self::check`], or [`crate::Error::InvalidParameter`] naming `max_features`.
+    pub fn check_candidates(&self, n_features: usize, n_candidates: usize) -> Result<()> {
+        self.check(n_features)?;
+        let p = n_features as f64;
+        let per_candidate = match self {
+            ProjectionKind::AxisAligned => 1.0,
+            ProjectionKind::SparseSigned { density } => match density {
+                Density::Fraction(d) => d * p,
+                Density::FeatureCombinations(c) => c.min(p),
+            },
+            ProjectionKind::ForestRc { n_combined } => (*n_combined).min(n_features) as f64,
+            ProjectionKind::Gaussian => p,
+            ProjectionKind::Patch(g) => (1 + 3 * g.data_shape.len()) as f64,
+            ProjectionKind::Dictionary(dict) => dict.mean_atom_len(),
+            ProjectionKind::User(UserSampler(None)) => {
+                return Err(invalid(
+                    "projection",
+                    "a user sampler is not stored in a model file; give it again to grow trees",
+                ))
+            }
+            ProjectionKind::User(_) => 1.0,
+        };
+        let entries = per_candidate * n_candidates as f64;
+        if entries > MAX_NODE_ENTRIES as f64 {
+            return Err(invalid(
+                "max_features",
+                format!(
+                    "{n_candidates} candidates of about {per_candidate:.0} entries each exceed \
+                     the {MAX_NODE_ENTRIES} entries a node may sample"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks the projection settings against the data width.
     ///
     /// # Errors
@@ -69,7 +226,8 @@ impl ProjectionKind {
                 }
             }
             ProjectionKind::Patch(g) => g.check(n_features)?,
-            ProjectionKind::AxisAligned | ProjectionKind::Gaussian => {}
+            ProjectionKind::Dictionary(dict) => dict.check(n_features)?,
+            ProjectionKind::AxisAligned | ProjectionKind::Gaussian | ProjectionKind::User(_) => {}
         }
         Ok(())
     }
@@ -78,6 +236,16 @@ impl ProjectionKind {
     pub fn geometry(&self) -> Option<&PatchGeometry> {
         match self {
             ProjectionKind::Patch(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// How the family's stored descriptors read as terms; `None` for families that store
+    /// explicit sparse projections.
+    pub fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
+        match self {
+            ProjectionKind::Patch(g) => Some(g),
+            ProjectionKind::Dictionary(dict) => Some(dict),
             _ => None,
         }
     }
@@ -105,7 +273,32 @@ impl ProjectionKind {
             ProjectionKind::Patch(g) => AnySampler::Patch(PatchSampler {
                 geometry: g.clone(),
             }),
+            ProjectionKind::Dictionary(dict) => AnySampler::Dictionary(DictionarySampler {
+                dictionary: dict.clone(),
+            }),
+            ProjectionKind::User(u) => AnySampler::User {
+                sampler: u.clone(),
+                n_features,
+            },
         }
+    }
+}
+
+/// How a family with compact stored descriptors (patches, dictionary atoms) reads them.
+pub trait CompactDescriptors: Sync + Send + fmt::Debug {
+    /// Calls `f(feature, weight)` for every term of the stored descriptor `desc`, always
+    /// in the same order (training sums the terms in that order, and so does prediction).
+    fn for_each_term(&self, desc: &[u32], f: &mut dyn FnMut(usize, f32));
+    /// Whether `desc` is a descriptor this family could have stored (model loading).
+    fn is_valid(&self, desc: &[u32]) -> bool;
+}
+
+impl CompactDescriptors for PatchGeometry {
+    fn for_each_term(&self, desc: &[u32], f: &mut dyn FnMut(usize, f32)) {
+        self.for_each_feature(desc, |i| f(i, 1.0))
+    }
+    fn is_valid(&self, desc: &[u32]) -> bool {
+        self.valid_descriptor(desc)
     }
 }
 
@@ -308,17 +501,33 @@ impl PatchGeometry {
 /// A borrowed projection: where a node (or candidate) points in feature space.
 #[derive(Clone, Copy, Debug)]
 pub enum ProjRef<'a> {
+    /// Explicit terms: feature `idx[k]` with weight `w[k]`.
     Sparse {
+        /// Feature indices.
         idx: &'a [u32],
+        /// Weights, parallel to `idx`.
         w: &'a [f32],
     },
-    Patch {
+    /// A compact descriptor, read by its family.
+    Compact {
+        /// The stored descriptor.
         desc: &'a [u32],
-        geometry: &'a PatchGeometry,
+        /// The family that reads it.
+        family: &'a dyn CompactDescriptors,
     },
 }
 
-impl ProjRef<'_> {
+impl<'a> ProjRef<'a> {
+    /// Projection `desc` (with weights `w` for explicit ones) as stored by a family whose
+    /// compact descriptors (if any) `family` reads.
+    #[inline]
+    pub fn new(desc: &'a [u32], w: &'a [f32], family: Option<&'a dyn CompactDescriptors>) -> Self {
+        match family {
+            Some(family) => ProjRef::Compact { desc, family },
+            None => ProjRef::Sparse { idx: desc, w },
+        }
+    }
+
     /// Calls `f(feature, weight)` for every nonzero of the projection.
     #[inline]
     pub fn for_each(&self, mut f: impl FnMut(usize, f32)) {
@@ -328,70 +537,87 @@ impl ProjRef<'_> {
                     f(i as usize, w)
                 }
             }
-            ProjRef::Patch { desc, geometry } => geometry.for_each_feature(desc, |i| f(i, 1.0)),
+            ProjRef::Compact { desc, family } => family.for_each_term(desc, &mut f),
         }
     }
 
     /// The projected value of one row (`row[j]` is feature j).
     #[inline]
     pub fn dot(&self, row: &[f32]) -> f32 {
+        let mut s = 0.0f32;
         match *self {
             ProjRef::Sparse { idx, w } => {
-                let mut s = 0.0f32;
                 for (&i, &w) in idx.iter().zip(w) {
                     s += w * row[i as usize];
                 }
-                s
             }
-            ProjRef::Patch { .. } => {
-                let mut s = 0.0f32;
-                self.for_each(|i, _| s += row[i]);
-                s
-            }
+            ProjRef::Compact { .. } => self.for_each(|i, w| s += w * row[i]),
         }
+        s
     }
 }
 
 /// A list of projections in CSR form; reused from node to node.
 #[derive(Clone, Debug, Default)]
 pub struct ProjectionBuf {
+    /// Offsets: projection `i` is `idx[ptr[i]..ptr[i + 1]]`.
     pub ptr: Vec<u32>,
+    /// Feature indices, or the words of compact descriptors.
     pub idx: Vec<u32>,
-    /// Weights, parallel to `idx`; empty for patch projections.
+    /// Weights, parallel to `idx`; empty for compact descriptors.
     pub w: Vec<f32>,
 }
 
 impl ProjectionBuf {
+    /// Removes every projection.
     pub fn clear(&mut self) {
         self.ptr.clear();
         self.ptr.push(0);
         self.idx.clear();
         self.w.clear();
     }
+    /// The number of projections.
     pub fn len(&self) -> usize {
         self.ptr.len().saturating_sub(1)
     }
+    /// Whether there is none.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Closes the projection whose entries were pushed since the last call.
-    fn close(&mut self) {
+    /// Closes the projection whose entries were pushed (onto `idx`, and `w`) since the
+    /// last call.
+    pub fn close(&mut self) {
         self.ptr.push(self.idx.len() as u32);
     }
-    /// Projection `i`, read with the forest's patch geometry (if any).
-    #[inline]
-    pub fn get<'a>(&'a self, i: usize, geometry: Option<&'a PatchGeometry>) -> ProjRef<'a> {
-        let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
-        match geometry {
-            Some(geometry) => ProjRef::Patch {
-                desc: &self.idx[a..b],
-                geometry,
-            },
-            None => ProjRef::Sparse {
-                idx: &self.idx[a..b],
-                w: &self.w[a..b],
-            },
+    /// Appends one explicit projection: features `idx` with weights `w`; an empty
+    /// projection is dropped.
+    pub fn push(&mut self, idx: &[u32], w: &[f32]) {
+        debug_assert_eq!(idx.len(), w.len());
+        if !idx.is_empty() {
+            self.idx.extend_from_slice(idx);
+            self.w.extend_from_slice(w);
+            self.close();
         }
+    }
+    /// Whether the buffer holds well-formed explicit projections over `n_features`
+    /// features: offsets from 0 rising to `idx.len()`, a weight per index, indices in range.
+    fn is_explicit_within(&self, n_features: usize) -> bool {
+        self.ptr.first() == Some(&0)
+            && self.ptr.windows(2).all(|p| p[0] <= p[1])
+            && self.ptr.last().map(|&e| e as usize) == Some(self.idx.len())
+            && self.w.len() == self.idx.len()
+            && self.idx.iter().all(|&j| (j as usize) < n_features)
+    }
+    /// Projection `i`, read by the family's descriptors (if it stores compact ones).
+    #[inline]
+    pub fn get<'a>(&'a self, i: usize, family: Option<&'a dyn CompactDescriptors>) -> ProjRef<'a> {
+        let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
+        let w = if family.is_some() {
+            &[][..]
+        } else {
+            &self.w[a..b]
+        };
+        ProjRef::new(&self.idx[a..b], w, family)
     }
 }
 
@@ -403,9 +629,13 @@ pub struct SamplerScratch {
     positions: Vec<u64>,
 }
 
-/// Draws the candidate projections of one split node.
+/// Draws the candidate projections of one split node: the one thing a projection family
+/// must do. Implement it outside the crate and wrap it in [`UserSampler`] to grow forests
+/// with your own projections.
 pub trait ProjectionSampler {
-    /// Replaces the contents of `out` with up to `n_candidates` projections.
+    /// Replaces the contents of `out` with up to `n_candidates` projections (clear it
+    /// first). Everything random must come from `rng` (the node's stream), so that the
+    /// forest depends on its seed only.
     fn sample(
         &self,
         rng: &mut Rng,
@@ -413,11 +643,18 @@ pub trait ProjectionSampler {
         scratch: &mut SamplerScratch,
         out: &mut ProjectionBuf,
     );
+
+    /// How this family's compact descriptors read as terms; `None` (the default) when it
+    /// draws explicit sparse projections (indices in `out.idx`, weights in `out.w`).
+    fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
+        None
+    }
 }
 
 /// Classic random forest: `d` distinct features with weight 1 (at most p).
 #[derive(Clone, Debug)]
 pub struct AxisAlignedSampler {
+    /// Features to draw from.
     pub n_features: usize,
 }
 
@@ -437,7 +674,9 @@ impl ProjectionSampler for AxisAlignedSampler {
 /// a p×d matrix, each ±1 with equal probability; empty columns are dropped.
 #[derive(Clone, Debug)]
 pub struct SparseSignedSampler {
+    /// Features p.
     pub n_features: usize,
+    /// λ: the fraction of nonzero entries of the p×d matrix.
     pub density: f64,
 }
 
@@ -485,7 +724,9 @@ impl ProjectionSampler for SparseSignedSampler {
 /// uniform in [−1, 1].
 #[derive(Clone, Debug)]
 pub struct ForestRcSampler {
+    /// Features to draw from.
     pub n_features: usize,
+    /// Features per projection (at most `n_features`).
     pub n_combined: usize,
 }
 
@@ -506,6 +747,7 @@ impl ProjectionSampler for ForestRcSampler {
 /// Dense random projections: every feature, N(0, 1) weights.
 #[derive(Clone, Debug)]
 pub struct GaussianSampler {
+    /// Features (every projection uses all).
     pub n_features: usize,
 }
 
@@ -528,6 +770,7 @@ impl ProjectionSampler for GaussianSampler {
 /// wrap. With a channel axis, the patch spans a random non-empty subset of channels.
 #[derive(Clone, Debug)]
 pub struct PatchSampler {
+    /// Where patches lie.
     pub geometry: PatchGeometry,
 }
 
@@ -563,16 +806,34 @@ impl ProjectionSampler for PatchSampler {
             out.close();
         }
     }
+
+    fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
+        Some(&self.geometry)
+    }
 }
 
-/// Static dispatch over the built-in samplers.
+/// Static dispatch over the families of [`ProjectionKind`].
 #[derive(Clone, Debug)]
 pub enum AnySampler {
+    /// [`ProjectionKind::AxisAligned`].
     Axis(AxisAlignedSampler),
+    /// [`ProjectionKind::SparseSigned`].
     Sparse(SparseSignedSampler),
+    /// [`ProjectionKind::ForestRc`].
     ForestRc(ForestRcSampler),
+    /// [`ProjectionKind::Gaussian`].
     Gaussian(GaussianSampler),
+    /// [`ProjectionKind::Patch`].
     Patch(PatchSampler),
+    /// [`ProjectionKind::Dictionary`].
+    Dictionary(DictionarySampler),
+    /// [`ProjectionKind::User`], with the data width its projections must fit.
+    User {
+        /// The user's sampler.
+        sampler: UserSampler,
+        /// Features of the data.
+        n_features: usize,
+    },
 }
 
 impl ProjectionSampler for AnySampler {
@@ -584,6 +845,30 @@ impl ProjectionSampler for AnySampler {
             AnySampler::ForestRc(x) => x.sample(rng, d, s, out),
             AnySampler::Gaussian(x) => x.sample(rng, d, s, out),
             AnySampler::Patch(x) => x.sample(rng, d, s, out),
+            AnySampler::Dictionary(x) => x.sample(rng, d, s, out),
+            AnySampler::User {
+                sampler: UserSampler(Some(x)),
+                n_features,
+            } => {
+                x.sample(rng, d, s, out);
+                // a foreign sampler's output is checked before the tree reads it: a
+                // malformed buffer is a bug in that sampler, reported, never grown on
+                assert!(
+                    out.is_explicit_within(*n_features),
+                    "a UserSampler drew malformed projections (offsets, a weight per index \
+                     and indices below n_features = {n_features} are required)"
+                );
+            }
+            AnySampler::User { .. } => out.clear(),
+        }
+    }
+
+    #[inline]
+    fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
+        match self {
+            AnySampler::Patch(x) => x.descriptors(),
+            AnySampler::Dictionary(x) => x.descriptors(),
+            _ => None,
         }
     }
 }
@@ -601,6 +886,21 @@ mod tests {
             &mut out,
         );
         out
+    }
+
+    struct OutOfRange;
+    impl ProjectionSampler for OutOfRange {
+        fn sample(&self, _: &mut Rng, _: usize, _: &mut SamplerScratch, out: &mut ProjectionBuf) {
+            out.clear();
+            out.push(&[7], &[1.0]);
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "malformed projections")]
+    fn user_sampler_out_of_range_is_reported() {
+        let s = ProjectionKind::User(UserSampler::new(OutOfRange)).sampler(3);
+        draw(&s, 2, 0);
     }
 
     #[test]
@@ -689,7 +989,8 @@ mod tests {
         let mut counts = vec![0usize; 30];
         let out = draw(&s, 200_000, 5);
         for i in 0..out.len() {
-            out.get(i, Some(&g)).for_each(|f, _| counts[f] += 1);
+            out.get(i, Some(&g as &dyn CompactDescriptors))
+                .for_each(|f, _| counts[f] += 1);
         }
         let mean = counts.iter().sum::<usize>() as f64 / 30.0;
         for c in &counts {
@@ -713,10 +1014,11 @@ mod tests {
             assert!(g.valid_descriptor(desc));
             let mut rows = vec![];
             let mut cols = vec![];
-            out.get(i, Some(&g)).for_each(|f, _| {
-                rows.push(f / 6);
-                cols.push(f % 6);
-            });
+            out.get(i, Some(&g as &dyn CompactDescriptors))
+                .for_each(|f, _| {
+                    rows.push(f / 6);
+                    cols.push(f % 6);
+                });
             let span = |v: &Vec<usize>| v.iter().max().unwrap() - v.iter().min().unwrap() + 1;
             let distinct = |v: &Vec<usize>| {
                 let mut v = v.clone();

@@ -1,0 +1,355 @@
+//! Growing one tree: nodes are added depth-first (or best-first under `max_leaf_nodes`),
+//! each searched for its best split by the [`super::splitter`] and partitioned in place.
+//!
+//! Invariant: a pending node owns `ws.samples[start..end]`; after [`Builder::partition`],
+//! `ws.samples[start..start + n_left]` are the rows whose projection is `<= threshold`,
+//! in their previous order. Node `i`'s statistics, value and projection wait in the
+//! workspace until the tree is laid out at the end of [`Builder::grow`].
+
+use super::criterion::{Criterion, Entropy, Gini, SquaredError};
+use super::splitter::Bins;
+use super::{Tree, LEAF};
+use crate::data::{FeatureMatrix, Targets};
+use crate::params::{self, TreeConfig};
+use crate::projection::{ProjRef, ProjectionBuf, ProjectionSampler, SamplerScratch};
+use crate::rng::Rng;
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Impurities at or below this are treated as pure nodes.
+const PURE: f64 = 1e-7;
+
+/// A chosen split waiting to be applied.
+pub(super) struct Pending {
+    node: u32,
+    start: usize,
+    end: usize,
+    depth: u32,
+    improvement: f64,
+    threshold: f32,
+    proj: (usize, usize),
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o) == Ordering::Equal
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending {
+    // best-first: largest improvement first, ties to the older node
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.improvement
+            .total_cmp(&o.improvement)
+            .then(o.node.cmp(&self.node))
+    }
+}
+
+/// Per-worker memory reused across nodes and trees.
+#[derive(Default)]
+pub(crate) struct Workspace {
+    pub(super) samples: Vec<u32>,
+    pub(super) pairs: Vec<(f32, u32)>,
+    pub(super) sort_buf: Vec<(f32, u32)>,
+    pub(super) vals: Vec<f32>,
+    pub(super) cand: ProjectionBuf,
+    pub(super) scratch: SamplerScratch,
+    pub(super) left: Vec<f64>,
+    pub(super) right: Vec<f64>,
+    pub(super) node_sums: Vec<f64>,
+    pub(super) arena_idx: Vec<u32>,
+    pub(super) arena_w: Vec<f32>,
+    pub(super) node_proj: Vec<(u32, u32)>,
+    pub(super) node_values: Vec<f64>,
+    pub(super) right_rows: Vec<u32>,
+    pub(super) terms: Vec<(usize, f32)>,
+    pub(super) bins: Bins,
+}
+
+/// Everything fixed while growing one tree.
+pub(crate) struct Grower<'a, S: ProjectionSampler> {
+    /// The checked configuration.
+    pub(crate) cfg: &'a TreeConfig,
+    /// Draws each node's candidate projections.
+    pub(crate) sampler: &'a S,
+    /// The training data.
+    pub(crate) x: &'a FeatureMatrix<'a>,
+    /// The training targets.
+    pub(crate) y: &'a Targets,
+}
+
+impl<S: ProjectionSampler> Grower<'_, S> {
+    /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample weights).
+    pub(crate) fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
+        // the one dispatch on the criterion: everything below is monomorphised over it
+        match (self.y, self.cfg.criterion) {
+            (Targets::Classes(classes), params::Criterion::Gini) => {
+                self.builder(Gini { classes }).grow(weights, rng, ws)
+            }
+            (Targets::Classes(classes), _) => {
+                self.builder(Entropy { classes }).grow(weights, rng, ws)
+            }
+            (Targets::Values(y), _) => self.builder(SquaredError { y }).grow(weights, rng, ws),
+        }
+    }
+
+    fn builder<C: Criterion>(&self, crit: C) -> Builder<'_, S, C> {
+        Builder {
+            cfg: self.cfg,
+            sampler: self.sampler,
+            x: self.x,
+            crit,
+        }
+    }
+}
+
+/// A [`Grower`] with its criterion resolved.
+pub(super) struct Builder<'a, S, C> {
+    pub(super) cfg: &'a TreeConfig,
+    pub(super) sampler: &'a S,
+    pub(super) x: &'a FeatureMatrix<'a>,
+    pub(super) crit: C,
+}
+
+impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
+    /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample weights).
+    fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
+        let k = self.cfg.n_outputs;
+        let stat_len = self.crit.stat_len(k);
+        ws.left.resize(stat_len, 0.0);
+        ws.right.resize(stat_len, 0.0);
+        ws.node_sums.resize(stat_len, 0.0);
+        ws.samples.clear();
+        ws.samples
+            .extend((0..weights.len() as u32).filter(|&i| weights[i as usize] > 0.0));
+        ws.arena_idx.clear();
+        ws.arena_w.clear();
+        ws.node_proj.clear();
+        ws.node_values.clear();
+        let mut tree = Tree {
+            n_outputs: k,
+            ..Tree::default()
+        };
+        let n_in_bag = ws.samples.len();
+        let root_weight: f64 = ws.samples.iter().map(|&s| weights[s as usize]).sum();
+        let min_weight_leaf = self.cfg.min_weight_fraction_leaf * root_weight;
+
+        let mut stack: Vec<Pending> = Vec::new();
+        let mut heap: BinaryHeap<Pending> = BinaryHeap::new();
+        let best_first = self.cfg.max_leaf_nodes.is_some();
+        let push = |p: Pending, stack: &mut Vec<Pending>, heap: &mut BinaryHeap<Pending>| {
+            if best_first {
+                heap.push(p)
+            } else {
+                stack.push(p)
+            }
+        };
+        if let Some(p) = self.add_node(
+            &mut tree,
+            ws,
+            weights,
+            rng,
+            0,
+            n_in_bag,
+            0,
+            root_weight,
+            min_weight_leaf,
+        ) {
+            push(p, &mut stack, &mut heap);
+        }
+        let mut n_leaves = 1usize;
+        loop {
+            let next = if best_first { heap.pop() } else { stack.pop() };
+            let Some(p) = next else { break };
+            if self.cfg.max_leaf_nodes.is_some_and(|m| n_leaves >= m) {
+                break;
+            }
+            let n_left = self.partition(ws, &p);
+            if n_left == 0 || n_left == p.end - p.start {
+                continue; // cannot happen with a consistent projection; keep the node a leaf
+            }
+            let node = p.node as usize;
+            ws.node_proj[node] = (p.proj.0 as u32, p.proj.1 as u32);
+            tree.threshold[node] = p.threshold;
+            let mid = p.start + n_left;
+            let l = self.add_node(
+                &mut tree,
+                ws,
+                weights,
+                rng,
+                p.start,
+                mid,
+                p.depth + 1,
+                root_weight,
+                min_weight_leaf,
+            );
+            let left_id = tree.n_nodes() as u32 - 1;
+            let r = self.add_node(
+                &mut tree,
+                ws,
+                weights,
+                rng,
+                mid,
+                p.end,
+                p.depth + 1,
+                root_weight,
+                min_weight_leaf,
+            );
+            let right_id = tree.n_nodes() as u32 - 1;
+            tree.left[node] = left_id;
+            tree.right[node] = right_id;
+            n_leaves += 1;
+            // depth-first: the right child waits under the left one
+            if let Some(r) = r {
+                push(r, &mut stack, &mut heap);
+            }
+            if let Some(l) = l {
+                push(l, &mut stack, &mut heap);
+            }
+        }
+        // lay the projections of inner nodes out in node order (CSR), and the leaves' values
+        tree.proj_ptr.push(0);
+        let mut leaf_rows = 0u32;
+        for node in 0..tree.n_nodes() {
+            if tree.is_leaf(node) {
+                tree.right[node] = leaf_rows;
+                leaf_rows += 1;
+                tree.value
+                    .extend_from_slice(&ws.node_values[node * k..(node + 1) * k]);
+            } else {
+                let (a, b) = ws.node_proj[node];
+                tree.proj_idx
+                    .extend_from_slice(&ws.arena_idx[a as usize..b as usize]);
+                if self.sampler.descriptors().is_none() {
+                    tree.proj_w
+                        .extend_from_slice(&ws.arena_w[a as usize..b as usize]);
+                }
+            }
+            tree.proj_ptr.push(tree.proj_idx.len() as u32);
+        }
+        tree.shrink_to_fit();
+        tree
+    }
+
+    /// Appends a node for `samples[start..end]` and, when it may split, finds its split.
+    #[allow(clippy::too_many_arguments)]
+    fn add_node(
+        &self,
+        tree: &mut Tree,
+        ws: &mut Workspace,
+        weights: &[f64],
+        rng: &mut Rng,
+        start: usize,
+        end: usize,
+        depth: u32,
+        root_weight: f64,
+        min_weight_leaf: f64,
+    ) -> Option<Pending> {
+        let node = tree.n_nodes();
+        ws.node_sums.fill(0.0);
+        let mut w_node = 0.0;
+        for &s in &ws.samples[start..end] {
+            let w = weights[s as usize];
+            w_node += w;
+            self.crit.add_sample(&mut ws.node_sums, s as usize, w);
+        }
+        let impurity = if w_node > 0.0 {
+            self.crit.impurity(&ws.node_sums, w_node)
+        } else {
+            0.0
+        };
+        tree.left.push(LEAF);
+        tree.right.push(LEAF);
+        tree.threshold.push(0.0);
+        tree.impurity.push(impurity);
+        tree.n_node_samples.push((end - start) as u32);
+        tree.weighted_n_node_samples.push(w_node);
+        tree.depth.push(depth);
+        ws.node_proj.push((0, 0));
+        // every node's value waits here; the tree keeps the leaves' only
+        self.crit
+            .push_value(&ws.node_sums, w_node, &mut ws.node_values);
+        let n = end - start;
+        let cfg = self.cfg;
+        if depth as usize >= cfg.max_depth
+            || n < cfg.min_samples_split
+            || n < 2 * cfg.min_samples_leaf
+            || w_node < 2.0 * min_weight_leaf
+            || impurity <= PURE
+        {
+            return None;
+        }
+        // the node totals leave the workspace while its buffers are borrowed by the search
+        let sums = std::mem::take(&mut ws.node_sums);
+        let found = self.find_split(ws, weights, rng, start, end, &sums, w_node, min_weight_leaf);
+        let parent = self.crit.node_proxy(&sums, w_node);
+        ws.node_sums = sums;
+        let (best, proj) = found?;
+        let improvement = best.proxy - parent;
+        if improvement / root_weight + 1e-10 < cfg.min_impurity_decrease {
+            return None;
+        }
+        Some(Pending {
+            node: node as u32,
+            start,
+            end,
+            depth,
+            improvement,
+            threshold: best.threshold,
+            proj,
+        })
+    }
+
+    /// Projected values of `samples[start..end]` under projection `proj`, into `out`.
+    #[inline]
+    pub(super) fn project(
+        &self,
+        proj: ProjRef<'_>,
+        samples: &[u32],
+        terms: &mut Vec<(usize, f32)>,
+        out: &mut Vec<f32>,
+    ) {
+        terms.clear();
+        proj.for_each(|j, w| terms.push((j, w)));
+        self.x.project_rows(terms, samples, out);
+    }
+
+    /// Moves the rows of `p` whose projection is `<= threshold` to the front, keeping the
+    /// order of both sides; returns their count.
+    fn partition(&self, ws: &mut Workspace, p: &Pending) -> usize {
+        let family = self.sampler.descriptors();
+        let w = if family.is_some() {
+            &[][..]
+        } else {
+            &ws.arena_w[p.proj.0..p.proj.1]
+        };
+        let proj = ProjRef::new(&ws.arena_idx[p.proj.0..p.proj.1], w, family);
+        self.project(
+            proj,
+            &ws.samples[p.start..p.end],
+            &mut ws.terms,
+            &mut ws.vals,
+        );
+        // stable: rows keep their (initially ascending) order in both children, so the
+        // gathers of every later node walk X in address order
+        let samples = &mut ws.samples[p.start..p.end];
+        ws.right_rows.clear();
+        let mut i = 0;
+        for k in 0..samples.len() {
+            let s = samples[k];
+            if ws.vals[k] <= p.threshold {
+                samples[i] = s;
+                i += 1;
+            } else {
+                ws.right_rows.push(s);
+            }
+        }
+        samples[i..].copy_from_slice(&ws.right_rows);
+        i
+    }
+}

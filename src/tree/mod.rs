@@ -1,0 +1,335 @@
+//! One projection tree: storage and validation here; growth in layers below it, as
+//! scikit-learn separates them:
+//!
+//! * [`criterion`]: each impurity criterion's math (node statistics, impurity, the split
+//!   proxy and its running update) behind one `Criterion` trait;
+//! * [`splitter`]: the split search over a node's candidate projections (sort and scan,
+//!   histograms, random thresholds), generic over the criterion so the scan loops are
+//!   statically dispatched;
+//! * [`builder`]: grows a tree depth-first or best-first from the split search;
+//! * [`packed`]: the prediction layout.
+//!
+//! Storage is a table (struct of arrays). Node `i` is a leaf when
+//! `left[i] == LEAF`; otherwise a row goes to `left[i]` when its projection
+//! `sum_j w_j x_j` is `<= threshold[i]`, else to `right[i]` (always `left[i] + 1`).
+//! Node `i`'s projection is `proj_idx[proj_ptr[i]..proj_ptr[i+1]]` (with weights in
+//! `proj_w`, or a patch descriptor in patch forests); leaves have an empty range.
+//! Only leaves store values (class distribution or mean): for a leaf, `right[i]` is
+//! its row `r` in the leaf-value table, `value[r*n_outputs..(r+1)*n_outputs]`. An
+//! inner node's value is the weighted mean of its children's ([`Tree::node_values`]).
+//!
+//! Growth: the in-bag rows live in one permutation array; a node owns the range
+//! `samples[start..end]`, and after a split `samples[start..start+n_left]` go left.
+
+pub(crate) mod builder;
+pub(crate) mod criterion;
+pub mod packed;
+pub(crate) mod splitter;
+
+pub(crate) use builder::{Grower, Workspace};
+pub use packed::PackedTree;
+
+use crate::error::{Error, Result};
+use crate::projection::{CompactDescriptors, ProjRef};
+use serde::{Deserialize, Serialize};
+
+/// Marks a leaf in [`Tree::left`] and [`Tree::right`].
+pub const LEAF: u32 = u32::MAX;
+
+/// A fitted tree as a flat table.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tree {
+    /// Values per leaf (classes, or 1).
+    pub n_outputs: usize,
+    /// Left child of each node, or [`LEAF`].
+    pub left: Vec<u32>,
+    /// Right child (`left + 1`) of an inner node; a leaf's row in the value table.
+    pub right: Vec<u32>,
+    /// Rows whose projection is `<= threshold` go left.
+    pub threshold: Vec<f32>,
+    /// Offsets of each node's projection in `proj_idx` (`n_nodes + 1`).
+    pub proj_ptr: Vec<u32>,
+    /// Feature indices (explicit projections) or descriptor words (compact ones).
+    pub proj_idx: Vec<u32>,
+    /// Weights parallel to `proj_idx`; empty for compact descriptors.
+    pub proj_w: Vec<f32>,
+    /// Impurity of each node.
+    pub impurity: Vec<f64>,
+    /// In-bag rows of each node.
+    pub n_node_samples: Vec<u32>,
+    /// In-bag weight of each node.
+    pub weighted_n_node_samples: Vec<f64>,
+    /// Depth of each node (the root is 0).
+    pub depth: Vec<u32>,
+    /// Leaf values, one row of `n_outputs` per leaf in node order.
+    pub value: Vec<f64>,
+}
+
+impl Tree {
+    /// Nodes, inner and leaves.
+    pub fn n_nodes(&self) -> usize {
+        self.left.len()
+    }
+
+    /// Whether `node` is a leaf.
+    #[inline]
+    pub fn is_leaf(&self, node: usize) -> bool {
+        self.left[node] == LEAF
+    }
+
+    /// Leaves.
+    pub fn n_leaves(&self) -> usize {
+        self.left.iter().filter(|&&l| l == LEAF).count()
+    }
+
+    /// Depth of the deepest node.
+    pub fn max_depth(&self) -> usize {
+        self.depth.iter().copied().max().unwrap_or(0) as usize
+    }
+
+    /// The projection of inner node `node`.
+    #[inline]
+    pub fn proj<'a>(
+        &'a self,
+        node: usize,
+        family: Option<&'a dyn CompactDescriptors>,
+    ) -> ProjRef<'a> {
+        let (a, b) = (
+            self.proj_ptr[node] as usize,
+            self.proj_ptr[node + 1] as usize,
+        );
+        let w = if family.is_some() {
+            &[][..]
+        } else {
+            &self.proj_w[a..b]
+        };
+        ProjRef::new(&self.proj_idx[a..b], w, family)
+    }
+
+    /// Releases the spare capacity growth left in every table.
+    fn shrink_to_fit(&mut self) {
+        self.left.shrink_to_fit();
+        self.right.shrink_to_fit();
+        self.threshold.shrink_to_fit();
+        self.proj_ptr.shrink_to_fit();
+        self.proj_idx.shrink_to_fit();
+        self.proj_w.shrink_to_fit();
+        self.impurity.shrink_to_fit();
+        self.n_node_samples.shrink_to_fit();
+        self.weighted_n_node_samples.shrink_to_fit();
+        self.depth.shrink_to_fit();
+        self.value.shrink_to_fit();
+    }
+
+    /// The values (class distribution or mean) of leaf `leaf`.
+    #[inline]
+    pub fn leaf_value(&self, leaf: usize) -> &[f64] {
+        debug_assert!(self.is_leaf(leaf));
+        self.leaf_row(self.right[leaf] as usize)
+    }
+
+    /// Row `r` of the leaf-value table.
+    #[inline]
+    pub fn leaf_row(&self, r: usize) -> &[f64] {
+        &self.value[r * self.n_outputs..(r + 1) * self.n_outputs]
+    }
+
+    /// The values of every node, inner nodes included (the weighted mean of their
+    /// children's), as an n_nodes × n_outputs table.
+    pub fn node_values(&self) -> Vec<f64> {
+        let k = self.n_outputs;
+        let mut out = vec![0.0; self.n_nodes() * k];
+        // children come after their parent: fill from the back
+        for node in (0..self.n_nodes()).rev() {
+            if self.is_leaf(node) {
+                out[node * k..(node + 1) * k].copy_from_slice(self.leaf_value(node));
+                continue;
+            }
+            let (l, r) = (self.left[node] as usize, self.right[node] as usize);
+            let w = &self.weighted_n_node_samples;
+            let total = w[l] + w[r];
+            for c in 0..k {
+                out[node * k + c] = if total > 0.0 {
+                    (w[l] * out[l * k + c] + w[r] * out[r * k + c]) / total
+                } else {
+                    0.0
+                };
+            }
+        }
+        out
+    }
+
+    /// The leaf reached by a row whose feature j is `get(j)`.
+    #[inline]
+    pub fn leaf_by(
+        &self,
+        geometry: Option<&dyn CompactDescriptors>,
+        get: impl Fn(usize) -> f32,
+    ) -> usize {
+        let mut node = 0usize;
+        while self.left[node] != LEAF {
+            let mut v = 0.0f32;
+            self.proj(node, geometry).for_each(|j, w| v += w * get(j));
+            node = if v <= self.threshold[node] {
+                self.left[node]
+            } else {
+                self.right[node]
+            } as usize;
+        }
+        node
+    }
+
+    /// The leaf reached by a row given as a slice.
+    #[inline]
+    pub fn leaf(&self, geometry: Option<&dyn CompactDescriptors>, row: &[f32]) -> usize {
+        let mut node = 0usize;
+        while self.left[node] != LEAF {
+            let v = self.proj(node, geometry).dot(row);
+            node = if v <= self.threshold[node] {
+                self.left[node]
+            } else {
+                self.right[node]
+            } as usize;
+        }
+        node
+    }
+
+    /// Weighted impurity decrease of every split, shared among each projection's features
+    /// in proportion to |weight|, normalised to sum to 1 (all zeros for a single leaf).
+    pub fn feature_importances(
+        &self,
+        n_features: usize,
+        geometry: Option<&dyn CompactDescriptors>,
+    ) -> Vec<f64> {
+        let mut imp = vec![0.0; n_features];
+        for node in 0..self.n_nodes() {
+            if self.is_leaf(node) {
+                continue;
+            }
+            let (l, r) = (self.left[node] as usize, self.right[node] as usize);
+            let w = &self.weighted_n_node_samples;
+            let decrease =
+                w[node] * self.impurity[node] - w[l] * self.impurity[l] - w[r] * self.impurity[r];
+            let proj = self.proj(node, geometry);
+            let mut total_w = 0.0f64;
+            proj.for_each(|_, wt| total_w += wt.abs() as f64);
+            if total_w > 0.0 {
+                proj.for_each(|j, wt| imp[j] += decrease.max(0.0) * wt.abs() as f64 / total_w);
+            }
+        }
+        normalise(&mut imp);
+        imp
+    }
+
+    /// Adds to `counts[j]` the number of split projections that use feature j.
+    pub fn add_projection_counts(
+        &self,
+        geometry: Option<&dyn CompactDescriptors>,
+        counts: &mut [f64],
+    ) {
+        for node in 0..self.n_nodes() {
+            if !self.is_leaf(node) {
+                self.proj(node, geometry).for_each(|j, _| counts[j] += 1.0);
+            }
+        }
+    }
+
+    /// Checks every index and length, so that traversal can never go out of bounds or loop.
+    pub(crate) fn validate(
+        &self,
+        n_features: usize,
+        geometry: Option<&dyn CompactDescriptors>,
+    ) -> Result<()> {
+        let n = self.n_nodes();
+        let bad = |what: &str| Err(Error::CorruptModel(format!("tree table: {what}")));
+        if n == 0 || n >= LEAF as usize {
+            return bad("node count");
+        }
+        for len in [
+            self.right.len(),
+            self.threshold.len(),
+            self.impurity.len(),
+            self.n_node_samples.len(),
+        ] {
+            if len != n {
+                return bad("array lengths differ");
+            }
+        }
+        if self.weighted_n_node_samples.len() != n
+            || self.depth.len() != n
+            || self.proj_ptr.len() != n + 1
+        {
+            return bad("array lengths differ");
+        }
+        if self.n_outputs == 0 || self.value.len() != self.n_leaves() * self.n_outputs {
+            return bad("value table size");
+        }
+        if self.depth[0] != 0 {
+            return bad("root depth");
+        }
+        if self.proj_ptr[0] != 0
+            || self.proj_ptr[n] as usize != self.proj_idx.len()
+            || self.proj_idx.len() >= MULTI as usize
+        {
+            return bad("projection offsets");
+        }
+        if geometry.is_none() && self.proj_w.len() != self.proj_idx.len() {
+            return bad("projection weights length");
+        }
+        if geometry.is_some() && !self.proj_w.is_empty() {
+            return bad("weights stored for compact descriptors");
+        }
+        let mut leaf_rows = 0u32;
+        for i in 0..n {
+            let (a, b) = (self.proj_ptr[i] as usize, self.proj_ptr[i + 1] as usize);
+            if a > b || b > self.proj_idx.len() {
+                return bad("projection offsets");
+            }
+            let (l, r) = (self.left[i], self.right[i]);
+            if l == LEAF {
+                if r != leaf_rows || a != b {
+                    return bad("leaf with a projection or out-of-order value row");
+                }
+                leaf_rows += 1;
+                continue;
+            }
+            // children always come after their parent: traversal terminates
+            if l as usize <= i || r != l + 1 || r as usize >= n || a == b {
+                return bad("child index");
+            }
+            // depths must describe the tree (reported as max_depth, used by tree complexity)
+            if self.depth[l as usize] != self.depth[i].saturating_add(1)
+                || self.depth[r as usize] != self.depth[i].saturating_add(1)
+            {
+                return bad("node depths");
+            }
+            if self.threshold[i].is_nan() {
+                return bad("NaN threshold");
+            }
+            match geometry {
+                None if self.proj_idx[a..b]
+                    .iter()
+                    .any(|&j| j as usize >= n_features) =>
+                {
+                    return bad("feature index out of range")
+                }
+                Some(g) if !g.is_valid(&self.proj_idx[a..b]) => {
+                    return bad("projection descriptor")
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Flags the packed `a` field of a node whose projection has several features; a tree's
+/// projection entries stay below it so that every offset can be packed.
+pub(crate) const MULTI: u32 = 1 << 31;
+
+pub(crate) fn normalise(v: &mut [f64]) {
+    let s: f64 = v.iter().sum();
+    if s > 0.0 {
+        v.iter_mut().for_each(|x| *x /= s);
+    }
+}

@@ -1,0 +1,170 @@
+//! The prediction layout of a tree (SPORF paper, Sect. 6.4.3, "forest packing"). Node
+//! indices are those of the [`Tree`] it was built from, and a leaf points to itself, which
+//! is how a walk recognises it.
+
+use super::{Tree, MULTI};
+use crate::projection::CompactDescriptors;
+
+/// One node of a [`PackedTree`]: 16 bytes, one cache line holds four.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+struct PackedNode {
+    /// Single feature index, or `MULTI | start` into the packed projection arrays; for a
+    /// leaf, its row in the leaf-value table.
+    a: u32,
+    /// The single feature's weight (f32 bits), or the projection's length; for a leaf,
+    /// 1 + its class when its value is one-hot, else 0.
+    b: u32,
+    threshold: f32,
+    /// Left child (the right child is `left + 1`), or [`super::LEAF`].
+    left: u32,
+}
+
+/// A tree laid out for prediction (SPORF paper, Sect. 6.4.3, "forest packing"): nodes as
+/// one array of 16-byte records with children adjacent, the common single-feature split
+/// stored inline so traversal touches one record per level. Node indices are those of
+/// the [`Tree`] it was built from, so leaves map back to `Tree::value` directly.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PackedTree {
+    nodes: Vec<PackedNode>,
+    /// (feature, weight) of multi-feature projections, interleaved: one cache line, not two.
+    proj: Vec<(u32, f32)>,
+}
+
+impl PackedTree {
+    /// Packs a tree for prediction.
+    pub fn new(tree: &Tree, geometry: Option<&dyn CompactDescriptors>) -> PackedTree {
+        let mut p = PackedTree {
+            nodes: Vec::with_capacity(tree.n_nodes()),
+            proj: Vec::new(),
+        };
+        for node in 0..tree.n_nodes() {
+            let (a, b, threshold, left) = if tree.is_leaf(node) {
+                // a leaf points to itself, which is how a walk recognises it; its `a` holds
+                // its row in the tree's leaf-value table, its `b` 1 + the class of a one-hot
+                // value (a pure classification leaf), else 0
+                let value = tree.leaf_value(node);
+                let b = match value.iter().position(|&v| v != 0.0) {
+                    Some(c) if value[c] == 1.0 && value[c + 1..].iter().all(|&v| v == 0.0) => {
+                        1 + c as u32
+                    }
+                    _ => 0,
+                };
+                (tree.right[node], b, f32::INFINITY, node as u32)
+            } else {
+                // patches are expanded here (prediction cache only; the model keeps the
+                // compact descriptor), in the order training summed them
+                let start = p.proj.len();
+                tree.proj(node, geometry)
+                    .for_each(|j, w| p.proj.push((j as u32, w)));
+                let (a, b) = if p.proj.len() - start == 1 {
+                    let (j, w) = p.proj.pop().unwrap_or((0, 0.0));
+                    (j, w.to_bits())
+                } else {
+                    (MULTI | start as u32, (p.proj.len() - start) as u32)
+                };
+                (a, b, tree.threshold[node], tree.left[node])
+            };
+            p.nodes.push(PackedNode {
+                a,
+                b,
+                threshold,
+                left,
+            });
+        }
+        p
+    }
+
+    #[inline(always)]
+    fn project(&self, nd: PackedNode, row: &[f32]) -> f32 {
+        if nd.a & MULTI == 0 {
+            f32::from_bits(nd.b) * row[nd.a as usize]
+        } else {
+            let start = (nd.a & !MULTI) as usize;
+            let end = start + nd.b as usize;
+            let mut s = 0.0f32;
+            for &(j, w) in &self.proj[start..end] {
+                s += w * row[j as usize];
+            }
+            s
+        }
+    }
+
+    /// The leaf (node index) a row reaches; identical to [`Tree::leaf`].
+    #[inline]
+    pub fn leaf(&self, row: &[f32]) -> usize {
+        let mut i = 0usize;
+        loop {
+            let nd = self.nodes[i];
+            if nd.left as usize == i {
+                return i;
+            }
+            i = nd.left as usize + (self.project(nd, row) > nd.threshold) as usize;
+        }
+    }
+
+    /// The leaves of every row of a row-major block (`p` features a row) into `out`.
+    /// Eight rows go down the tree side by side, so eight independent chains of dependent
+    /// loads are in flight instead of one; a lane that reaches its leaf takes the next row
+    /// at once, so the work follows the total path length, not the deepest leaf.
+    pub fn leaves(&self, rows: &[f32], p: usize, out: &mut [u32]) {
+        const LANES: usize = 8;
+        let n = out.len();
+        if n < LANES {
+            for (k, o) in out.iter_mut().enumerate() {
+                *o = self.leaf(&rows[k * p..(k + 1) * p]) as u32;
+            }
+            return;
+        }
+        let mut row = [0usize; LANES];
+        let mut idx = [0u32; LANES];
+        for (l, r) in row.iter_mut().enumerate() {
+            *r = l;
+        }
+        let mut next = LANES;
+        let mut active = LANES;
+        let mut live = [true; LANES];
+        while active > 0 {
+            for l in 0..LANES {
+                if !live[l] {
+                    continue;
+                }
+                let i = idx[l];
+                let nd = self.nodes[i as usize];
+                if nd.left == i {
+                    // at its leaf: record it and start the next row in this lane
+                    out[row[l]] = i;
+                    if next < n {
+                        row[l] = next;
+                        idx[l] = 0;
+                        next += 1;
+                    } else {
+                        live[l] = false;
+                        active -= 1;
+                    }
+                } else {
+                    let r = &rows[row[l] * p..(row[l] + 1) * p];
+                    idx[l] = nd.left + (self.project(nd, r) > nd.threshold) as u32;
+                }
+            }
+        }
+    }
+
+    /// The class of leaf `node` when its value is one-hot (1 for that class, 0 for the
+    /// others), so that adding it to a sum is adding 1 at the class.
+    #[inline]
+    pub fn pure_class(&self, node: usize) -> Option<usize> {
+        (self.nodes[node].b as usize).checked_sub(1)
+    }
+
+    /// The row of leaf `node` in its tree's leaf-value table ([`Tree::leaf_row`]).
+    #[inline]
+    pub fn leaf_row(&self, node: usize) -> usize {
+        self.nodes[node].a as usize
+    }
+
+    /// Bytes used by the packed layout (the leaf values stay in the [`Tree`]).
+    pub fn n_bytes(&self) -> usize {
+        self.nodes.len() * std::mem::size_of::<PackedNode>() + self.proj.len() * 8
+    }
+}

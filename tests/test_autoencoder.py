@@ -412,7 +412,6 @@ def _compression_distortion(frame, n_bootstraps, seed=0):
     return float(np.mean(per_rate))
 
 
-@pytest.mark.slow
 def test_autoencoder_penguins_distortion_below_reference():
     # reference implementation 0.170, paper Table 2 0.176; year scored as numeric (1 - R^2)
     pd = pytest.importorskip("pandas")

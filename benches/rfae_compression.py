@@ -20,11 +20,14 @@ Bootstrap training sets repeat about a third of their rows; the autoencoder
 collapses exact duplicates (``collapse_duplicates=True``), so its kernel, its
 unsupervised forest and the k-NN decoder's neighbours are the distinct rows.
 
-Datasets (offline, scikit-learn): breast cancer (30 numeric + diagnosis as a
-categorical column; paper Table 2: RFAE 0.333) and wine (13 numeric + class).
+Datasets (offline): breast cancer (scikit-learn; 30 numeric + diagnosis as a
+categorical column; paper Table 2: RFAE 0.333), wine (scikit-learn; 13 numeric +
+class) and palmerpenguins (pip package ``palmerpenguins``; complete cases, 333
+rows, 5 numeric + species, island, sex; paper Table 2: RFAE 0.176).
 """
 
 import argparse
+import ast
 import sys
 import time
 
@@ -35,10 +38,22 @@ from sklearn.datasets import load_breast_cancer, load_wine
 from sklearn.decomposition import PCA
 
 LATENT_RATES = np.round(np.arange(1, 11) / 10, 1)
-PAPER = {"breast_cancer": 0.333}
+PAPER = {"breast_cancer": 0.333, "penguins": 0.176}
+
+
+def load_penguins():
+    """palmerpenguins, complete cases (333 rows): 5 numeric + 3 categorical columns."""
+    from palmerpenguins import load_penguins as _load
+
+    frame = _load().dropna().reset_index(drop=True)
+    for col in ("species", "island", "sex"):
+        frame[col] = pd.Categorical(frame[col].astype(str))
+    return frame
 
 
 def load(name):
+    if name == "penguins":
+        return load_penguins()
     loader = {"breast_cancer": load_breast_cancer, "wine": load_wine}[name]
     data = loader(as_frame=True)
     frame = data.data.copy()
@@ -70,7 +85,7 @@ def pca_reconstruct(train, test, n_components):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", nargs="+", default=["breast_cancer", "wine"])
+    parser.add_argument("--datasets", nargs="+", default=["breast_cancer", "penguins", "wine"])
     parser.add_argument("--bootstraps", type=int, default=10)
     parser.add_argument("--decoders", nargs="+", default=["knn", "relabel", "lasso"])
     parser.add_argument(
@@ -88,12 +103,32 @@ def main():
     )
     parser.add_argument("--n-jobs", type=int, default=-1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--ae-param",
+        nargs="*",
+        default=[],
+        metavar="NAME=VALUE",
+        help="ForestAutoencoder parameters other than the defaults (e.g. min_samples_leaf=2)",
+    )
+    parser.add_argument(
+        "--integers-as-categories",
+        action="store_true",
+        help="integer columns with fewer than 5 distinct values become categorical, as the "
+        "reference implementation's arf::prep_x does (penguins: year)",
+    )
     args = parser.parse_args()
-    defaults = ForestAutoencoder().get_params()
+    ae_params = {}
+    for item in args.ae_param:
+        key, value = item.split("=", 1)
+        try:
+            ae_params[key] = ast.literal_eval(value)
+        except (ValueError, SyntaxError):
+            ae_params[key] = value
+    defaults = ForestAutoencoder(**ae_params).get_params()
     print(f"# python {' '.join(sys.argv)}")
     print(f"# RFAE compression benchmark (Appx. B.1), seed={args.seed}")
     print(
-        f"# autoencoder defaults: n_estimators={defaults['n_estimators']}, "
+        f"# autoencoder parameters: n_estimators={defaults['n_estimators']}, "
         f"min_samples_leaf={defaults['min_samples_leaf']}, unsupervised="
         f"{defaults['unsupervised']}, k={defaults['k']}, diffusion_time="
         f"{defaults['diffusion_time']}, collapse_duplicates={defaults['collapse_duplicates']}"
@@ -101,12 +136,17 @@ def main():
     summary = []
     for name in args.datasets:
         frame = load(name)
+        if args.integers_as_categories:
+            for col in frame.columns:
+                if pd.api.types.is_integer_dtype(frame[col]) and frame[col].nunique() < 5:
+                    frame[col] = pd.Categorical(frame[col])
         n, d = frame.shape
         sizes = [max(1, round(d * r)) for r in LATENT_RATES]
         slow_sizes = {max(1, int(round(d * r))) for r in args.slow_rates}
         print(f"\n## {name}: n={n}, d_X={d}, latent sizes {sizes}")
         rng = np.random.default_rng(args.seed)
-        scores = {m: {dz: [] for dz in sizes} for m in ["pca", *args.decoders]}
+        # one list of per-bootstrap distortions per latent rate (sizes may repeat)
+        scores = {m: [[] for _ in sizes] for m in ["pca", *args.decoders]}
         for b in range(args.bootstraps):
             idx = rng.integers(0, n, size=n)
             oob = np.setdiff1d(np.arange(n), idx)
@@ -114,24 +154,30 @@ def main():
             test = frame.iloc[oob].reset_index(drop=True)
             t0 = time.perf_counter()
             base = ForestAutoencoder(
-                n_components=1, random_state=args.seed + b, n_jobs=args.n_jobs
+                n_components=1, random_state=args.seed + b, n_jobs=args.n_jobs, **ae_params
             ).fit(train)
             t_forest = time.perf_counter() - t0
-            for dz in sizes:
-                scores["pca"][dz].append(distortion(test, pca_reconstruct(train, test, dz)))
-                for dec in args.decoders:
-                    slow = dec != "knn"
+            done = {}
+            for r, dz in enumerate(sizes):
+                for method in ["pca", *args.decoders]:
+                    slow = method not in ("pca", "knn")
                     if slow and (b >= args.slow_bootstraps or dz not in slow_sizes):
                         continue
-                    ae = ForestAutoencoder(
-                        n_components=dz,
-                        forest=base.forest_,
-                        decoder=dec,
-                        random_state=args.seed + b,
-                        n_jobs=args.n_jobs,
-                    ).fit(train)
-                    rec = ae.inverse_transform(ae.transform(test))
-                    scores[dec][dz].append(distortion(test, rec))
+                    if (method, dz) not in done:
+                        if method == "pca":
+                            rec = pca_reconstruct(train, test, dz)
+                        else:
+                            ae = ForestAutoencoder(
+                                n_components=dz,
+                                forest=base.forest_,
+                                decoder=method,
+                                random_state=args.seed + b,
+                                n_jobs=args.n_jobs,
+                                **ae_params,
+                            ).fit(train)
+                            rec = ae.inverse_transform(ae.transform(test))
+                        done[method, dz] = distortion(test, rec)
+                    scores[method][r].append(done[method, dz])
             print(
                 f"bootstrap {b}: train {len(train)} rows, test {len(test)} rows, forest "
                 f"{t_forest:.1f}s, ARF rounds {len(base.arf_accuracies_)} "
@@ -140,9 +186,8 @@ def main():
             )
         print(f"\n{'method':<10}" + "".join(f"{dz:>7}" for dz in sizes) + f"{'mean':>8}{'sd':>7}")
         for method, per in scores.items():
-            done = [dz for dz in sizes if per[dz]]
-            means = [np.mean(per[dz]) if per[dz] else np.nan for dz in sizes]
-            runs = np.array([per[dz] for dz in done])  # (rates run, bootstraps)
+            means = [np.mean(v) if v else np.nan for v in per]
+            runs = np.array([v for v in per if v])  # (rates run, bootstraps)
             sd = np.std(runs.mean(axis=0)) if runs.shape[1] > 1 else float("nan")
             print(
                 f"{method:<10}"

@@ -520,6 +520,122 @@ impl Forest {
         ))
     }
 
+    /// Per leaf, in the forest-wide numbering of [`Forest::apply_leaves`], the box given by
+    /// the axis-aligned splits on its path from the root: (lower, upper), each
+    /// total leaves × n_features, ±inf where unconstrained. A leaf holds the points x with
+    /// lower < x <= upper along every feature; multi-feature (oblique, patch) splits leave
+    /// the box unconstrained, as in [`Forest::leaf_bounds`], which is the intersection of
+    /// the boxes of the leaves a row reaches.
+    pub fn leaf_boxes(&self) -> (Array2<f64>, Array2<f64>) {
+        let (p, g) = (self.n_features, self.geometry());
+        let n_leaves = self.leaf_offsets().last().copied().unwrap_or(0);
+        let mut lower = Array2::from_elem((n_leaves, p), f64::NEG_INFINITY);
+        let mut upper = Array2::from_elem((n_leaves, p), f64::INFINITY);
+        let mut leaf = 0usize;
+        for tree in &self.trees {
+            // leaves are numbered in node order, so record each leaf's box by node index first
+            let mut boxes: Vec<Option<(Vec<f64>, Vec<f64>)>> = vec![None; tree.n_nodes()];
+            let mut stack = vec![(0usize, vec![f64::NEG_INFINITY; p], vec![f64::INFINITY; p])];
+            while let Some((node, lo, hi)) = stack.pop() {
+                if tree.is_leaf(node) {
+                    boxes[node] = Some((lo, hi));
+                    continue;
+                }
+                let (mut llo, mut lhi, mut rlo, mut rhi) = (lo.clone(), hi.clone(), lo, hi);
+                if let crate::projection::ProjRef::Sparse { idx: [j], w: [w] } = tree.proj(node, g)
+                {
+                    if *w != 0.0 {
+                        let cut = tree.threshold[node] as f64 / *w as f64;
+                        let j = *j as usize;
+                        // w·x <= t  ⇔  x <= t/w for w > 0, x >= t/w for w < 0
+                        if *w > 0.0 {
+                            lhi[j] = lhi[j].min(cut);
+                            rlo[j] = rlo[j].max(cut);
+                        } else {
+                            llo[j] = llo[j].max(cut);
+                            rhi[j] = rhi[j].min(cut);
+                        }
+                    }
+                }
+                stack.push((tree.left[node] as usize, llo, lhi));
+                stack.push((tree.right[node] as usize, rlo, rhi));
+            }
+            for (lo, hi) in boxes.into_iter().flatten() {
+                lower.row_mut(leaf).assign(&ndarray::ArrayView1::from(&lo));
+                upper.row_mut(leaf).assign(&ndarray::ArrayView1::from(&hi));
+                leaf += 1;
+            }
+        }
+        (lower, upper)
+    }
+
+    /// Forest-wide leaf ids (as [`Forest::apply_leaves`]) reached by the rows of `z` when
+    /// every split node follows a replacement rule instead of its projection: at node `i` of
+    /// tree `t` a row goes left iff `(z[dim[k]] <= threshold[k]) != flip[k]`, with
+    /// `k = s + i` and `s` the number of nodes of the trees before `t`. The rule arrays are
+    /// indexed by node (entries of leaves are ignored). The autoencoder's split relabeling
+    /// decoder routes latent vectors this way through splits relabeled in latent space.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when a rule array's length is not the forest's total number
+    /// of nodes, or a split node's `dim` is not a column of `z`.
+    pub fn apply_leaves_with_rules(
+        &self,
+        z: ArrayView2<'_, f64>,
+        dim: &[i64],
+        threshold: &[f64],
+        flip: &[bool],
+    ) -> Result<Array2<i64>> {
+        let total: usize = self.trees.iter().map(|t| t.n_nodes()).sum();
+        if dim.len() != total || threshold.len() != total || flip.len() != total {
+            return Err(Error::InvalidInput(format!(
+                "rule arrays have lengths {}, {}, {}; the forest has {total} nodes",
+                dim.len(),
+                threshold.len(),
+                flip.len()
+            )));
+        }
+        let mut start = 0usize;
+        for tree in &self.trees {
+            for node in (0..tree.n_nodes()).filter(|&i| !tree.is_leaf(i)) {
+                let d = dim[start + node];
+                if d < 0 || d as usize >= z.ncols() {
+                    return Err(Error::InvalidInput(format!(
+                        "rule dimension {d} is not a column of z (z has {} columns)",
+                        z.ncols()
+                    )));
+                }
+            }
+            start += tree.n_nodes();
+        }
+        let off = self.leaf_offsets();
+        let mut out = Array2::zeros((z.nrows(), self.trees.len()));
+        let mut start = 0usize;
+        for (t, tree) in self.trees.iter().enumerate() {
+            let mut rank = Vec::with_capacity(tree.n_nodes());
+            let mut r = 0usize;
+            for i in 0..tree.n_nodes() {
+                rank.push(r);
+                r += usize::from(tree.is_leaf(i));
+            }
+            for (row, z_row) in z.rows().into_iter().enumerate() {
+                let mut node = 0usize;
+                while !tree.is_leaf(node) {
+                    let k = start + node;
+                    let go_left = (z_row[dim[k] as usize] <= threshold[k]) != flip[k];
+                    node = if go_left {
+                        tree.left[node]
+                    } else {
+                        tree.right[node]
+                    } as usize;
+                }
+                out[[row, t]] = (off[t] + rank[node]) as i64;
+            }
+            start += tree.n_nodes();
+        }
+        Ok(out)
+    }
+
     /// How often tree `tree` drew each of the `n_samples` training rows into its bootstrap
     /// sample, recomputed from the tree's seed (nothing is stored); all ones when the forest
     /// was grown without bootstrap. `n_samples` must be the number of rows of the fit.

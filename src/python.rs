@@ -706,6 +706,38 @@ impl PyForest {
         Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
     }
 
+    /// Per-leaf boxes (lower, upper), each total leaves × n_features (see `Forest::leaf_boxes`).
+    #[allow(clippy::type_complexity)]
+    fn leaf_boxes<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
+        let (lo, hi) = compute(py, || Ok(self.inner.leaf_boxes()))?;
+        Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
+    }
+
+    /// Leaf ids of `z`'s rows under per-node replacement split rules
+    /// (see `Forest::apply_leaves_with_rules`).
+    fn apply_leaves_with_rules<'py>(
+        &self,
+        py: Python<'py>,
+        z: PyReadonlyArray2<'py, f64>,
+        dim: PyReadonlyArray1<'py, i64>,
+        threshold: PyReadonlyArray1<'py, f64>,
+        flip: PyReadonlyArray1<'py, bool>,
+    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        let (z, dim, threshold, flip) = (
+            z.as_array(),
+            dim.as_slice()?,
+            threshold.as_slice()?,
+            flip.as_slice()?,
+        );
+        Ok(compute(py, || {
+            self.inner.apply_leaves_with_rules(z, dim, threshold, flip)
+        })?
+        .into_pyarray(py))
+    }
+
     #[allow(clippy::type_complexity)]
     fn oob_prediction<'py>(
         &self,

@@ -12,6 +12,7 @@ from obliqueforest.autoencoder._kernel import (
     _kernel_sparse,
     _leaf_membership,
     _leaf_weights,
+    _out_of_sample_embedding,
     _top_eigenpairs,
 )
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -104,15 +105,31 @@ def test_autoencoder_fit_transform_equals_embedding():
     np.testing.assert_allclose(ae.fit_transform(X), ae.embedding_)
 
 
-def test_autoencoder_knn_k1_decodes_inside_own_region(fitted):
+def test_autoencoder_knn_k1_decodes_inside_neighbour_region(fitted):
+    # with k = 1 a latent vector decodes to a point of its nearest training row's region
     ae, X, _ = fitted
     ae1 = pickle.loads(pickle.dumps(ae)).set_params(k=1)
     X_hat = ae1.inverse_transform(ae.embedding_)
+    _, nearest = ae._nn.kneighbors(ae.embedding_, n_neighbors=1)
     lower, upper = ae._core().leaf_bounds(np.ascontiguousarray(X, dtype=np.float32))
-    lower = np.maximum(lower, X.min(axis=0))
-    upper = np.minimum(upper, X.max(axis=0))
+    lower = np.maximum(lower, X.min(axis=0))[nearest[:, 0]]
+    upper = np.minimum(upper, X.max(axis=0))[nearest[:, 0]]
     tol = 1e-5 * (1 + np.abs(X).max())
     assert np.all(X_hat >= lower - tol) and np.all(X_hat <= upper + tol)
+
+
+def test_out_of_sample_embedding_drops_self_similarity(fitted):
+    # (Z_i - K_ii Z_i / lambda) / (1 - K_ii) is the Nystroem embedding of row i with its
+    # own kernel entry removed and the kernel row renormalised
+    ae, X, _ = fitted
+    membership, weights, n_trees = _kernel_pieces(ae, X)
+    K = _kernel_sparse(membership, weights, n_trees).toarray()
+    Z, lam = ae._embedding_fit, ae.eigenvalues_
+    K_loo = K - np.diag(np.diag(K))
+    K_loo /= K_loo.sum(axis=1, keepdims=True)
+    expected = K_loo @ Z / lam
+    got = _out_of_sample_embedding(membership, weights, n_trees, Z, lam)
+    np.testing.assert_allclose(got, expected, atol=1e-8)
 
 
 def test_autoencoder_reproducible_from_random_state():
@@ -311,3 +328,108 @@ def test_autoencoder_verbose_shows_progress(capsys):
         n_components=2, n_estimators=12, unsupervised="random", verbose=1, random_state=0
     ).fit(X)
     assert "12/12" in capsys.readouterr().err
+
+
+def test_leaf_boxes_intersect_to_leaf_bounds(fitted):
+    # a row's box (Forest.leaf_bounds) is the intersection of the boxes of its leaves
+    ae, X, _ = fitted
+    core = ae._core()
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    lower, upper = core.leaf_boxes()
+    assert lower.shape == upper.shape == (core.leaf_offsets()[-1], X.shape[1])
+    leaves = core.apply_leaves(X32)
+    row_lo, row_hi = core.leaf_bounds(X32)
+    np.testing.assert_array_equal(lower[leaves].max(axis=1), row_lo)
+    np.testing.assert_array_equal(upper[leaves].min(axis=1), row_hi)
+    # and every row lies in each of its leaves' boxes
+    x = X32.astype(np.float64)[:, None, :]
+    assert np.all((lower[leaves] < x + 1e-6) & (x <= upper[leaves] + 1e-6))
+
+
+def test_apply_leaves_with_rules_reproduces_axis_splits(fitted):
+    # rules equal to the forest's own axis splits route rows to the leaves apply_leaves gives
+    ae, X, _ = fitted
+    core = ae._core()
+    dims, thresholds, flips = [], [], []
+    for t in range(core.n_trees):
+        nodes = core.tree_nodes(t)
+        n = len(nodes["left"])
+        split = np.flatnonzero(nodes["left"] >= 0)
+        first = nodes["proj_ptr"][split]
+        w = nodes["proj_weights"][first].astype(np.float64)
+        dim, thr, flip = np.zeros(n, np.int64), np.zeros(n), np.zeros(n, bool)
+        dim[split] = nodes["proj_features"][first]
+        thr[split] = nodes["threshold"][split] / w
+        flip[split] = w < 0
+        dims.append(dim)
+        thresholds.append(thr)
+        flips.append(flip)
+    X32 = np.ascontiguousarray(X, dtype=np.float32)
+    got = core.apply_leaves_with_rules(
+        X32.astype(np.float64),
+        np.concatenate(dims),
+        np.concatenate(thresholds),
+        np.concatenate(flips),
+    )
+    agree = np.mean(got == core.apply_leaves(X32))
+    assert agree > 0.999  # float32 threshold / weight division may move a boundary row
+
+
+def test_apply_leaves_with_rules_rejects_bad_rules(fitted):
+    from obliqueforest import ForestError
+
+    ae, _, _ = fitted
+    core = ae._core()
+    n_nodes = sum(len(core.tree_nodes(t)["left"]) for t in range(core.n_trees))
+    Z = np.zeros((3, 2))
+    ok = (np.zeros(n_nodes, np.int64), np.zeros(n_nodes), np.zeros(n_nodes, bool))
+    with pytest.raises(ForestError, match="nodes"):
+        core.apply_leaves_with_rules(Z, ok[0][:-1], ok[1][:-1], ok[2][:-1])
+    with pytest.raises(ForestError, match="not a column"):
+        core.apply_leaves_with_rules(Z, ok[0] + 5, ok[1], ok[2])
+
+
+def _compression_distortion(frame, n_bootstraps, seed=0):
+    """Mean distortion of the paper's App. B.1 protocol (bootstrap train, OOB test, the
+    10 latent rates) with the default autoencoder, sharing one forest per bootstrap."""
+    n, d = frame.shape
+    rng = np.random.default_rng(seed)
+    sizes = [max(1, round(d * r)) for r in np.arange(1, 11) / 10]
+    per_rate = []
+    for b in range(n_bootstraps):
+        idx = rng.integers(0, n, size=n)
+        train = frame.iloc[idx].reset_index(drop=True)
+        test = frame.iloc[np.setdiff1d(np.arange(n), idx)].reset_index(drop=True)
+        base = ForestAutoencoder(n_components=1, random_state=b, n_jobs=2).fit(train)
+        cache = {}
+        for dz in sizes:
+            if dz not in cache:
+                ae = ForestAutoencoder(
+                    n_components=dz, forest=base.forest_, random_state=b, n_jobs=2
+                ).fit(train)
+                cache[dz] = distortion(test, ae.inverse_transform(ae.transform(test)))
+            per_rate.append(cache[dz])
+    return float(np.mean(per_rate))
+
+
+def test_autoencoder_penguins_distortion_below_reference():
+    # reference implementation 0.170, paper Table 2 0.176; year scored as numeric (1 - R^2)
+    pd = pytest.importorskip("pandas")
+    penguins = pytest.importorskip("palmerpenguins")
+    frame = penguins.load_penguins().dropna().reset_index(drop=True)
+    for col in ("species", "island", "sex"):
+        frame[col] = pd.Categorical(frame[col].astype(str))
+    assert _compression_distortion(frame, n_bootstraps=3) <= 0.170
+
+
+@pytest.mark.slow
+def test_autoencoder_breast_cancer_distortion_beats_paper():
+    # paper Table 2: 0.333; benches/rfae_compression.py (10 bootstraps) measures 0.301
+    pd = pytest.importorskip("pandas")
+    from sklearn.datasets import load_breast_cancer
+
+    data = load_breast_cancer(as_frame=True)
+    frame = data.data.copy()
+    names = np.asarray(data.target_names)[data.target.to_numpy()]
+    frame["diagnosis"] = pd.Categorical(names, categories=list(data.target_names))
+    assert _compression_distortion(frame, n_bootstraps=2) <= 0.31

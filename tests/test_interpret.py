@@ -18,7 +18,8 @@ def trunk():
 @pytest.fixture(scope="module")
 def sporf(trunk):
     X, y = trunk
-    return of.SPORFClassifier(n_estimators=3, random_state=0).fit(X, y)
+    # the paper's density (3 features per projection): the root split is oblique
+    return of.SPORFClassifier(n_estimators=3, feature_combinations=3.0, random_state=0).fit(X, y)
 
 
 ESTIMATORS = [

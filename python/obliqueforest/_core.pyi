@@ -231,6 +231,19 @@ class Forest:
         """Per row, the box (lower, upper), each shape (n_samples, n_features), that is the
         intersection over trees of the row's leaf regions, using the axis-aligned splits on
         the path (single-feature projections); -inf/+inf where unconstrained."""
+    def leaf_boxes(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Per leaf (forest-wide ids of :meth:`apply_leaves`), the box (lower, upper), each
+        shape (n_leaves, n_features), from the axis-aligned splits on the leaf's path;
+        -inf/+inf where unconstrained."""
+    def apply_leaves_with_rules(
+        self,
+        Z: npt.NDArray[np.float64],
+        dim: npt.NDArray[np.int64],
+        threshold: npt.NDArray[np.float64],
+        flip: npt.NDArray[np.bool_],
+    ) -> npt.NDArray[np.int64]:
+        """Leaf ids, shape (n_rows, n_trees), of the rows of ``Z`` when node k (nodes of all
+        trees concatenated) sends a row left iff ``(Z[dim[k]] <= threshold[k]) != flip[k]``."""
     def to_bytes(self) -> bytes:
         """Serialize: header (magic, format version, length, CRC-32) then the forest."""
     @staticmethod

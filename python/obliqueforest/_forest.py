@@ -820,16 +820,18 @@ class SPORFClassifier(ObliqueForestClassifier):
     __doc__ = (
         """Sparse Projection Oblique Randomer Forest classifier (Tomita et al. 2020).
 
-    A preset of :class:`ObliqueForestClassifier` with ``SparseSigned`` projections and the
-    paper's recommended defaults (Sect. 5.2): d = p candidate projections and
-    lambda = 3/p, i.e. on average 3 features per projection.
+    A preset of :class:`ObliqueForestClassifier` with ``SparseSigned`` projections:
+    d = 2p candidate projections and lambda = 1.5/p (on average 1.5 features per
+    projection), chosen on the paper's simulations and 20 real data sets
+    (benches/results/sporf_defaults.md). The paper's defaults (Sect. 5.2), d = p and
+    lambda = 3/p, are ``max_features=1.0, feature_combinations=3.0``.
 
     Parameters
     ----------
-    max_features : int, float, "sqrt", "log2" or None, default=1.0
+    max_features : int, float, "sqrt", "log2" or None, default=2.0
         Number d of candidate projections per node; a float is a fraction of n_features and
         may exceed 1.0.
-    feature_combinations : float, default=3.0
+    feature_combinations : float, default=1.5
         Average number of features per projection (lambda * p), capped at n_features.
     class_weight : "balanced", "balanced_subsample", dict or None, default=None"""
         + _COMMON_DOC
@@ -846,8 +848,8 @@ class SPORFClassifier(ObliqueForestClassifier):
         min_samples_split=2,
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
-        max_features=1.0,
-        feature_combinations=3.0,
+        max_features=2.0,
+        feature_combinations=1.5,
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,
@@ -898,11 +900,14 @@ class SPORFRegressor(ObliqueForestRegressor):
     __doc__ = (
         """Sparse Projection Oblique Randomer Forest regressor (Tomita et al. 2020).
 
+    Defaults d = 2p and lambda = 1.5/p as :class:`SPORFClassifier` (the paper's:
+    ``max_features=1.0, feature_combinations=3.0``).
+
     Parameters
     ----------
-    max_features : int, float, "sqrt", "log2" or None, default=1.0
+    max_features : int, float, "sqrt", "log2" or None, default=2.0
         Number d of candidate projections per node.
-    feature_combinations : float, default=3.0
+    feature_combinations : float, default=1.5
         Average number of features per projection (lambda * p), capped at n_features."""
         + _COMMON_DOC
         + _ATTR_DOC
@@ -918,8 +923,8 @@ class SPORFRegressor(ObliqueForestRegressor):
         min_samples_split=2,
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
-        max_features=1.0,
-        feature_combinations=3.0,
+        max_features=2.0,
+        feature_combinations=1.5,
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,

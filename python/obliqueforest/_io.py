@@ -58,6 +58,7 @@ _AUTOENCODER_ATTRIBUTES = (
     "arf_accuracies_",
     "kernel_method_",
     "_embedding_fit",
+    "_decode_points",
     "_leaf_weights",
     "_train_lower",
     "_train_upper",
@@ -291,6 +292,7 @@ def _check_autoencoder_shapes(est):
     d = est.leaf_map_.shape[1]
     expected = {
         "_embedding_fit": (n, d),
+        "_decode_points": (n, d),
         "eigenvalues_": (d,),
         "_X_fit": (n, p),
         "_train_lower": (n, p),
@@ -356,7 +358,7 @@ def load(path):
         _check_autoencoder_shapes(est)
         from sklearn.neighbors import NearestNeighbors
 
-        est._nn = NearestNeighbors().fit(est._embedding_fit)
+        est._nn = NearestNeighbors().fit(est._decode_points)
         est._relabeled = None
     elif "rotation" in parts:
         r = parts["rotation"]

@@ -102,17 +102,20 @@ def plot_feature_importances(estimator, top=20, ax=None):
     return ax
 
 
-def plot_embedding(Z, labels=None, ax=None, **scatter_kwargs):
-    """Scatter plot of the first two embedding coordinates.
+def plot_embedding(Z, labels=None, ax=None, *, dims=(0, 1), **scatter_kwargs):
+    """Scatter plot of two embedding coordinates, coloured by a label.
 
     Parameters
     ----------
     Z : array-like of shape (n_samples, n_components)
-        E.g. :meth:`ForestAutoencoder.transform` output; one component is drawn against 0.
+        E.g. :meth:`ForestAutoencoder.transform` output; a single component is drawn
+        against 0.
     labels : array-like of shape (n_samples,) or None, default=None
         Colours: a legend entry per class for discrete labels (strings, ints, at most 20
         distinct values), a colorbar for continuous ones.
     ax : matplotlib Axes or None, default=None
+    dims : tuple of two int, default=(0, 1)
+        The two components to plot (ignored when ``Z`` has one component).
     **scatter_kwargs
         Passed to ``ax.scatter`` (default ``s=12``).
 
@@ -123,8 +126,11 @@ def plot_embedding(Z, labels=None, ax=None, **scatter_kwargs):
     Z = np.asarray(Z, dtype=float)
     if Z.ndim != 2 or Z.shape[1] < 1:
         raise ValueError(f"Z must have shape (n_samples, n_components), got {Z.shape}")
-    x = Z[:, 0]
-    y = Z[:, 1] if Z.shape[1] > 1 else np.zeros(len(Z))
+    i, j = dims
+    if Z.shape[1] > 1 and not (0 <= i < Z.shape[1] and 0 <= j < Z.shape[1]):
+        raise ValueError(f"dims={dims} must index the {Z.shape[1]} components of Z")
+    x = Z[:, i] if Z.shape[1] > 1 else Z[:, 0]
+    y = Z[:, j] if Z.shape[1] > 1 else np.zeros(len(Z))
     plt, ax = _axes(ax)
     scatter_kwargs.setdefault("s", 12)
     if labels is None:
@@ -145,8 +151,11 @@ def plot_embedding(Z, labels=None, ax=None, **scatter_kwargs):
         else:
             points = ax.scatter(x, y, c=labels, **scatter_kwargs)
             ax.figure.colorbar(points, ax=ax, label="label")
-    ax.set_xlabel("component 1")
-    ax.set_ylabel("component 2" if Z.shape[1] > 1 else "")
+    if Z.shape[1] > 1:
+        ax.set_xlabel(f"component {i + 1}")
+        ax.set_ylabel(f"component {j + 1}")
+    else:
+        ax.set_xlabel("component 1")
     return ax
 
 

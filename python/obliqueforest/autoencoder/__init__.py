@@ -32,7 +32,8 @@ References
    Harmonic Analysis 21 (2006).
 """
 
-from ._estimator import ForestAutoencoder, plot_embedding
+from ..plotting import plot_embedding
+from ._estimator import ForestAutoencoder
 from ._metrics import distortion
 
 __all__ = ["ForestAutoencoder", "distortion", "plot_embedding"]

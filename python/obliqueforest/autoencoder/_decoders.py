@@ -74,49 +74,6 @@ def _weighted_mode(codes, weights, n_cat, rng):
     return np.argmax(votes, axis=1).astype(np.float64)
 
 
-def _leaf_boxes(forest, n_features):
-    """Per-leaf boxes ``(lower, upper]`` from the axis-aligned splits on each path.
-
-    Oblique (multi-feature) splits leave the box unconstrained, as in
-    ``Forest.leaf_bounds``.
-
-    Returns
-    -------
-    lower, upper : ndarray of shape (total_leaves, n_features)
-    """
-    offsets = forest.leaf_offsets()
-    lower = np.full((offsets[-1], n_features), -np.inf)
-    upper = np.full((offsets[-1], n_features), np.inf)
-    for t in range(forest.n_trees):
-        nodes = forest.tree_nodes(t)
-        left, right = nodes["left"], nodes["right"]
-        ptr, feats, wts = nodes["proj_ptr"], nodes["proj_features"], nodes["proj_weights"]
-        thr = nodes["threshold"]
-        rank = np.cumsum(left < 0) - 1
-        stack = [(0, np.full(n_features, -np.inf), np.full(n_features, np.inf))]
-        while stack:
-            node, lo, hi = stack.pop()
-            if left[node] < 0:
-                gid = offsets[t] + rank[node]
-                lower[gid], upper[gid] = lo, hi
-                continue
-            llo, lhi, rlo, rhi = lo, hi.copy(), lo.copy(), hi
-            a, b = ptr[node], ptr[node + 1]
-            if b - a == 1 and wts[a] != 0:
-                f, cut = feats[a], thr[node] / wts[a]
-                if wts[a] > 0:
-                    lhi[f] = min(lhi[f], cut)
-                    rlo[f] = max(rlo[f], cut)
-                else:
-                    llo = lo.copy()
-                    llo[f] = max(llo[f], cut)
-                    rhi = hi.copy()
-                    rhi[f] = min(rhi[f], cut)
-            stack.append((left[node], llo, lhi))
-            stack.append((right[node], rlo, rhi))
-    return lower, upper
-
-
 def _max_coverage_boxes(lower, upper):
     """Per feature, the sub-interval covered by the most of the given intervals.
 
@@ -164,9 +121,10 @@ def _relabel_forest(forest, X, Z):
 
     Returns
     -------
-    trees : list of tuple
-        Per tree ``(left, right, dim, threshold, flip)``; a latent row goes left
-        at a node when ``(z[dim] <= threshold) != flip``.
+    dim, threshold, flip : ndarray of shape (total_nodes,)
+        Per node of all trees in order (the layout ``Forest.apply_leaves_with_rules``
+        takes): a latent row goes left at a split node when
+        ``(z[dim] <= threshold) != flip``; entries of leaves are unused.
     """
     n, d = Z.shape
     order = np.argsort(Z, axis=0, kind="stable")
@@ -177,10 +135,10 @@ def _relabel_forest(forest, X, Z):
     mids[1:n] = (zs[1:] + zs[:-1]) / 2
     cut = np.arange(n + 1)[:, None]
     cum = np.zeros((n + 1, d))
-    trees = []
+    rules = []
     for t in range(forest.n_trees):
         nodes = forest.tree_nodes(t)
-        left, right = nodes["left"], nodes["right"]
+        left = nodes["left"]
         ptr, feats, wts = nodes["proj_ptr"], nodes["proj_features"], nodes["proj_weights"]
         dim = np.zeros(len(left), dtype=np.int64)
         thr = np.zeros(len(left))
@@ -200,26 +158,9 @@ def _relabel_forest(forest, X, Z):
             dim[node] = best[1]
             thr[node] = mids[best]
             flip[node] = match[best] < n - match[best]
-        trees.append((left, right, dim, thr, flip))
-    return trees
-
-
-def _relabeled_leaves(trees, offsets, Z):
-    """Global leaf ids reached by latent rows in the relabeled trees, shape (m, n_trees)."""
-    m = Z.shape[0]
-    out = np.empty((m, len(trees)), dtype=np.int64)
-    rows = np.arange(m)
-    for t, (left, right, dim, thr, flip) in enumerate(trees):
-        node = np.zeros(m, dtype=np.int64)
-        active = rows[left[node] >= 0]
-        while len(active):
-            nd = node[active]
-            go_left = (Z[active, dim[nd]] <= thr[nd]) != flip[nd]
-            node[active] = np.where(go_left, left[nd], right[nd])
-            active = active[left[node[active]] >= 0]
-        rank = np.cumsum(left < 0) - 1
-        out[:, t] = offsets[t] + rank[node]
-    return out
+        rules.append((dim, thr, flip))
+    dim, thr, flip = (np.concatenate(parts) for parts in zip(*rules))
+    return dim, thr, flip
 
 
 # --------------------------------------------------------------------------- #

@@ -204,3 +204,27 @@ def _nystroem_leaf_map(membership, weights, n_trees, embedding, eigenvalues):
     leaf_map : ndarray of shape (n_leaves, n_components)
     """
     return (weights / n_trees)[:, None] * (membership.T @ embedding) / eigenvalues
+
+
+def _out_of_sample_embedding(membership, weights, n_trees, embedding, eigenvalues):
+    """The training rows' Nyström embeddings with each row's kernel weight on itself removed.
+
+    A new row's kernel row (and so its Nyström embedding ``K₀ Z Λ⁻¹``) never includes
+    the row itself, while a training row's diffusion coordinate ``Z = K Z Λ⁻¹`` does:
+    the self-similarity ``K_ii = (1/B) Σ_b 1/|leaf_b(i)|`` pulls training rows away from
+    where the same point would land as a new row. The k-NN decoder compares new rows
+    against these leave-self-out embeddings,
+    ``(Z_i − K_ii Z_i Λ⁻¹) / (1 − K_ii)``, so that like is compared with like.
+
+    Returns
+    -------
+    embedding : ndarray of shape (n_samples, n_components)
+    """
+    self_weight = membership @ (weights / n_trees)
+    rest = 1.0 - self_weight
+    safe = rest > 1e-12  # a row alone in all its leaves keeps its own coordinate
+    out = embedding.copy()
+    out[safe] = (embedding[safe] - self_weight[safe, None] * embedding[safe] / eigenvalues) / rest[
+        safe, None
+    ]
+    return out

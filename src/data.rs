@@ -572,6 +572,11 @@ pub fn check_target_scale(y: &Targets, weights: &[f64]) -> Result<()> {
 const SUM_LIMIT: f64 = f32::MAX as f64 / 2.0;
 
 impl FeatureMatrix<'_> {
+    /// The largest |value| in X.
+    pub fn max_abs(&self) -> f32 {
+        self.max_abs
+    }
+
     /// Halves the weights of candidate `c` (sparse projections only) as often as it takes
     /// for every sum over this data to stay within f32: on data with magnitudes near
     /// f32::MAX, a sum of two values overflows to infinity and the candidate could not

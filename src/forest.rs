@@ -838,6 +838,25 @@ pub(crate) fn prepare<'a>(
     let x = cancel::install(&*thread_pool(params.n_threads())?, || {
         FeatureMatrix::from_view(x)
     })?;
+    // explicit projections have their weights halved when sums could overflow
+    // (`FeatureMatrix::keep_sums_finite`); stored descriptors cannot be, so refuse instead
+    // of growing trees that cannot split
+    if let Some(l1) = params
+        .projection
+        .descriptors()
+        .and_then(|d| d.max_weight_l1())
+    {
+        let bound = l1 * f64::from(x.max_abs());
+        if bound > f64::from(f32::MAX) {
+            return Err(Error::InvalidInput(format!(
+                "X has values up to {:.3e} in magnitude: sums over this projection family's \
+                 patches or atoms (|weights| up to {l1} in all) could exceed float32's range \
+                 (3.4e38), in which the engine computes; rescale X (e.g. divide it by a \
+                 constant)",
+                x.max_abs()
+            )));
+        }
+    }
     Ok(FitData {
         params,
         cfg,

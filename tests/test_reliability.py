@@ -278,6 +278,26 @@ def test_oblique_forest_learns_near_float32_max_like_rf(make):
     assert (est1.predict(X) == y).all()
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: of.MORFClassifier(n_estimators=3, data_shape=(5,), max_patch_size=3),
+        lambda: of.ObliqueForestClassifier(
+            of.projections.Dictionary(np.array([[1.0, 0], [1, 1], [0, 1], [0, 0], [0, 0]])), 3
+        ),
+    ],
+    ids=["morf", "dictionary"],
+)
+def test_stored_descriptor_families_refuse_sums_beyond_float32(make):
+    # patch and atom weights are not stored per node, so they cannot be halved like the
+    # sparse families' weights: such data are refused by name instead of growing stumps
+    X, y = _huge_data()
+    with pytest.raises(ValueError, match="float32's range.*rescale X"):
+        make().fit(X, y)
+    est = make().fit(X / 2.0**10, y)  # rescaled, the same family learns
+    assert (est.predict(X / 2.0**10) == y).mean() > 0.9
+
+
 @pytest.mark.parametrize("w", [2.0**1000, 2.0**-1000, 1e308, 1e-300])
 @pytest.mark.parametrize("task", ["classification", "regression"])
 def test_huge_and_tiny_equal_weights_give_the_unweighted_model(w, task):

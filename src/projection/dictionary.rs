@@ -113,6 +113,17 @@ impl CompactDescriptors for Dictionary {
     fn is_valid(&self, desc: &[u32]) -> bool {
         matches!(desc, [a] if (*a as usize) < self.n_atoms())
     }
+    fn max_weight_l1(&self) -> Option<f64> {
+        (0..self.n_atoms())
+            .map(|a| {
+                self.atom(a)
+                    .1
+                    .iter()
+                    .map(|w| f64::from(w.abs()))
+                    .sum::<f64>()
+            })
+            .max_by(f64::total_cmp)
+    }
 }
 
 /// Draws distinct atoms of a [`Dictionary`] uniformly at each split node.

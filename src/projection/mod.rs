@@ -291,6 +291,12 @@ pub trait CompactDescriptors: Sync + Send + fmt::Debug {
     fn for_each_term(&self, desc: &[u32], f: &mut dyn FnMut(usize, f32));
     /// Whether `desc` is a descriptor this family could have stored (model loading).
     fn is_valid(&self, desc: &[u32]) -> bool;
+    /// The largest sum of |weights| over the terms of any descriptor this family can
+    /// store, when known: a fit refuses data whose projected sums could then leave
+    /// float32's range (stored descriptors carry no weights that could be scaled down).
+    fn max_weight_l1(&self) -> Option<f64> {
+        None
+    }
 }
 
 impl CompactDescriptors for PatchGeometry {
@@ -299,6 +305,15 @@ impl CompactDescriptors for PatchGeometry {
     }
     fn is_valid(&self, desc: &[u32]) -> bool {
         self.valid_descriptor(desc)
+    }
+    fn max_weight_l1(&self) -> Option<f64> {
+        // unit weights: the largest patch, over every channel
+        let area: f64 = self
+            .spatial_axes()
+            .zip(&self.max_patch_size)
+            .map(|(a, &hi)| hi.min(self.data_shape[a]) as f64)
+            .product();
+        Some(area * self.n_channels() as f64)
     }
 }
 

@@ -8,6 +8,7 @@ forests and, where they apply, the rotation ensembles. Written for this library;
 copied from scikit-learn's test suite.
 """
 
+import os
 import pickle
 
 import numpy as np
@@ -323,3 +324,27 @@ def test_decision_path_and_apply_agree(name):
     rows = np.arange(len(Xte))
     for t in range(6):
         assert (indicator[rows, ptr[t] + leaves[:, t]] == 1).all()
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_sparse_y_is_a_value_error(name):
+    from scipy import sparse
+
+    with pytest.raises(ValueError, match="sparse"):
+        CLASSIFIERS[name](2, n_estimators=2).fit(X_TOY, sparse.csr_matrix(Y_TOY[:, None]))
+
+
+def test_n_jobs_none_follows_joblib_parallel_config():
+    from joblib import parallel_config
+
+    from obliqueforest._forest import resolve_n_jobs
+
+    clf = of.RandomForestClassifier(n_estimators=3, random_state=0)
+    assert clf._n_threads() == 1
+    with parallel_config(n_jobs=2):
+        assert clf._n_threads() == resolve_n_jobs(2) == min(2, os.cpu_count())
+        clf.fit(X_TOY, Y_TOY)
+        assert clf._forest.n_jobs == min(2, os.cpu_count())
+    # an explicit n_jobs wins over the context
+    with parallel_config(n_jobs=2):
+        assert of.RandomForestClassifier(n_jobs=1)._n_threads() == 1

@@ -14,12 +14,14 @@ import warnings
 from numbers import Integral, Real
 
 import numpy as np
+from joblib.parallel import get_active_backend
+from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _core
 from ._progress import run_with_progress
@@ -27,12 +29,13 @@ from ._params import core_params
 from ._trees import PerTreeMixin
 from .projections import AxisAligned, SparseSigned, _Projection
 
-try:  # scikit-learn >= 1.6
-    from sklearn.utils.validation import validate_data as _validate_data
-except ImportError:  # pragma: no cover - older scikit-learn
 
-    def _validate_data(est, *args, **kwargs):
-        return est._validate_data(*args, **kwargs)
+def _validate_data(est, *args, **kwargs):
+    """scikit-learn's ``validate_data``, refusing a sparse y with a ValueError as
+    scikit-learn's forests do (its own check raises TypeError)."""
+    if len(args) > 1 and sparse.issparse(args[1]):
+        raise ValueError("y is a sparse matrix; the forests take dense targets (pass y.toarray())")
+    return validate_data(est, *args, **kwargs)
 
 
 __all__ = [
@@ -52,13 +55,16 @@ FOREST_GROWER: contextvars.ContextVar = contextvars.ContextVar("forest_grower", 
 
 
 def resolve_n_jobs(n_jobs) -> int:
-    """Threads for ``n_jobs``, the package's one rule (``_core.n_threads``): None -> 1,
-    -1 -> all cores, -2 -> all but one, ...; counts above the cores are capped at the
-    cores, as joblib does; 0 is a ValueError.
+    """Threads for ``n_jobs``, the package's one rule (``_core.n_threads``): None -> the
+    ``n_jobs`` of an enclosing ``joblib.parallel_config(n_jobs=...)``, else 1 (as in
+    scikit-learn), -1 -> all cores, -2 -> all but one, ...; counts above the cores are
+    capped at the cores, as joblib does; 0 is a ValueError.
 
     (joblib's ``effective_n_jobs`` is not used: inside multiprocessing workers it forces 1,
     which is about joblib's process pools, not the core's threads.)
     """
+    if n_jobs is None:
+        n_jobs = get_active_backend()[1]
     return _core.n_threads(n_jobs)
 
 
@@ -488,7 +494,9 @@ _COMMON_DOC = """
     oob_score : bool or callable, default=False
         Estimate the generalisation score on out-of-bag samples.
     n_jobs : int, default=None
-        Threads for fit and predict (-1 = all cores). Never changes the model.
+        Threads for fit and predict (-1 = all cores, capped at the cores). None follows an
+        enclosing ``joblib.parallel_config(n_jobs=...)`` and is 1 otherwise, as in
+        scikit-learn. Never changes the model.
     random_state : int, RandomState instance or None, default=None
         Seeds the forest; tree t draws from streams keyed by (seed, t).
     verbose : int, default=0

@@ -118,13 +118,16 @@ fn pinned_models_are_byte_identical() {
         ("patch gini", params(clf, Criterion::Gini, patch)),
     ];
     let got: Vec<(&str, u32)> = cases.iter().map(|(n, p)| (*n, crc(p))).collect();
+    // Re-pinned once, deliberately: nodes whose candidates are all constant now draw again
+    // (the max_features redraw) instead of ending as leaves; this data has discrete columns,
+    // so such nodes occur. The refactor before it left every pin unchanged.
     let want: [(&str, u32); 6] = [
-        ("axis gini", 2768110929),
-        ("sparse entropy", 3244397874),
-        ("sparse hist", 1718088018),
-        ("forest-rc random", 3598653044),
+        ("axis gini", 821204729),
+        ("sparse entropy", 3162347975),
+        ("sparse hist", 3251375988),
+        ("forest-rc random", 245394932),
         ("gaussian mse best-first", 8823042),
-        ("patch gini", 2190160830),
+        ("patch gini", 2732796432),
     ];
     assert_eq!(got, want);
 }

@@ -348,3 +348,20 @@ def test_n_jobs_none_follows_joblib_parallel_config():
     # an explicit n_jobs wins over the context
     with parallel_config(n_jobs=2):
         assert of.RandomForestClassifier(n_jobs=1)._n_threads() == 1
+
+
+def test_max_features_redraw_grows_pure_leaves_as_scikit_learn():
+    # digits has many constant pixels: with one candidate per node, a node whose draw is
+    # constant draws again instead of becoming an impure leaf (scikit-learn's rule)
+    from sklearn.datasets import load_digits
+    from sklearn.ensemble import RandomForestClassifier as SkRF
+
+    X, y = load_digits(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
+    ours = of.RandomForestClassifier(60, max_features=1, random_state=0).fit(Xtr, ytr)
+    theirs = SkRF(60, max_features=1, random_state=0).fit(Xtr, ytr)
+    leaves = ours.tree_stats()[2].mean()
+    sk_leaves = np.mean([t.get_n_leaves() for t in theirs.estimators_])
+    assert abs(leaves - sk_leaves) < 0.05 * sk_leaves  # was 103 against 627 per tree
+    assert all((t.tree_.impurity[t.tree_.children_left == -1] < 1e-7).all() for t in ours[:5])
+    assert ours.score(Xte, yte) >= theirs.score(Xte, yte) - 0.01

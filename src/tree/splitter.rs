@@ -35,119 +35,137 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         w_node: f64,
         min_weight_leaf: f64,
     ) -> Option<(Best, (usize, usize))> {
-        self.sampler
-            .sample(rng, self.cfg.n_candidates, &mut ws.scratch, &mut ws.cand);
         let mut best: Option<Best> = None;
         let n = end - start;
         let min_leaf = self.cfg.min_samples_leaf;
-        for c in 0..ws.cand.len() {
-            if crate::cancel::requested() {
-                return None; // cancel: no split, so the node stays a leaf
-            }
-            self.x.keep_sums_finite(&mut ws.cand, c); // overflow: huge data, halved weights
-            let proj = ws.cand.get(c, self.sampler.descriptors());
-            self.project(proj, &ws.samples[start..end], &mut ws.terms, &mut ws.vals);
-            let found = match self.cfg.splitter {
-                Splitter::Best | Splitter::Histogram { .. } => {
-                    // a constant projection cannot split: skip it before paying for a sort
-                    // (common with sparse or binary data, e.g. image backgrounds)
-                    let Some((lo, hi)) = finite_range(&ws.vals) else {
-                        continue;
-                    };
-                    // which histogram, if any: the approximate one on large nodes when asked
-                    // for, else the exact one when every feature of the projection looks
-                    // discrete (it gives up, and the values are sorted, when a bin turns
-                    // out to hold two distinct values)
-                    let hist = match self.cfg.splitter {
-                        Splitter::Histogram { max_bins }
-                            if n >= max_bins * Splitter::HIST_MIN_ROWS_PER_BIN =>
-                        {
-                            Some((max_bins, false))
+        // When every candidate drawn is constant on the node, draw again (scikit-learn keeps
+        // drawing features until one varies): a bounded number of rounds, enough for the
+        // axis sampler to see about every feature, so such nodes do not end as impure leaves.
+        let rounds = 1 + self
+            .x
+            .n_features
+            .div_ceil(self.cfg.n_candidates.max(1))
+            .min(MAX_REDRAWS);
+        for _ in 0..rounds {
+            self.sampler
+                .sample(rng, self.cfg.n_candidates, &mut ws.scratch, &mut ws.cand);
+            let mut varied = false;
+            for c in 0..ws.cand.len() {
+                if crate::cancel::requested() {
+                    return None; // cancel: no split, so the node stays a leaf
+                }
+                self.x.keep_sums_finite(&mut ws.cand, c); // overflow: huge data, halved weights
+                let proj = ws.cand.get(c, self.sampler.descriptors());
+                self.project(proj, &ws.samples[start..end], &mut ws.terms, &mut ws.vals);
+                let found = match self.cfg.splitter {
+                    Splitter::Best | Splitter::Histogram { .. } => {
+                        // a constant projection cannot split: skip it before paying for a sort
+                        // (common with sparse or binary data, e.g. image backgrounds)
+                        let Some((lo, hi)) = finite_range(&ws.vals) else {
+                            continue;
+                        };
+                        varied = true;
+                        // which histogram, if any: the approximate one on large nodes when asked
+                        // for, else the exact one when every feature of the projection looks
+                        // discrete (it gives up, and the values are sorted, when a bin turns
+                        // out to hold two distinct values)
+                        let hist = match self.cfg.splitter {
+                            Splitter::Histogram { max_bins }
+                                if n >= max_bins * Splitter::HIST_MIN_ROWS_PER_BIN =>
+                            {
+                                Some((max_bins, false))
+                            }
+                            // (at least 2 bins: smaller nodes never qualify)
+                            _ if n >= 2 * EXACT_HIST_MIN_ROWS_PER_BIN
+                                && self.all_discrete(proj) =>
+                            {
+                                let n_bins = exact_bins(lo, hi, n);
+                                // worth it over a sort with enough rows for the bins
+                                (n >= EXACT_HIST_MIN_ROWS.min(EXACT_HIST_MIN_ROWS_PER_BIN * n_bins))
+                                    .then_some((n_bins, true))
+                            }
+                            _ => None,
+                        };
+                        let from_hist = hist.and_then(|(n_bins, exact)| {
+                            self.hist_split(
+                                ws,
+                                weights,
+                                stats,
+                                start,
+                                end,
+                                (lo, hi, n_bins, exact),
+                                (w_node, min_leaf, min_weight_leaf),
+                                best.as_ref().map(|b| b.proxy),
+                            )
+                        });
+                        match from_hist {
+                            Some(found) => found,
+                            None => {
+                                ws.pairs.clear();
+                                ws.pairs.extend(
+                                    ws.vals
+                                        .iter()
+                                        .copied()
+                                        .zip(ws.samples[start..end].iter().copied()),
+                                );
+                                sort_pairs(&mut ws.pairs, &mut ws.sort_buf);
+                                let Workspace {
+                                    pairs, left, right, ..
+                                } = ws;
+                                self.scan_with(
+                                    stats,
+                                    left,
+                                    right,
+                                    Sorted {
+                                        pairs,
+                                        weights,
+                                        limits: (w_node, min_leaf, min_weight_leaf),
+                                    },
+                                )
+                                .map(|(proxy, i)| (proxy, midpoint(pairs[i].0, pairs[i + 1].0)))
+                            }
                         }
-                        // (at least 2 bins: smaller nodes never qualify)
-                        _ if n >= 2 * EXACT_HIST_MIN_ROWS_PER_BIN && self.all_discrete(proj) => {
-                            let n_bins = exact_bins(lo, hi, n);
-                            // worth it over a sort with enough rows for the bins
-                            (n >= EXACT_HIST_MIN_ROWS.min(EXACT_HIST_MIN_ROWS_PER_BIN * n_bins))
-                                .then_some((n_bins, true))
+                    }
+                    Splitter::Random => {
+                        let (lo, hi) = ws
+                            .vals
+                            .iter()
+                            .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
+                                (a.min(v), b.max(v))
+                            });
+                        if !(lo.is_finite() && hi.is_finite()) || lo == hi {
+                            continue;
                         }
-                        _ => None,
-                    };
-                    let from_hist = hist.and_then(|(n_bins, exact)| {
-                        self.hist_split(
+                        varied = true;
+                        let mut t = lo + (rng.unit() as f32) * (hi - lo);
+                        if t >= hi || t < lo {
+                            t = lo;
+                        }
+                        self.random_split(
                             ws,
                             weights,
                             stats,
                             start,
                             end,
-                            (lo, hi, n_bins, exact),
-                            (w_node, min_leaf, min_weight_leaf),
-                            best.as_ref().map(|b| b.proxy),
+                            t,
+                            w_node,
+                            min_leaf,
+                            min_weight_leaf,
                         )
-                    });
-                    match from_hist {
-                        Some(found) => found,
-                        None => {
-                            ws.pairs.clear();
-                            ws.pairs.extend(
-                                ws.vals
-                                    .iter()
-                                    .copied()
-                                    .zip(ws.samples[start..end].iter().copied()),
-                            );
-                            sort_pairs(&mut ws.pairs, &mut ws.sort_buf);
-                            let Workspace {
-                                pairs, left, right, ..
-                            } = ws;
-                            self.scan_with(
-                                stats,
-                                left,
-                                right,
-                                Sorted {
-                                    pairs,
-                                    weights,
-                                    limits: (w_node, min_leaf, min_weight_leaf),
-                                },
-                            )
-                            .map(|(proxy, i)| (proxy, midpoint(pairs[i].0, pairs[i + 1].0)))
-                        }
                     }
-                }
-                Splitter::Random => {
-                    let (lo, hi) = ws
-                        .vals
-                        .iter()
-                        .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
-                            (a.min(v), b.max(v))
+                };
+                if let Some((proxy, threshold)) = found {
+                    if best.as_ref().is_none_or(|b| proxy > b.proxy) {
+                        best = Some(Best {
+                            proxy,
+                            threshold,
+                            cand: c,
                         });
-                    if !(lo.is_finite() && hi.is_finite()) || lo == hi {
-                        continue;
                     }
-                    let mut t = lo + (rng.unit() as f32) * (hi - lo);
-                    if t >= hi || t < lo {
-                        t = lo;
-                    }
-                    self.random_split(
-                        ws,
-                        weights,
-                        stats,
-                        start,
-                        end,
-                        t,
-                        w_node,
-                        min_leaf,
-                        min_weight_leaf,
-                    )
                 }
-            };
-            if let Some((proxy, threshold)) = found {
-                if best.as_ref().is_none_or(|b| proxy > b.proxy) {
-                    best = Some(Best {
-                        proxy,
-                        threshold,
-                        cand: c,
-                    });
-                }
+            }
+            if best.is_some() || varied {
+                break; // a split, or candidates that vary but cannot split: no redraw
             }
         }
         let best = best?;
@@ -372,6 +390,10 @@ impl Bins {
         midpoint(below, above)
     }
 }
+
+/// At most this many extra draws of candidates at a node whose candidates were all
+/// constant (each costs one pass over the node's rows per candidate, only at such nodes).
+const MAX_REDRAWS: usize = 64;
 
 /// Bins of the exact histogram path (projections of discrete columns).
 const EXACT_BINS: usize = 256;

@@ -192,3 +192,12 @@ def test_per_tree_spread_estimates_uncertainty():
     rng = np.random.default_rng(0)
     far = X[rng.integers(0, len(X), 100)] * rng.choice([-1.0, 1.0], size=(100, X.shape[1]))
     assert spread(far) > spread(X)
+
+
+def test_estimators_samples_survive_save_and_load(tmp_path):
+    X, y = load_iris(return_X_y=True)
+    forest = of.SPORFClassifier(n_estimators=4, random_state=2).fit(X, y)
+    forest.save(tmp_path / "f.of")
+    again = of.load(tmp_path / "f.of")
+    for a, b in zip(forest.estimators_samples_, again.estimators_samples_):
+        np.testing.assert_array_equal(a, b)

@@ -36,7 +36,13 @@ _ESTIMATOR_MODULES = {
 }
 
 # Python-side fitted attributes each family saves besides its forests (all optional).
-_FOREST_ATTRIBUTES = ("_seed", "oob_score_", "oob_decision_function_", "oob_prediction_")
+_FOREST_ATTRIBUTES = (
+    "_seed",
+    "_n_samples_fit",
+    "oob_score_",
+    "oob_decision_function_",
+    "oob_prediction_",
+)
 _ROTATION_ATTRIBUTES = (
     "rotation_complexity_",
     "rotation_oob_error_",
@@ -383,6 +389,10 @@ def load(path):
         est._forests = list(r["forests"])
     else:
         _set_attributes(est, parts["attributes"], _FOREST_ATTRIBUTES)
+        n = getattr(est, "_n_samples_fit", None)
+        # estimators_samples_ allocates per row from it: bounded like the core's row indices
+        if n is not None and not (isinstance(n, int) and 1 <= n < 2**32):
+            raise _core.ForestError(f"model file: _n_samples_fit {n!r} is not a row count")
         est._forest = parts["forest"]
         if not hasattr(est, "_seed"):
             est._seed = 0

@@ -227,7 +227,13 @@ class PerTreeMixin:
         repeated as often as the bootstrap drew it; every row once without bootstrap).
         Recomputed from the trees' seeds, not stored."""
         check_is_fitted(self, "_forest")
-        n = self._n_samples_fit
+        n = getattr(self, "_n_samples_fit", None)
+        if n is None:
+            raise AttributeError(
+                "estimators_samples_ needs the number of training rows, which this model "
+                "does not record (fitted on a cluster in partitions mode, or saved by an "
+                "older version)"
+            )
         return [
             np.repeat(np.arange(n), self._forest.in_bag_counts(t, n))
             for t in range(self._forest.n_trees)

@@ -19,9 +19,9 @@ import resource
 import time
 
 import numpy as np
-import obliqueforest.autoencoder as rfae
-from obliqueforest.autoencoder import (
-    ForestAutoencoder,
+import obliqueforest.autoencoder._estimator as rfae
+from obliqueforest.autoencoder import ForestAutoencoder
+from obliqueforest.autoencoder._kernel import (
     _kernel,
     _kernel_nnz_bound,
     _leaf_membership,

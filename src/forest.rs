@@ -6,6 +6,7 @@ use crate::data::{check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
 use crate::params::{ForestParams, Task, TreeConfig};
 use crate::projection::{AnySampler, CompactDescriptors, ProjectionSampler};
+use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
 use crate::tree::{normalise, Grower, PackedTree, Tree, Workspace};
 use ndarray::{Array2, Array3, ArrayView2};
@@ -106,12 +107,14 @@ impl Forest {
     }
 
     /// Grows `n_more` further trees with the same parameters and seed (warm start), on
-    /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's.
+    /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's,
+    /// and pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model).
     /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
     /// to mean anything.
     ///
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
+    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the two per-call overrides
     pub fn grow_more(
         &mut self,
         x: ArrayView2<'_, f32>,
@@ -119,6 +122,7 @@ impl Forest {
         sample_weight: Option<&[f64]>,
         n_more: usize,
         n_jobs: Option<i64>,
+        ccp_alpha: Option<f64>,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         if x.ncols() != self.n_features {
@@ -129,10 +133,12 @@ impl Forest {
         }
         let mut params = self.params.clone();
         params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
+        params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
         // the grown forest's size is checked like a first fit's (bounded before growing)
         params.n_estimators = self.trees.len().saturating_add(n_more);
         let data = prepare(&params, x, y, sample_weight)?;
         self.params.n_jobs = params.n_jobs;
+        self.params.ccp_alpha = params.ccp_alpha;
         self.grow(&data, n_more, progress)?;
         self.params.n_estimators = self.trees.len();
         Ok(())
@@ -515,6 +521,80 @@ impl Forest {
         ))
     }
 
+    /// How often tree `tree` drew each of the `n_samples` training rows into its bootstrap
+    /// sample, recomputed from the tree's seed (nothing is stored); all ones when the forest
+    /// was grown without bootstrap. `n_samples` must be the number of rows of the fit.
+    ///
+    /// # Errors
+    /// A tree index out of range, or `n_samples` that the forest's `max_samples` rejects.
+    pub fn in_bag_counts(&self, tree: usize, n_samples: usize) -> Result<Vec<u32>> {
+        if tree >= self.trees.len() {
+            return Err(Error::InvalidInput(format!(
+                "tree {tree} does not exist (the forest has {} trees)",
+                self.trees.len()
+            )));
+        }
+        if !self.params.bootstrap {
+            return Ok(vec![1; n_samples]);
+        }
+        let cfg = self.params.check(n_samples, self.n_features)?;
+        Ok(bootstrap_counts(
+            self.params.seed,
+            tree,
+            n_samples,
+            cfg.n_draws,
+        ))
+    }
+
+    /// The nodes each row passes through, as a CSR indicator over the forest's nodes
+    /// (scikit-learn's `decision_path`): returns `(indptr, indices, n_nodes_ptr)` where row
+    /// `i` visits the forest-wide nodes `indices[indptr[i]..indptr[i + 1]]` (ascending), and
+    /// tree `t`'s node `j` is column `n_nodes_ptr[t] + j`. A path is the chain of ancestors
+    /// of the leaf [`Forest::apply`] reaches, so it follows prediction's arithmetic exactly.
+    ///
+    /// # Errors
+    /// As [`Forest::predict`].
+    #[allow(clippy::type_complexity)]
+    pub fn decision_path(
+        &self,
+        x: ArrayView2<'_, f32>,
+        n_jobs: i64,
+    ) -> Result<(Vec<i64>, Vec<i64>, Vec<i64>)> {
+        let leaves = self.apply(x, n_jobs)?;
+        let mut n_nodes_ptr = vec![0i64];
+        let parents: Vec<Vec<u32>> = self
+            .trees
+            .iter()
+            .map(|t| {
+                let mut parent = vec![u32::MAX; t.n_nodes()];
+                for node in (0..t.n_nodes()).filter(|&i| !t.is_leaf(i)) {
+                    parent[t.left[node] as usize] = node as u32;
+                    parent[t.right[node] as usize] = node as u32;
+                }
+                n_nodes_ptr.push(n_nodes_ptr[n_nodes_ptr.len() - 1] + t.n_nodes() as i64);
+                parent
+            })
+            .collect();
+        let mut indptr = Vec::with_capacity(leaves.nrows() + 1);
+        indptr.push(0i64);
+        let mut indices = Vec::new();
+        let mut path = Vec::new();
+        for row in leaves.rows() {
+            for (t, &leaf) in row.iter().enumerate() {
+                path.clear();
+                let mut node = leaf as u32;
+                while node != u32::MAX {
+                    path.push(n_nodes_ptr[t] + node as i64);
+                    node = parents[t][node as usize];
+                }
+                // ancestors carry smaller ids than their descendants in both growth orders
+                indices.extend(path.iter().rev());
+            }
+            indptr.push(indices.len() as i64);
+        }
+        Ok((indptr, indices, n_nodes_ptr))
+    }
+
     /// Mean decrease in impurity per feature (each tree normalised, averaged, renormalised).
     pub fn feature_importances(&self) -> Vec<f64> {
         let mut imp = vec![0.0; self.n_features];
@@ -618,6 +698,19 @@ fn prepare<'a>(
     })
 }
 
+/// How often tree `t` of a forest seeded with `seed` draws each of `n` rows into its
+/// bootstrap sample of `n_draws` rows. The one place the bootstrap is drawn: growing a tree
+/// and [`Forest::in_bag_counts`] both call it, so the in-bag rows reported afterwards are
+/// the ones the tree was grown on.
+fn bootstrap_counts(seed: u64, t: usize, n: usize, n_draws: usize) -> Vec<u32> {
+    let mut counts = vec![0u32; n];
+    let mut rng = Rng::for_tree(seed, t as u64, Purpose::Bootstrap);
+    for _ in 0..n_draws {
+        counts[rng.below(n)] += 1;
+    }
+    counts
+}
+
 /// Grows tree `t`; returns it with its out-of-bag rows when OOB is requested.
 fn grow_one(
     data: &FitData<'_>,
@@ -628,11 +721,7 @@ fn grow_one(
     let n = data.x.n_samples;
     let mut weights = data.sample_weight.clone();
     if data.params.bootstrap {
-        let mut counts = vec![0u32; n];
-        let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Bootstrap);
-        for _ in 0..data.cfg.n_draws {
-            counts[rng.below(n)] += 1;
-        }
+        let counts = bootstrap_counts(data.params.seed, t, n, data.cfg.n_draws);
         if data.params.class_weight_subsample {
             if let Targets::Classes(c) = &data.y {
                 let k = data.cfg.n_outputs;
@@ -661,7 +750,8 @@ fn grow_one(
             weights.clone_from(&data.sample_weight);
         }
         let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
-        let tree = grower.grow(&weights, &mut rng, ws);
+        let tree =
+            prune_cost_complexity(grower.grow(&weights, &mut rng, ws), data.params.ccp_alpha);
         let oob = data.params.oob.then(|| {
             counts
                 .iter()
@@ -673,7 +763,8 @@ fn grow_one(
         (tree, oob)
     } else {
         let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
-        (grower.grow(&weights, &mut rng, ws), None)
+        let tree = grower.grow(&weights, &mut rng, ws);
+        (prune_cost_complexity(tree, data.params.ccp_alpha), None)
     }
 }
 
@@ -718,6 +809,48 @@ mod tests {
             "the same seed grows the same forest on 1 and 3 threads"
         );
         assert_eq!(one.to_bytes().unwrap(), three.to_bytes().unwrap());
+    }
+
+    #[test]
+    fn in_bag_counts_and_decision_paths_match_the_grown_trees() {
+        let (x, y) = data(200, 5, 2);
+        let mut p = sporf(4);
+        p.oob = true;
+        let forest = Forest::fit(&p, x.view(), &y, None).unwrap();
+        let oob = forest.oob().unwrap();
+        let mut not_in_bag = vec![0u32; 200];
+        for t in 0..4 {
+            let counts = forest.in_bag_counts(t, 200).unwrap();
+            assert_eq!(counts.iter().sum::<u32>(), 200, "a bootstrap draws n rows");
+            let distinct = counts.iter().filter(|&&c| c > 0).count() as u32;
+            assert_eq!(forest.trees()[t].n_node_samples[0], distinct);
+            for (n, &c) in not_in_bag.iter_mut().zip(&counts) {
+                *n += (c == 0) as u32;
+            }
+        }
+        assert_eq!(
+            not_in_bag, oob.counts,
+            "in-bag rows are the ones OOB left out"
+        );
+        assert!(forest.in_bag_counts(4, 200).is_err());
+
+        let leaves = forest.apply(x.view(), 1).unwrap();
+        let (indptr, indices, ptr) = forest.decision_path(x.view(), 1).unwrap();
+        assert_eq!(indptr.len(), 201);
+        for i in 0..200 {
+            let row = &indices[indptr[i] as usize..indptr[i + 1] as usize];
+            for t in 0..4 {
+                let path: Vec<i64> = row
+                    .iter()
+                    .filter(|&&v| v >= ptr[t] && v < ptr[t + 1])
+                    .map(|&v| v - ptr[t])
+                    .collect();
+                let tree = &forest.trees()[t];
+                assert_eq!(path[0], 0, "paths start at the root");
+                assert_eq!(*path.last().unwrap(), leaves[[i, t]]);
+                assert_eq!(path.len() as u32, tree.depth[leaves[[i, t]] as usize] + 1);
+            }
+        }
     }
 
     /// Grows a forest from prepared data, with the discrete-column hint on or off.

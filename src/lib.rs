@@ -45,6 +45,7 @@ pub mod error;
 pub mod forest;
 pub mod params;
 pub mod projection;
+pub mod prune;
 pub mod rng;
 pub mod serialize;
 pub mod tree;

@@ -140,6 +140,11 @@ pub struct ForestParams {
     pub oob: bool,
     /// The forest's seed: tree t draws from streams keyed by (seed, t).
     pub seed: u64,
+    /// Minimal cost-complexity pruning of every grown tree ([`crate::prune`]); 0 prunes
+    /// nothing. Applied as each tree is grown, so the stored trees are the pruned ones and
+    /// the value is not part of the serialized model (a warm start is told it again).
+    #[serde(skip)]
+    pub ccp_alpha: f64,
     /// Worker threads; -1 means all cores. Never changes the fitted model, so it is not
     /// part of the serialized model either (a loaded model uses one thread until told).
     #[serde(skip, default = "one_thread")]
@@ -167,6 +172,7 @@ impl ForestParams {
             class_weight_subsample: false,
             oob: false,
             seed: 0,
+            ccp_alpha: 0.0,
             n_jobs: 1,
         }
     }
@@ -278,6 +284,9 @@ impl ForestParams {
                 "min_impurity_decrease",
                 "must be a finite number >= 0",
             ));
+        }
+        if !(self.ccp_alpha >= 0.0 && self.ccp_alpha.is_finite()) {
+            return Err(invalid("ccp_alpha", "must be a finite number >= 0"));
         }
         if let Some(m) = self.max_leaf_nodes {
             if m < 2 {

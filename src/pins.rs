@@ -53,6 +53,7 @@ fn params(task: Task, criterion: Criterion, projection: ProjectionKind) -> Fores
         class_weight_subsample: false,
         oob: false,
         seed: 11,
+        ccp_alpha: 0.0,
         n_jobs: 1,
     }
 }

@@ -265,7 +265,7 @@ impl PyForestParams {
         *, task, n_classes, criterion, splitter, max_bins, projection, max_features,
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
-        max_samples, class_weight_subsample, oob, seed, n_jobs
+        max_samples, class_weight_subsample, oob, seed, ccp_alpha, n_jobs
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -288,6 +288,7 @@ impl PyForestParams {
         class_weight_subsample: bool,
         oob: bool,
         seed: &Bound<'_, PyAny>,
+        ccp_alpha: f64,
         n_jobs: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let n_classes = named_opt::<Count>(n_classes, "n_classes")?.map(|c| c.0);
@@ -333,6 +334,7 @@ impl PyForestParams {
                 class_weight_subsample,
                 oob,
                 seed,
+                ccp_alpha,
                 n_jobs,
             },
         })
@@ -415,7 +417,7 @@ impl PyForest {
         Ok(PyForest { inner })
     }
 
-    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None))]
+    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None))]
     #[allow(clippy::too_many_arguments)]
     fn fit_more(
         &mut self,
@@ -426,6 +428,7 @@ impl PyForest {
         n_more: &Bound<'_, PyAny>,
         progress: Option<PyRef<'_, Progress>>,
         n_jobs: Option<i64>,
+        ccp_alpha: Option<f64>,
     ) -> PyResult<()> {
         let n_more = named::<Count>(n_more, "n_more")?.0;
         let counter = progress.map(|p| p.done.clone());
@@ -436,7 +439,7 @@ impl PyForest {
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
         compute(py, || {
-            inner.grow_more(x, y, w, n_more, n_jobs, counter.as_deref())
+            inner.grow_more(x, y, w, n_more, n_jobs, ccp_alpha, counter.as_deref())
         })
     }
 
@@ -555,6 +558,36 @@ impl PyForest {
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
         let x = x.as_array();
         Ok(compute(py, || self.inner.apply_leaves(x, n_jobs))?.into_pyarray(py))
+    }
+
+    fn in_bag_counts<'py>(
+        &self,
+        py: Python<'py>,
+        tree: usize,
+        n_samples: usize,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        Ok(compute(py, || self.inner.in_bag_counts(tree, n_samples))?.into_pyarray(py))
+    }
+
+    #[pyo3(signature = (x, n_jobs=1))]
+    #[allow(clippy::type_complexity)]
+    fn decision_path<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f32>,
+        n_jobs: i64,
+    ) -> PyResult<(
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+    )> {
+        let x = x.as_array();
+        let (indptr, indices, n_nodes_ptr) = compute(py, || self.inner.decision_path(x, n_jobs))?;
+        Ok((
+            indptr.into_pyarray(py),
+            indices.into_pyarray(py),
+            n_nodes_ptr.into_pyarray(py),
+        ))
     }
 
     fn leaf_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {

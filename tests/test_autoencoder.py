@@ -5,15 +5,14 @@ import pickle
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from obliqueforest.autoencoder import (
-    ForestAutoencoder,
+from obliqueforest.autoencoder import ForestAutoencoder, distortion
+from obliqueforest.autoencoder._kernel import (
     _kernel_graph_components,
     _kernel_operator,
     _kernel_sparse,
     _leaf_membership,
     _leaf_weights,
     _top_eigenpairs,
-    distortion,
 )
 from sklearn.utils.estimator_checks import parametrize_with_checks
 

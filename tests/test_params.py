@@ -150,6 +150,7 @@ def _all_fields(**overrides):
         class_weight_subsample=False,
         oob=False,
         seed=0,
+        ccp_alpha=0.0,
         n_jobs=1,
     )
     fields.update(overrides)

@@ -89,6 +89,7 @@ class ForestParams:
         class_weight_subsample: bool,
         oob: bool,
         seed: int,
+        ccp_alpha: float,
         n_jobs: int,
     ) -> None: ...
     def with_seed(self, seed: int) -> ForestParams:
@@ -124,9 +125,11 @@ class Forest:
         n_more: int,
         progress: Optional[Progress] = None,
         n_jobs: Optional[int] = None,
+        ccp_alpha: Optional[float] = None,
     ) -> None:
         """Grow ``n_more`` further trees (tree indices continue), same params and seed,
-        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it)."""
+        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it),
+        pruned with ``ccp_alpha`` (default: the first fit's; 0 for a loaded model)."""
     def dictionary_atoms(
         self,
     ) -> Optional[
@@ -165,6 +168,13 @@ class Forest:
         """Per-tree leaf values, shape (n_trees, n_samples, n_outputs)."""
     def apply(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.int64]:
         """Leaf node index (within its tree) per tree, shape (n_samples, n_trees)."""
+    def in_bag_counts(self, tree: int, n_samples: int) -> npt.NDArray[np.uint32]:
+        """How often tree ``tree`` drew each of the ``n_samples`` training rows (recomputed
+        from its seed; all ones without bootstrap), shape (n_samples,)."""
+    def decision_path(
+        self, X: npt.NDArray[np.float32], n_jobs: int = 1
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(indptr, indices, n_nodes_ptr): CSR of the forest-wide nodes each row visits."""
     def leaf_offsets(self) -> npt.NDArray[np.int64]:
         """Global leaf numbering: leaf ``l`` of tree ``t`` has global id
         ``leaf_offsets()[t] + leaf_rank[t][l]``; shape (n_trees + 1,)."""

@@ -24,6 +24,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from . import _core
 from ._progress import run_with_progress
 from ._params import core_params
+from ._trees import PerTreeMixin
 from .projections import AxisAligned, SparseSigned, _Projection
 
 try:  # scikit-learn >= 1.6
@@ -97,7 +98,7 @@ TREE_PARAM_CONSTRAINTS: dict = {
 }
 
 
-class _BaseForest(BaseEstimator):
+class _BaseForest(PerTreeMixin, BaseEstimator):
     """Shared machinery of every projection forest. Subclasses define ``__init__`` (so that
     scikit-learn sees their parameters) and ``_projection``."""
 
@@ -114,6 +115,7 @@ class _BaseForest(BaseEstimator):
             None,
         ],
         "oob_score": ["boolean", callable],
+        "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
         "warm_start": ["boolean"],
     }
 
@@ -145,6 +147,7 @@ class _BaseForest(BaseEstimator):
             bootstrap=self.bootstrap,
             max_samples=self.max_samples,
             oob=self.oob_score,
+            ccp_alpha=self.ccp_alpha,
             seed=self._seed,
             n_jobs=self._n_threads(),
         )
@@ -185,12 +188,15 @@ class _BaseForest(BaseEstimator):
                 )
                 return
             run_with_progress(
-                lambda p: fitted.fit_more(X32, y_core, sw, n_more, p, self._n_threads()),
+                lambda p: fitted.fit_more(
+                    X32, y_core, sw, n_more, p, self._n_threads(), self.ccp_alpha
+                ),
                 n_more,
                 self.verbose,
             )
             return
         self._seed = check_random_state(self.random_state).randint(0, 2**31 - 1)
+        self._n_samples_fit = X.shape[0]  # estimators_samples_ recomputes in-bag rows from it
         params = self._core_params(X.shape[1], task)
         self._forest = run_with_progress(
             lambda p: _core.Forest.fit(X32, y_core, sw, params, p), self.n_estimators, self.verbose
@@ -453,6 +459,11 @@ _COMMON_DOC = """
         Add trees to the fitted forest instead of growing a new one.
     max_samples : int or float, default=None
         Bootstrap sample size (a float is a fraction of n_samples).
+    ccp_alpha : float, default=0.0
+        Minimal cost-complexity pruning of each grown tree: the smallest subtree minimising
+        ``R(T) + ccp_alpha * n_leaves(T)``, where R sums the leaves' weighted impurities
+        (Breiman et al. 1984), as scikit-learn's trees; 0 prunes nothing. OOB estimates,
+        importances and per-tree access see the pruned trees.
     splitter : {"best", "random", "hist"}, default="best"
         "best" scans every threshold of each candidate projection; "random" draws one
         threshold per candidate (extremely randomized trees); "hist" scans ``max_bins``
@@ -537,6 +548,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -558,6 +570,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         self.warm_start = warm_start
         self.class_weight = class_weight
         self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
         self.splitter = splitter
         self.max_bins = max_bins
 
@@ -601,6 +614,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -621,6 +635,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         self.verbose = verbose
         self.warm_start = warm_start
         self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
         self.splitter = splitter
         self.max_bins = max_bins
 
@@ -666,6 +681,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -688,6 +704,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
             warm_start=warm_start,
             class_weight=class_weight,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -729,6 +746,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -750,6 +768,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
             verbose=verbose,
             warm_start=warm_start,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -801,6 +820,7 @@ class SPORFClassifier(ObliqueForestClassifier):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -823,6 +843,7 @@ class SPORFClassifier(ObliqueForestClassifier):
             warm_start=warm_start,
             class_weight=class_weight,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -870,6 +891,7 @@ class SPORFRegressor(ObliqueForestRegressor):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -891,6 +913,7 @@ class SPORFRegressor(ObliqueForestRegressor):
             verbose=verbose,
             warm_start=warm_start,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )

@@ -51,6 +51,7 @@ def core_params(
     class_weight_subsample,
     oob,
     seed,
+    ccp_alpha,
     n_jobs,
 ):
     """The core's parameters of one fit.
@@ -91,5 +92,6 @@ def core_params(
         class_weight_subsample=bool(class_weight_subsample),
         oob=bool(oob),
         seed=int(seed),
+        ccp_alpha=float(ccp_alpha),
         n_jobs=int(n_jobs),
     )

@@ -143,6 +143,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
         warm_start=False,
         class_weight=None,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -165,6 +166,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
             warm_start=warm_start,
             class_weight=class_weight,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -213,6 +215,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
         verbose=0,
         warm_start=False,
         max_samples=None,
+        ccp_alpha=0.0,
         splitter="best",
         max_bins=256,
     ):
@@ -234,6 +237,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
             verbose=verbose,
             warm_start=warm_start,
             max_samples=max_samples,
+            ccp_alpha=ccp_alpha,
             splitter=splitter,
             max_bins=max_bins,
         )

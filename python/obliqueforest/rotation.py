@@ -342,6 +342,7 @@ class _BaseRotationEnsemble(BaseEstimator):
             class_weight_subsample=False,
             oob=self.bootstrap,
             seed=seed,
+            ccp_alpha=0.0,
             n_jobs=n_jobs,
         )
 
@@ -803,8 +804,8 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
     ----------"""
         + _DOC_SHARED_PARAMETERS
         + """
-    criterion : {"gini", "entropy"}, default="gini"
-        Split quality measure.
+    criterion : {"gini", "entropy", "log_loss"}, default="gini"
+        Split quality measure; "log_loss" is another name for "entropy".
 """
         + _DOC_TREE_PARAMETERS.replace(
             'max_features : {"sqrt", "log2"}, int, float or None',
@@ -869,7 +870,7 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseRotationEnsemble._parameter_constraints,
-        "criterion": [StrOptions({"gini", "entropy"})],
+        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
         "class_weight": [StrOptions({"balanced"}), dict, None],
     }
 

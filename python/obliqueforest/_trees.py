@@ -1,0 +1,234 @@
+"""Per-tree access to a fitted forest, as scikit-learn's forests offer it.
+
+``forest.estimators_``, ``forest[i]``, ``len(forest)`` and iteration give lightweight
+:class:`ForestTree` objects over the core's trees: no tree is copied until one is asked to
+predict on its own. ``forest.decision_path`` and ``forest.estimators_samples_`` come from the
+core too (the in-bag rows are recomputed from each tree's seed, never stored).
+
+Per-tree predictions make simple uncertainty estimates possible::
+
+    per_tree = np.stack([t.predict(X) for t in forest])  # (n_trees, n_samples)
+    spread = per_tree.std(axis=0)                          # disagreement among the trees
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+from sklearn.utils.validation import check_is_fitted
+
+__all__ = ["ForestTree", "TreeNodes"]
+
+# scikit-learn's marker for "no feature / no threshold" at leaves (sklearn.tree._tree)
+_UNDEFINED = -2
+# our marker for an oblique split: more than one feature, or a weight other than 1
+_OBLIQUE = -1
+
+
+class TreeNodes:
+    """The node table of one fitted tree, named as scikit-learn's ``tree_`` names it.
+
+    Node ``i`` is a leaf when ``children_left[i] == -1``. Otherwise a row goes left when its
+    projection ``sum(projection_weights[k] * x[projection_features[k]])`` over ``k`` in
+    ``projection_ptr[i]:projection_ptr[i + 1]`` is ``<= threshold[i]``.
+
+    Attributes
+    ----------
+    node_count : int
+    max_depth : int
+    n_leaves : int
+    n_features : int
+    n_outputs : int
+        Always 1 (one target).
+    children_left, children_right : ndarray of shape (node_count,)
+        Child node ids, -1 at leaves.
+    feature : ndarray of shape (node_count,)
+        The split feature of an axis-aligned split (one feature, weight 1), -1 at oblique
+        splits (read the projection arrays) and -2 at leaves, as scikit-learn marks them.
+    threshold : ndarray of shape (node_count,)
+        Split thresholds, -2 at leaves.
+    projection_ptr : ndarray of shape (node_count + 1,)
+    projection_features, projection_weights : ndarray of shape (projection_ptr[-1],)
+        Each inner node's projection in CSR form (MORF patches expanded, weight 1).
+    value : ndarray of shape (node_count, 1, n_classes) or (node_count, 1, 1)
+        Class fractions (classifiers) or the mean target (regressors), inner nodes included.
+    impurity : ndarray of shape (node_count,)
+    n_node_samples : ndarray of shape (node_count,)
+        In-bag rows that reached each node.
+    weighted_n_node_samples : ndarray of shape (node_count,)
+    depth : ndarray of shape (node_count,)
+    """
+
+    def __init__(self, nodes: dict, n_features: int):
+        left, right = nodes["left"], nodes["right"]
+        leaf = left == -1
+        ptr = nodes["proj_ptr"]
+        feats, weights = nodes["proj_features"], nodes["proj_weights"]
+        single = (np.diff(ptr) == 1) & ~leaf
+        first = np.minimum(ptr[:-1], max(len(feats) - 1, 0))
+        axis = single & (weights[first] == 1.0) if len(feats) else single
+        self.node_count = len(left)
+        self.n_features = n_features
+        self.n_outputs = 1
+        self.children_left = left
+        self.children_right = right
+        self.feature = np.where(leaf, _UNDEFINED, _OBLIQUE).astype(np.int64)
+        self.feature[axis] = feats[first[axis]]
+        self.threshold = np.where(leaf, float(_UNDEFINED), nodes["threshold"])
+        self.projection_ptr = ptr
+        self.projection_features = feats
+        self.projection_weights = weights
+        self.value = nodes["value"][:, None, :]
+        self.impurity = nodes["impurity"]
+        self.n_node_samples = nodes["n_node_samples"]
+        self.weighted_n_node_samples = nodes["weighted_n_node_samples"]
+        self.depth = nodes["depth"]
+        self.max_depth = int(self.depth.max())
+        self.n_leaves = int(leaf.sum())
+
+
+class ForestTree:
+    """One tree of a fitted forest, with the single-tree API of scikit-learn's trees.
+
+    Obtained from ``forest.estimators_[i]`` or ``forest[i]``; it reads the forest it came
+    from, so it stays valid until that forest is refitted (then it raises).
+
+    Attributes
+    ----------
+    tree_ : TreeNodes
+        The node arrays.
+    classes_ : ndarray of shape (n_classes,)
+        Classifiers only.
+    n_features_in_ : int
+    feature_importances_ : ndarray of shape (n_features,)
+        This tree's impurity-based importances, summing to 1.
+    """
+
+    def __init__(self, forest, index: int):
+        self._owner = forest
+        self._core = forest._forest
+        self._index = index
+        self._single = None
+        self.n_features_in_ = forest.n_features_in_
+        if hasattr(forest, "classes_"):
+            self.classes_ = forest.classes_
+            self.n_classes_ = len(forest.classes_)
+        self.n_outputs_ = 1
+
+    def __repr__(self) -> str:
+        return f"ForestTree(index={self._index}, of={type(self._owner).__name__})"
+
+    def _one(self):
+        """The core forest of this tree alone (one tree copied, on first use)."""
+        if self._owner.__dict__.get("_forest") is not self._core:
+            raise ValueError(
+                "the forest this tree came from was refitted; take the tree from it again"
+            )
+        if self._single is None:
+            self._single = self._core.select_trees(np.array([self._index], dtype=np.int64))
+        return self._single
+
+    def _validate(self, X):
+        one = self._one()
+        return one, self._owner._validate_X_predict(X)
+
+    @property
+    def tree_(self) -> TreeNodes:
+        return TreeNodes(self._core.tree_nodes(self._index), self.n_features_in_)
+
+    def get_depth(self) -> int:
+        """Depth of the tree (a single leaf has depth 0)."""
+        return int(self._core.tree_stats()[1][self._index])
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves."""
+        return int(self._core.tree_stats()[2][self._index])
+
+    @property
+    def feature_importances_(self):
+        return self._one().feature_importances()
+
+    def apply(self, X):
+        """Leaf node id each row reaches, shape (n_samples,)."""
+        one, X = self._validate(X)
+        return one.apply(X, self._owner._n_threads())[:, 0]
+
+    def decision_path(self, X):
+        """Nodes each row passes through: a CSR indicator of shape (n_samples, node_count)."""
+        one, X = self._validate(X)
+        indptr, indices, ptr = one.decision_path(X, self._owner._n_threads())
+        data = np.ones(len(indices), dtype=np.int64)
+        return sparse.csr_matrix((data, indices, indptr), shape=(X.shape[0], int(ptr[-1])))
+
+    def _leaf_values(self, X):
+        one, X = self._validate(X)
+        return one.predict(X, self._owner._n_threads())
+
+    def predict_proba(self, X):
+        """The leaf's class fractions, shape (n_samples, n_classes) (classifiers only)."""
+        if not hasattr(self, "classes_"):
+            raise AttributeError("a regression tree has no predict_proba")
+        return self._leaf_values(X)
+
+    def predict(self, X):
+        """The leaf's majority class (classifiers) or mean target (regressors), shape (n_samples,)."""
+        values = self._leaf_values(X)
+        if hasattr(self, "classes_"):
+            return self.classes_.take(values.argmax(axis=1))
+        return values[:, 0]
+
+
+class PerTreeMixin:
+    """``estimators_``, indexing, ``decision_path`` and ``estimators_samples_`` for the
+    projection forests (mixed into ``_BaseForest``)."""
+
+    @property
+    def estimators_(self):
+        """The fitted trees, a list of :class:`ForestTree` of length n_estimators."""
+        check_is_fitted(self, "_forest")
+        return [ForestTree(self, i) for i in range(self._forest.n_trees)]
+
+    def __len__(self) -> int:
+        return len(self.estimators_)
+
+    def __bool__(self) -> bool:
+        # an estimator is always truthy, fitted or not (len() of an unfitted one raises)
+        return True
+
+    def __getitem__(self, index):
+        return self.estimators_[index]
+
+    def __iter__(self):
+        return iter(self.estimators_)
+
+    def decision_path(self, X):
+        """Nodes each row passes through in every tree.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, n_nodes)
+            CSR; entry (i, j) is 1 when row i passes through node j, where tree t's nodes are
+            the columns ``n_nodes_ptr[t]:n_nodes_ptr[t + 1]``.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+        """
+        X = self._validate_X_predict(X)
+        indptr, indices, n_nodes_ptr = self._forest.decision_path(X, self._n_threads())
+        data = np.ones(len(indices), dtype=np.int64)
+        shape = (X.shape[0], int(n_nodes_ptr[-1]))
+        return sparse.csr_matrix((data, indices, indptr), shape=shape), n_nodes_ptr
+
+    @property
+    def estimators_samples_(self):
+        """The in-bag rows of each tree: a list of n_estimators index arrays (ascending, a row
+        repeated as often as the bootstrap drew it; every row once without bootstrap).
+        Recomputed from the trees' seeds, not stored."""
+        check_is_fitted(self, "_forest")
+        n = self._n_samples_fit
+        return [
+            np.repeat(np.arange(n), self._forest.in_bag_counts(t, n))
+            for t in range(self._forest.n_trees)
+        ]

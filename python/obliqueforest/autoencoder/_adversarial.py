@@ -1,0 +1,162 @@
+"""Forests grown by the autoencoder: supervised, completely random, adversarial (Watson et al. 2023)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _core
+from .._params import core_params
+from .._progress import run_with_progress
+
+
+# --------------------------------------------------------------------------- #
+# Forests                                                                       #
+# --------------------------------------------------------------------------- #
+def _forest_params(
+    *, task, n_classes, n_estimators, max_features, min_samples_leaf, max_depth, seed, n_jobs, oob
+):
+    classification = task == "classification"
+    return core_params(
+        task=task,
+        n_classes=n_classes if classification else None,
+        criterion="gini" if classification else "squared_error",
+        projection=_core.Projection.axis(),
+        splitter="best",
+        max_bins=256,
+        max_features=max_features,
+        n_estimators=n_estimators,
+        max_depth=max_depth,
+        min_samples_split=2,
+        min_samples_leaf=min_samples_leaf,
+        min_weight_fraction_leaf=0.0,
+        min_impurity_decrease=0.0,
+        max_leaf_nodes=None,
+        bootstrap=True,
+        max_samples=None,
+        class_weight_subsample=False,
+        oob=oob,
+        seed=seed,
+        ccp_alpha=0.0,
+        n_jobs=n_jobs,
+    )
+
+
+def _oob_accuracy(forest, y):
+    """Out-of-bag accuracy of a fitted classification forest (rows with OOB trees)."""
+    sums, counts = forest.oob_prediction()
+    seen = counts > 0
+    if not seen.any():
+        return 1.0
+    return float(np.mean(np.argmax(sums[seen], axis=1) == y[seen]))
+
+
+def _sample_marginals(X, rng):
+    """Rows drawn from the product of the columns' marginals, shape of ``X``."""
+    n = X.shape[0]
+    idx = rng.integers(0, n, size=X.shape)
+    return np.take_along_axis(X, idx, axis=0)
+
+
+def _sample_leaf_marginals(forest, X, rng, n_jobs):
+    """ARF synthesis: per synthetic row, a random tree and a leaf drawn in proportion
+    to its real rows, then every column drawn independently from the leaf's real rows.
+
+    Parameters
+    ----------
+    forest : _core.Forest
+    X : ndarray of shape (n_samples, n_features), float32
+        Real rows.
+
+    Returns
+    -------
+    X_synth : ndarray of shape (n_samples, n_features)
+    """
+    n, p = X.shape
+    leaves = forest.apply_leaves(X, n_jobs)
+    n_trees = leaves.shape[1]
+    flat = leaves.ravel()
+    order = np.argsort(flat, kind="stable")
+    sorted_leaves = flat[order]
+    rows_by_leaf = order // n_trees
+    tree = rng.integers(0, n_trees, size=n)
+    anchor = rng.integers(0, n, size=n)
+    leaf = leaves[anchor, tree]
+    start = np.searchsorted(sorted_leaves, leaf, side="left")
+    count = np.searchsorted(sorted_leaves, leaf, side="right") - start
+    pos = start[:, None] + (rng.random((n, p)) * count[:, None]).astype(np.int64)
+    return X[rows_by_leaf[pos], np.arange(p)[None, :]]
+
+
+def _fit_core(X, y, params, verbose, desc="trees"):
+    """Grows a core forest, with a progress bar of trees when ``verbose``."""
+    return run_with_progress(
+        lambda progress: _core.Forest.fit(X, y, None, params, progress),
+        params.n_estimators,
+        verbose,
+        desc,
+    )
+
+
+def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs, verbose=0):
+    """Adversarial random forest (Watson et al. 2023).
+
+    A first forest discriminates real rows from rows drawn from the product of
+    the columns' marginals; then, for up to ``max_iter`` rounds, synthetic rows
+    are redrawn from the product of the current forest's per-leaf marginals and
+    a new forest discriminates them. The loop stops when the new forest's OOB
+    accuracy is at most ``0.5 + delta``, when it no longer improves on the
+    previous round, or after ``max_iter`` rounds.
+
+    As in the reference implementation (R package ``arf``), the forest returned
+    is the *generator* of the last round, the one whose leaves produced the
+    synthetic rows the last discriminator was tested on, not that discriminator:
+    its leaves are the (approximately) fully factorised regions.
+
+    Returns
+    -------
+    forest : _core.Forest
+    accuracies : list of float
+        OOB accuracy of every forest trained, the initial one first.
+    """
+    n = X.shape[0]
+    y = np.concatenate([np.ones(n), np.zeros(n)])
+    labels = y.astype(np.int64)
+
+    def discriminate(synth):
+        params = base_params.with_seed(int(rng.integers(0, 2**31 - 1)))
+        forest = _fit_core(np.vstack([X, synth]), y, params, verbose, "ARF round")
+        return forest, _oob_accuracy(forest, labels)
+
+    forest, acc = discriminate(_sample_marginals(X, rng))
+    accuracies = [acc]
+    if acc <= 0.5 + delta:
+        return forest, accuracies
+    for round_ in range(max_iter):
+        synth = _sample_leaf_marginals(forest, X, rng, n_jobs).astype(np.float32)
+        candidate, acc = discriminate(synth)
+        accuracies.append(acc)
+        # indistinguishable, no longer improving (arf's early stop) or out of
+        # rounds: keep the generator, as arf does
+        if acc <= 0.5 + delta or acc >= accuracies[-2] or round_ == max_iter - 1:
+            break
+        forest = candidate
+    return forest, accuracies
+
+
+def _core_forest(forest):
+    """The ``_core.Forest`` behind a fitted estimator of this library (or itself)."""
+    if isinstance(forest, _core.Forest):
+        return forest
+    inner = getattr(forest, "_forest", None)
+    if isinstance(inner, _core.Forest):
+        return inner
+    raise TypeError(
+        f"forest must be an estimator of obliqueforest (with a `_forest` core forest) "
+        f"or a `_core.Forest`, got {type(forest).__name__}"
+    )
+
+
+def _is_fitted_forest(forest):
+    return isinstance(forest, _core.Forest) or isinstance(
+        getattr(forest, "_forest", None), _core.Forest
+    )

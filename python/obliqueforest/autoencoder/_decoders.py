@@ -1,0 +1,299 @@
+"""Decoders: sampling in leaf regions, split relabeling, exclusive lasso (Vu et al., Sect. 4)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# Rows decoded per block by the k-NN decoder (bounds the k × p temporaries).
+_DECODE_CHUNK = 2048
+# Exclusive lasso (Appx. C): penalty, training rows kept per query, iterations.
+_LASSO_PENALTY = 1e-4
+_LASSO_TOP_ROWS = 100
+_LASSO_ITERATIONS = 300
+
+
+# --------------------------------------------------------------------------- #
+# Leaf regions and sampling (Sect. 4)                                          #
+# --------------------------------------------------------------------------- #
+def _sample_in_boxes(lower, upper, col_min, col_max, n_categories, rng):
+    """Draw one point uniformly from each box ``(lower, upper]``.
+
+    Boxes are clipped to the training range of each column. Categorical columns
+    (``n_categories > 0``) draw an integer code uniformly among those inside
+    the box; a box holding no valid code falls back to the nearest code.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (..., n_features)
+    col_min, col_max : ndarray of shape (n_features,)
+    n_categories : ndarray of shape (n_features,)
+        0 for numeric columns.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    samples : ndarray of shape (..., n_features)
+    """
+    lo = np.maximum(lower, col_min)
+    hi = np.minimum(upper, col_max)
+    bad = lo > hi
+    if bad.any():
+        mid = np.clip(np.where(np.isfinite(lower), lower, upper), col_min, col_max)
+        lo = np.where(bad, mid, lo)
+        hi = np.where(bad, mid, hi)
+    u = rng.random(lo.shape)
+    out = lo + u * (hi - lo)
+    cat = n_categories > 0
+    if cat.any():
+        kmax = (n_categories[cat] - 1).astype(np.float64)
+        c_lo = np.clip(np.floor(lower[..., cat]) + 1.0, 0.0, kmax)
+        c_hi = np.clip(np.floor(upper[..., cat]), 0.0, kmax)
+        c_hi = np.maximum(c_hi, c_lo)
+        out[..., cat] = c_lo + np.floor(u[..., cat] * (c_hi - c_lo + 1.0))
+        out[..., cat] = np.minimum(out[..., cat], c_hi)
+    return out
+
+
+def _weighted_mode(codes, weights, n_cat, rng):
+    """Weighted mode per row, ties broken at random.
+
+    Parameters
+    ----------
+    codes : ndarray of shape (n_rows, n_votes)
+    weights : ndarray of shape (n_rows, n_votes)
+
+    Returns
+    -------
+    mode : ndarray of shape (n_rows,)
+    """
+    m = codes.shape[0]
+    votes = np.zeros((m, n_cat))
+    rows = np.repeat(np.arange(m), codes.shape[1])
+    np.add.at(votes, (rows, codes.astype(np.int64).ravel()), weights.ravel())
+    votes += rng.random(votes.shape) * 1e-9 * (votes.max(axis=1, keepdims=True) + 1e-300)
+    return np.argmax(votes, axis=1).astype(np.float64)
+
+
+def _leaf_boxes(forest, n_features):
+    """Per-leaf boxes ``(lower, upper]`` from the axis-aligned splits on each path.
+
+    Oblique (multi-feature) splits leave the box unconstrained, as in
+    ``Forest.leaf_bounds``.
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (total_leaves, n_features)
+    """
+    offsets = forest.leaf_offsets()
+    lower = np.full((offsets[-1], n_features), -np.inf)
+    upper = np.full((offsets[-1], n_features), np.inf)
+    for t in range(forest.n_trees):
+        nodes = forest.tree_nodes(t)
+        left, right = nodes["left"], nodes["right"]
+        ptr, feats, wts = nodes["proj_ptr"], nodes["proj_features"], nodes["proj_weights"]
+        thr = nodes["threshold"]
+        rank = np.cumsum(left < 0) - 1
+        stack = [(0, np.full(n_features, -np.inf), np.full(n_features, np.inf))]
+        while stack:
+            node, lo, hi = stack.pop()
+            if left[node] < 0:
+                gid = offsets[t] + rank[node]
+                lower[gid], upper[gid] = lo, hi
+                continue
+            llo, lhi, rlo, rhi = lo, hi.copy(), lo.copy(), hi
+            a, b = ptr[node], ptr[node + 1]
+            if b - a == 1 and wts[a] != 0:
+                f, cut = feats[a], thr[node] / wts[a]
+                if wts[a] > 0:
+                    lhi[f] = min(lhi[f], cut)
+                    rlo[f] = max(rlo[f], cut)
+                else:
+                    llo = lo.copy()
+                    llo[f] = max(llo[f], cut)
+                    rhi = hi.copy()
+                    rhi[f] = min(rhi[f], cut)
+            stack.append((left[node], llo, lhi))
+            stack.append((right[node], rlo, rhi))
+    return lower, upper
+
+
+def _max_coverage_boxes(lower, upper):
+    """Per feature, the sub-interval covered by the most of the given intervals.
+
+    Equals the plain intersection when the intervals overlap; otherwise it is
+    the region agreed on by the largest number of trees.
+
+    Parameters
+    ----------
+    lower, upper : ndarray of shape (n_rows, n_trees, n_features), finite
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_rows, n_features)
+    """
+    _m, _n_trees, _p = lower.shape
+    out_lo = lower.max(axis=1)
+    out_hi = upper.min(axis=1)
+    bad_r, bad_f = np.nonzero(out_lo > out_hi)
+    for start in range(0, len(bad_r), 256):
+        r, f = bad_r[start : start + 256], bad_f[start : start + 256]
+        lo, hi = lower[r, :, f], upper[r, :, f]  # (q, n_trees)
+        cand = hi[:, :, None]  # evaluate coverage at each right end point
+        covers = (lo[:, None, :] < cand) & (cand <= hi[:, None, :])
+        best = np.argmax(covers.sum(axis=2), axis=1)
+        chosen = covers[np.arange(len(r)), best]
+        out_lo[r, f] = np.where(chosen, lo, -np.inf).max(axis=1)
+        out_hi[r, f] = np.where(chosen, hi, np.inf).min(axis=1)
+    return out_lo, out_hi
+
+
+# --------------------------------------------------------------------------- #
+# Split relabeling (Sect. 4.2, Appx. B.2, global variant)                       #
+# --------------------------------------------------------------------------- #
+def _relabel_forest(forest, X, Z):
+    """Replace every split by the axis-aligned split in latent space that best
+    matches it (simple matching coefficient) on all training rows.
+
+    Parameters
+    ----------
+    forest : _core.Forest
+    X : ndarray of shape (n_samples, n_features)
+        Training rows (codes), used to label each split's left/right side.
+    Z : ndarray of shape (n_samples, n_components)
+        Their embedding.
+
+    Returns
+    -------
+    trees : list of tuple
+        Per tree ``(left, right, dim, threshold, flip)``; a latent row goes left
+        at a node when ``(z[dim] <= threshold) != flip``.
+    """
+    n, d = Z.shape
+    order = np.argsort(Z, axis=0, kind="stable")
+    zs = np.take_along_axis(Z, order, axis=0)
+    valid = np.zeros((n + 1, d), dtype=bool)
+    valid[1:n] = zs[1:] > zs[:-1]
+    mids = np.zeros((n + 1, d))
+    mids[1:n] = (zs[1:] + zs[:-1]) / 2
+    cut = np.arange(n + 1)[:, None]
+    cum = np.zeros((n + 1, d))
+    trees = []
+    for t in range(forest.n_trees):
+        nodes = forest.tree_nodes(t)
+        left, right = nodes["left"], nodes["right"]
+        ptr, feats, wts = nodes["proj_ptr"], nodes["proj_features"], nodes["proj_weights"]
+        dim = np.zeros(len(left), dtype=np.int64)
+        thr = np.zeros(len(left))
+        flip = np.zeros(len(left), dtype=bool)
+        for node in np.flatnonzero(left >= 0):
+            a, b = ptr[node], ptr[node + 1]
+            goes_left = X[:, feats[a:b]] @ wts[a:b] <= nodes["threshold"][node]
+            n_left = int(goes_left.sum())
+            if n_left in (0, n):
+                thr[node] = np.inf if n_left == n else -np.inf
+                continue
+            np.cumsum(goes_left[order], axis=0, out=cum[1:])
+            # rows below the cut predicted "left": matches = 2·cum − cut + n − n_left
+            match = 2 * cum - cut + (n - n_left)
+            score = np.where(valid, np.maximum(match, n - match), -1)
+            best = np.unravel_index(np.argmax(score), score.shape)
+            dim[node] = best[1]
+            thr[node] = mids[best]
+            flip[node] = match[best] < n - match[best]
+        trees.append((left, right, dim, thr, flip))
+    return trees
+
+
+def _relabeled_leaves(trees, offsets, Z):
+    """Global leaf ids reached by latent rows in the relabeled trees, shape (m, n_trees)."""
+    m = Z.shape[0]
+    out = np.empty((m, len(trees)), dtype=np.int64)
+    rows = np.arange(m)
+    for t, (left, right, dim, thr, flip) in enumerate(trees):
+        node = np.zeros(m, dtype=np.int64)
+        active = rows[left[node] >= 0]
+        while len(active):
+            nd = node[active]
+            go_left = (Z[active, dim[nd]] <= thr[nd]) != flip[nd]
+            node[active] = np.where(go_left, left[nd], right[nd])
+            active = active[left[node[active]] >= 0]
+        rank = np.cumsum(left < 0) - 1
+        out[:, t] = offsets[t] + rank[node]
+    return out
+
+
+# --------------------------------------------------------------------------- #
+# Exclusive lasso and greedy leaf assignment (Sect. 4.1, Appx. C)               #
+# --------------------------------------------------------------------------- #
+def _exclusive_lasso_scores(A, target, groups, penalty, n_iter=_LASSO_ITERATIONS):
+    """Solve ``min_{ψ ∈ [0,1]^L} ||target − A ψ||² + penalty · Σ_b (Σ_{l ∈ b} ψ_l)²``.
+
+    On the box ``ψ ≥ 0`` the exclusive-lasso penalty is smooth, so accelerated
+    projected gradient (FISTA) solves it exactly.
+
+    Parameters
+    ----------
+    A : ndarray of shape (n_rows, n_leaves)
+        ``Π S`` restricted to the query's neighbouring rows and their leaves.
+    target : ndarray of shape (n_rows,)
+        ``B k̂₀`` on those rows.
+    groups : ndarray of shape (n_leaves,)
+        Tree index (0..n_groups-1) of every leaf.
+
+    Returns
+    -------
+    psi : ndarray of shape (n_leaves,)
+        Fuzzy leaf memberships.
+    """
+    n_groups = int(groups.max()) + 1 if len(groups) else 0
+    group_size = np.bincount(groups, minlength=n_groups)
+    lipschitz = 2.0 * (np.linalg.norm(A, 2) ** 2 + penalty * max(group_size.max(), 1))
+    psi = np.zeros(A.shape[1])
+    y = psi.copy()
+    step = 1.0
+    for _ in range(n_iter):
+        grad = 2.0 * (A.T @ (A @ y - target))
+        grad += 2.0 * penalty * np.bincount(groups, weights=y, minlength=n_groups)[groups]
+        new = np.clip(y - grad / lipschitz, 0.0, 1.0)
+        next_step = (1.0 + np.sqrt(1.0 + 4.0 * step * step)) / 2.0
+        y = new + ((step - 1.0) / next_step) * (new - psi)
+        psi, step = new, next_step
+    return psi
+
+
+def _greedy_leaf_region(scores, leaf_lower, leaf_upper, offsets, rng):
+    """Consistent leaf assignment from fuzzy scores (simplified Algorithm 1).
+
+    Trees are visited in decreasing order of their best score; each takes its
+    highest-scoring leaf whose box meets the current feasible region, which
+    then shrinks to that intersection. The result is consistent by
+    construction. (Algorithm 1 of the paper reaches consistency through
+    rounds of maximal cliques; this sequential variant is the same greedy idea
+    without the exponential clique step.)
+
+    Parameters
+    ----------
+    scores : ndarray of shape (total_leaves,)
+    leaf_lower, leaf_upper : ndarray of shape (total_leaves, n_features)
+
+    Returns
+    -------
+    lower, upper : ndarray of shape (n_features,)
+        The feasible region.
+    """
+    n_trees = len(offsets) - 1
+    best = np.maximum.reduceat(scores, offsets[:-1]) if len(scores) else np.zeros(n_trees)
+    order = np.lexsort((rng.random(n_trees), -best))
+    lo = np.full(leaf_lower.shape[1], -np.inf)
+    hi = np.full(leaf_lower.shape[1], np.inf)
+    for t in order:
+        a, b = offsets[t], offsets[t + 1]
+        cand_lo = np.maximum(leaf_lower[a:b], lo)
+        cand_hi = np.minimum(leaf_upper[a:b], hi)
+        ok = np.all(cand_lo < cand_hi, axis=1)
+        if not ok.any():
+            continue
+        sc = np.where(ok, scores[a:b] + rng.random(b - a) * 1e-12, -np.inf)
+        j = int(np.argmax(sc))
+        lo, hi = cand_lo[j], cand_hi[j]
+    return lo, hi

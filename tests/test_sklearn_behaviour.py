@@ -1,0 +1,325 @@
+"""scikit-learn's forest behaviours, asked of every estimator of this library.
+
+The behaviours are the ones scikit-learn's own forest tests check of
+``RandomForestClassifier`` / ``Regressor`` (toy problems, iris and diabetes scores,
+probabilities, OOB, warm start, max_samples, class weights, criteria, decision paths,
+in-bag samples, parallel determinism, memory layout), restated here for the projection
+forests and, where they apply, the rotation ensembles. Written for this library; nothing is
+copied from scikit-learn's test suite.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_diabetes, load_iris, make_classification, make_friedman1
+from sklearn.metrics import r2_score
+from sklearn.model_selection import train_test_split
+
+import obliqueforest as of
+from obliqueforest.projections import ForestRC, Gaussian
+
+# -- the estimators ----------------------------------------------------------------------
+# factories taking the number of features (MORF treats the columns as a 1-D signal)
+CLASSIFIERS = {
+    "rf": lambda p, **kw: of.RandomForestClassifier(**kw),
+    "sporf": lambda p, **kw: of.SPORFClassifier(**kw),
+    "forest_rc": lambda p, **kw: of.ObliqueForestClassifier(projection=ForestRC(2), **kw),
+    "gaussian": lambda p, **kw: of.ObliqueForestClassifier(projection=Gaussian(), **kw),
+    "morf": lambda p, **kw: of.MORFClassifier(data_shape=(p,), max_patch_size=2, **kw),
+    "rotation": lambda p, **kw: of.RotationEnsembleClassifier(n_rotations=3, **kw),
+}
+REGRESSORS = {
+    "rf": lambda p, **kw: of.RandomForestRegressor(**kw),
+    "sporf": lambda p, **kw: of.SPORFRegressor(**kw),
+    "forest_rc": lambda p, **kw: of.ObliqueForestRegressor(projection=ForestRC(2), **kw),
+    "morf": lambda p, **kw: of.MORFRegressor(data_shape=(p,), max_patch_size=2, **kw),
+    "rotation": lambda p, **kw: of.RotationEnsembleRegressor(n_rotations=3, **kw),
+}
+FORESTS = [k for k in CLASSIFIERS if k != "rotation"]  # single projection forests
+
+# scikit-learn's toy problem
+X_TOY = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
+Y_TOY = np.array([-1, -1, -1, 1, 1, 1])
+T_TOY = np.array([[-1, -1], [2, 2], [3, 2]], dtype=float)
+TRUE_TOY = np.array([-1, 1, 1])
+
+
+def _iris():
+    X, y = load_iris(return_X_y=True)
+    return train_test_split(X, y, test_size=0.3, random_state=0, stratify=y)
+
+
+def _diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    return train_test_split(X, y, test_size=0.3, random_state=0)
+
+
+# -- classification ----------------------------------------------------------------------
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_classifier_solves_the_toy_problem(name):
+    clf = CLASSIFIERS[name](2, n_estimators=10, random_state=1).fit(X_TOY, Y_TOY)
+    np.testing.assert_array_equal(clf.predict(T_TOY), TRUE_TOY)
+    np.testing.assert_array_equal(clf.classes_, [-1, 1])
+    if name in FORESTS:
+        assert len(clf) == 10
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy", "log_loss"])
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_classifier_scores_on_iris(name, criterion):
+    Xtr, Xte, ytr, yte = _iris()
+    clf = CLASSIFIERS[name](4, n_estimators=30, criterion=criterion, random_state=0)
+    clf.fit(Xtr, ytr)
+    assert clf.score(Xtr, ytr) > 0.95
+    assert clf.score(Xte, yte) > 0.88, f"{name} {criterion}: {clf.score(Xte, yte)}"
+
+
+def test_log_loss_is_entropy():
+    Xtr, _, ytr, _ = _iris()
+    a = of.SPORFClassifier(n_estimators=5, criterion="entropy", random_state=0).fit(Xtr, ytr)
+    b = of.SPORFClassifier(n_estimators=5, criterion="log_loss", random_state=0).fit(Xtr, ytr)
+    assert a._forest.to_bytes() == b._forest.to_bytes()
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_probabilities_sum_to_one_and_agree_with_log_proba(name):
+    Xtr, Xte, ytr, _ = _iris()
+    clf = CLASSIFIERS[name](4, n_estimators=10, random_state=0).fit(Xtr, ytr)
+    proba = clf.predict_proba(Xte)
+    assert proba.shape == (len(Xte), 3)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0, rtol=1e-12)
+    with np.errstate(divide="ignore"):
+        np.testing.assert_allclose(np.exp(clf.predict_log_proba(Xte)), proba, rtol=1e-12)
+    np.testing.assert_array_equal(clf.predict(Xte), clf.classes_[proba.argmax(axis=1)])
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_string_and_non_contiguous_labels(name):
+    Xtr, Xte, ytr, yte = _iris()
+    labels = np.array(["setosa", "versicolor", "virginica"], dtype=object)
+    clf = CLASSIFIERS[name](4, n_estimators=10, random_state=0).fit(Xtr, labels[ytr])
+    assert list(clf.classes_) == list(labels)
+    assert np.mean(clf.predict(Xte) == labels[yte]) > 0.88
+    sparse_codes = np.array([3, 10, 42])
+    clf.fit(Xtr, sparse_codes[ytr])
+    assert set(clf.predict(Xte)) <= {3, 10, 42}
+
+
+@pytest.mark.parametrize("name", FORESTS + ["rotation"])
+def test_oob_score_is_close_to_the_held_out_score(name):
+    X, y = make_classification(600, n_features=8, n_informative=5, random_state=3)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.5, random_state=0)
+    clf = CLASSIFIERS[name](8, n_estimators=60, oob_score=True, random_state=0).fit(Xtr, ytr)
+    assert abs(clf.oob_score_ - clf.score(Xte, yte)) < 0.08
+    if name in FORESTS:
+        assert clf.oob_decision_function_.shape == (len(Xtr), 2)
+
+
+def test_oob_needs_bootstrap():
+    with pytest.raises(ValueError, match="bootstrap"):
+        of.RandomForestClassifier(bootstrap=False, oob_score=True).fit(X_TOY, Y_TOY)
+
+
+@pytest.mark.parametrize("name", FORESTS)
+def test_class_weight_balanced_helps_the_minority_class(name):
+    X, y = make_classification(
+        800, n_features=6, n_informative=3, weights=[0.92], flip_y=0.02, random_state=0
+    )
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.5, random_state=0, stratify=y)
+    kw = dict(n_estimators=30, random_state=0, min_samples_leaf=5)
+    plain = CLASSIFIERS[name](6, **kw).fit(Xtr, ytr)
+    for cw in ["balanced", "balanced_subsample"]:
+        weighted = CLASSIFIERS[name](6, class_weight=cw, **kw).fit(Xtr, ytr)
+        minority = yte == 1
+        assert weighted.predict_proba(Xte)[minority, 1].mean() > (
+            plain.predict_proba(Xte)[minority, 1].mean()
+        )
+
+
+def test_class_weight_dict_equals_sample_weight():
+    Xtr, _, ytr, _ = _iris()
+    a = of.RandomForestClassifier(n_estimators=5, class_weight={0: 1, 1: 3, 2: 1}, random_state=0)
+    b = of.RandomForestClassifier(n_estimators=5, random_state=0)
+    a.fit(Xtr, ytr)
+    b.fit(Xtr, ytr, sample_weight=np.where(ytr == 1, 3.0, 1.0))
+    assert a._forest.to_bytes() == b._forest.to_bytes()
+
+
+# -- regression --------------------------------------------------------------------------
+@pytest.mark.parametrize("name", REGRESSORS)
+def test_regressor_scores_on_diabetes(name):
+    Xtr, Xte, ytr, yte = _diabetes()
+    reg = REGRESSORS[name](10, n_estimators=40, random_state=0).fit(Xtr, ytr)
+    assert reg.score(Xtr, ytr) > 0.85
+    assert reg.score(Xte, yte) > 0.3, f"{name}: {reg.score(Xte, yte)}"
+
+
+@pytest.mark.parametrize("name", REGRESSORS)
+def test_regressor_oob_score_is_close_to_the_held_out_r2(name):
+    X, y = make_friedman1(800, n_features=6, noise=1.0, random_state=0)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.5, random_state=0)
+    reg = REGRESSORS[name](6, n_estimators=60, oob_score=True, random_state=0).fit(Xtr, ytr)
+    assert abs(reg.oob_score_ - reg.score(Xte, yte)) < 0.06
+    if hasattr(reg, "oob_prediction_"):
+        assert reg.oob_score_ == pytest.approx(r2_score(ytr, reg.oob_prediction_))
+
+
+# -- tree shape parameters ---------------------------------------------------------------
+@pytest.mark.parametrize("name", FORESTS)
+def test_max_leaf_nodes_and_max_depth_bound_every_tree(name):
+    X, y = make_classification(400, n_features=6, random_state=0)
+    clf = CLASSIFIERS[name](6, n_estimators=5, max_leaf_nodes=7, random_state=0).fit(X, y)
+    assert all(t.get_n_leaves() <= 7 for t in clf)
+    clf = CLASSIFIERS[name](6, n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    assert all(t.get_depth() <= 3 for t in clf)
+
+
+@pytest.mark.parametrize("name", FORESTS)
+def test_min_samples_split_and_leaf_hold_in_every_node(name):
+    X, y = make_classification(300, n_features=6, random_state=1)
+    clf = CLASSIFIERS[name](6, n_estimators=4, min_samples_split=20, random_state=0)
+    clf.set_params(bootstrap=False).fit(X, y)
+    for t in clf:
+        nodes = t.tree_
+        inner = nodes.children_left != -1
+        assert (nodes.n_node_samples[inner] >= 20).all()
+    clf = CLASSIFIERS[name](6, n_estimators=4, min_samples_leaf=9, bootstrap=False)
+    clf.set_params(random_state=0).fit(X, y)
+    for t in clf:
+        nodes = t.tree_
+        leaves = nodes.children_left == -1
+        assert (nodes.n_node_samples[leaves] >= 9).all()
+
+
+@pytest.mark.parametrize("name", FORESTS)
+def test_min_weight_fraction_leaf_holds_in_every_leaf(name):
+    X, y = make_classification(300, n_features=6, random_state=2)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(y))
+    clf = CLASSIFIERS[name](6, n_estimators=4, min_weight_fraction_leaf=0.1, bootstrap=False)
+    clf.set_params(random_state=0).fit(X, y, sample_weight=w)
+    for t in clf:
+        nodes = t.tree_
+        leaves = nodes.children_left == -1
+        assert (nodes.weighted_n_node_samples[leaves] >= 0.1 * w.sum() - 1e-9).all()
+
+
+@pytest.mark.parametrize("name", FORESTS)
+def test_min_impurity_decrease_stops_weak_splits(name):
+    X, y = make_classification(300, n_features=6, random_state=2)
+    full = CLASSIFIERS[name](6, n_estimators=4, random_state=0).fit(X, y)
+    cut = CLASSIFIERS[name](6, n_estimators=4, min_impurity_decrease=0.02, random_state=0)
+    cut.fit(X, y)
+    assert sum(t.get_n_leaves() for t in cut) < sum(t.get_n_leaves() for t in full)
+
+
+# -- bootstrap and max_samples -----------------------------------------------------------
+@pytest.mark.parametrize("max_samples, expected", [(0.25, 100), (37, 37), (None, 400)])
+def test_max_samples_sets_the_bootstrap_size(max_samples, expected):
+    X, y = make_classification(400, n_features=5, random_state=0)
+    clf = of.SPORFClassifier(n_estimators=3, max_samples=max_samples, random_state=0).fit(X, y)
+    assert [len(s) for s in clf.estimators_samples_] == [expected] * 3
+
+
+@pytest.mark.parametrize("max_samples", [0.0, 1.5, 0, -3])
+def test_bad_max_samples_is_rejected(max_samples):
+    with pytest.raises(ValueError, match="max_samples"):
+        of.RandomForestClassifier(n_estimators=2, max_samples=max_samples).fit(X_TOY, Y_TOY)
+
+
+def test_a_small_max_samples_still_grows_trees():
+    X, y = make_classification(200, n_features=4, random_state=0)
+    clf = of.RandomForestClassifier(n_estimators=5, max_samples=2, random_state=0).fit(X, y)
+    assert clf.predict(X).shape == (200,)
+    assert all(len(s) == 2 for s in clf.estimators_samples_)
+
+
+# -- warm start ----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", FORESTS)
+def test_warm_start_equals_a_one_shot_fit(name):
+    X, y = make_classification(200, n_features=5, random_state=0)
+    grown = CLASSIFIERS[name](5, n_estimators=4, warm_start=True, random_state=7).fit(X, y)
+    grown.set_params(n_estimators=9).fit(X, y)
+    once = CLASSIFIERS[name](5, n_estimators=9, random_state=7).fit(X, y)
+    assert len(grown) == 9
+    assert grown._forest.to_bytes() == once._forest.to_bytes()
+
+
+def test_warm_start_smaller_n_estimators_and_equal_n_estimators():
+    X, y = make_classification(200, n_features=5, random_state=0)
+    clf = of.RandomForestClassifier(n_estimators=5, warm_start=True, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="n_estimators"):
+        clf.set_params(n_estimators=4).fit(X, y)
+    with pytest.warns(UserWarning, match="not fit new trees"):
+        clf.set_params(n_estimators=5).fit(X, y)
+
+
+def test_warm_start_off_refits_from_scratch():
+    X, y = make_classification(200, n_features=5, random_state=0)
+    clf = of.RandomForestClassifier(n_estimators=5, random_state=0).fit(X, y)
+    first = clf._forest.to_bytes()
+    clf.set_params(random_state=1).fit(X, y)
+    assert clf._forest.to_bytes() != first and len(clf) == 5
+
+
+# -- determinism, pickling, input handling --------------------------------------------------
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_same_random_state_same_model_whatever_n_jobs(name):
+    Xtr, Xte, ytr, _ = _iris()
+    a = CLASSIFIERS[name](4, n_estimators=8, random_state=5, n_jobs=1).fit(Xtr, ytr)
+    b = CLASSIFIERS[name](4, n_estimators=8, random_state=5, n_jobs=2).fit(Xtr, ytr)
+    np.testing.assert_array_equal(a.predict_proba(Xte), b.predict_proba(Xte))
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_pickle_round_trip_predicts_the_same(name):
+    Xtr, Xte, ytr, _ = _iris()
+    clf = CLASSIFIERS[name](4, n_estimators=5, random_state=0).fit(Xtr, ytr)
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.predict_proba(Xte), clf.predict_proba(Xte))
+    assert again.score(Xte, _iris()[3]) == clf.score(Xte, _iris()[3])
+
+
+@pytest.mark.parametrize("name", FORESTS)
+def test_memory_layout_and_dtype_do_not_change_predictions(name):
+    Xtr, Xte, ytr, _ = _iris()
+    clf = CLASSIFIERS[name](4, n_estimators=5, random_state=0).fit(Xtr, ytr)
+    ref = clf.predict_proba(Xte)
+    for Z in [
+        np.asfortranarray(Xte),
+        np.ascontiguousarray(Xte, dtype=np.float32),
+        Xte.copy(),
+        np.repeat(Xte, 2, axis=1)[:, ::2],  # strided view
+    ]:
+        np.testing.assert_array_equal(clf.predict_proba(Z), ref)
+
+
+@pytest.mark.parametrize("name", CLASSIFIERS)
+def test_one_dimensional_X_is_rejected(name):
+    clf = CLASSIFIERS[name](1, n_estimators=3)
+    with pytest.raises(ValueError):
+        clf.fit(np.arange(6.0), Y_TOY)
+
+
+@pytest.mark.parametrize("name", FORESTS)
+def test_feature_importances_sum_to_one_and_find_the_signal(name):
+    X, y = make_classification(
+        500, n_features=8, n_informative=2, n_redundant=0, shuffle=False, random_state=0
+    )
+    clf = CLASSIFIERS[name](8, n_estimators=30, random_state=0).fit(X, y)
+    imp = clf.feature_importances_
+    assert imp.shape == (8,) and abs(imp.sum() - 1) < 1e-9 and (imp >= 0).all()
+    if name in ("rf", "sporf", "forest_rc"):  # sparse projections; dense ones share widely
+        assert set(np.argsort(imp)[-2:]) == {0, 1}
+
+
+@pytest.mark.parametrize("name", FORESTS)
+def test_decision_path_and_apply_agree(name):
+    Xtr, Xte, ytr, _ = _iris()
+    clf = CLASSIFIERS[name](4, n_estimators=6, random_state=0).fit(Xtr, ytr)
+    indicator, ptr = clf.decision_path(Xte)
+    leaves = clf.apply(Xte)
+    assert indicator.shape == (len(Xte), ptr[-1]) and len(ptr) == 7
+    rows = np.arange(len(Xte))
+    for t in range(6):
+        assert (indicator[rows, ptr[t] + leaves[:, t]] == 1).all()

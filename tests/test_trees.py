@@ -1,0 +1,194 @@
+"""Per-tree access: estimators_, indexing, decision_path, estimators_samples_."""
+
+import pickle
+
+import numpy as np
+import pytest
+from scipy import sparse
+from sklearn.datasets import load_diabetes, load_iris
+from sklearn.ensemble import RandomForestClassifier as SkRF
+
+import obliqueforest as of
+from obliqueforest.projections import ForestRC
+
+CLASSIFIERS = [
+    of.RandomForestClassifier(n_estimators=7, random_state=0),
+    of.SPORFClassifier(n_estimators=7, random_state=0),
+    of.ObliqueForestClassifier(n_estimators=7, projection=ForestRC(n_combined=2), random_state=0),
+    of.MORFClassifier(n_estimators=7, data_shape=(2, 2), random_state=0),
+]
+REGRESSORS = [
+    of.RandomForestRegressor(n_estimators=5, random_state=0),
+    of.SPORFRegressor(n_estimators=5, random_state=0),
+    of.MORFRegressor(n_estimators=5, data_shape=(10,), max_patch_size=3, random_state=0),
+]
+ALL = CLASSIFIERS + REGRESSORS
+
+
+def _data(est):
+    if hasattr(est, "classes_") or est in CLASSIFIERS:
+        return load_iris(return_X_y=True)
+    return load_diabetes(return_X_y=True)
+
+
+def _fit(est, **params):
+    X, y = _data(est)
+    return est.set_params(**params).fit(X, y), X, y
+
+
+@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
+def test_per_tree_predictions_average_to_the_forest(est):
+    forest, X, _ = _fit(est)
+    trees = forest.estimators_
+    assert len(forest) == len(trees) == forest.n_estimators
+    assert [t._index for t in forest] == list(range(len(forest)))
+    if est in CLASSIFIERS:
+        mean = np.mean([t.predict_proba(X) for t in trees], axis=0)
+        np.testing.assert_allclose(mean, forest.predict_proba(X), rtol=0, atol=1e-12)
+        assert set(trees[0].predict(X)) <= set(forest.classes_)
+    else:
+        mean = np.mean([t.predict(X) for t in trees], axis=0)
+        np.testing.assert_allclose(mean, forest.predict(X), rtol=1e-12)
+        with pytest.raises(AttributeError):
+            trees[0].predict_proba(X)
+
+
+@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
+def test_tree_apply_and_node_arrays_agree_with_the_forest(est):
+    forest, X, _ = _fit(est)
+    leaves = forest.apply(X)
+    n_nodes, depth, n_leaves = forest.tree_stats()
+    for t, tree in enumerate(forest.estimators_):
+        np.testing.assert_array_equal(tree.apply(X), leaves[:, t])
+        nodes = tree.tree_
+        assert nodes.node_count == n_nodes[t]
+        assert tree.get_depth() == nodes.max_depth == depth[t]
+        assert tree.get_n_leaves() == nodes.n_leaves == n_leaves[t]
+        is_leaf = nodes.children_left == -1
+        assert is_leaf[leaves[:, t]].all()
+        assert (nodes.feature[is_leaf] == -2).all() and (nodes.threshold[is_leaf] == -2).all()
+        assert (nodes.feature[~is_leaf] >= -1).all()
+        assert nodes.value.shape[:2] == (nodes.node_count, 1)
+        assert len(nodes.projection_ptr) == nodes.node_count + 1
+
+
+def test_axis_aligned_trees_name_their_split_feature():
+    forest, X, _ = _fit(of.RandomForestClassifier(n_estimators=3, random_state=1))
+    nodes = forest[0].tree_
+    inner = np.flatnonzero(nodes.children_left != -1)
+    assert (nodes.feature[inner] >= 0).all()
+    np.testing.assert_array_equal(
+        nodes.feature[inner], nodes.projection_features[nodes.projection_ptr[inner]]
+    )
+    # the rule a row follows at the root is the one feature against the threshold
+    goes_left = X[:, nodes.feature[0]] <= nodes.threshold[0]
+    path = forest[0].decision_path(X)
+    np.testing.assert_array_equal(path[:, nodes.children_left[0]].toarray().ravel(), goes_left)
+
+
+@pytest.mark.parametrize("est", ALL, ids=lambda e: type(e).__name__)
+def test_decision_path_is_the_chain_from_root_to_leaf(est):
+    forest, X, _ = _fit(est)
+    indicator, ptr = forest.decision_path(X)
+    assert sparse.isspmatrix_csr(indicator)
+    assert indicator.shape == (len(X), ptr[-1])
+    assert len(ptr) == len(forest) + 1
+    leaves = forest.apply(X)
+    for t, tree in enumerate(forest):
+        nodes = tree.tree_
+        block = indicator[:, ptr[t] : ptr[t + 1]]
+        np.testing.assert_array_equal(block.toarray(), tree.decision_path(X).toarray())
+        assert (block[:, 0].toarray() == 1).all()  # every path starts at the root
+        depth_of_leaf = nodes.depth[leaves[:, t]]
+        np.testing.assert_array_equal(np.asarray(block.sum(axis=1)).ravel(), depth_of_leaf + 1)
+        # consecutive nodes of a path are parent and child
+        for i in range(0, len(X), 37):
+            path = block[i].indices
+            for a, b in zip(path[:-1], path[1:]):
+                assert b in (nodes.children_left[a], nodes.children_right[a])
+            assert path[-1] == leaves[i, t]
+
+
+def test_decision_path_has_scikit_learns_shape_conventions():
+    X, y = load_iris(return_X_y=True)
+    ours = of.RandomForestClassifier(n_estimators=4, random_state=0).fit(X, y)
+    theirs = SkRF(n_estimators=4, random_state=0).fit(X, y)
+    (a, pa), (b, pb) = ours.decision_path(X), theirs.decision_path(X)
+    assert type(a) is type(b) and a.shape[0] == b.shape[0] and pa.shape == pb.shape
+    assert pa[0] == pb[0] == 0
+
+
+@pytest.mark.parametrize("est", CLASSIFIERS[:2] + REGRESSORS[:1], ids=lambda e: type(e).__name__)
+def test_estimators_samples_are_the_rows_each_tree_grew_on(est):
+    forest, X, _ = _fit(est, oob_score=True, n_estimators=25)
+    samples = forest.estimators_samples_
+    assert len(samples) == 25
+    n = len(X)
+    in_bag = np.zeros((25, n), dtype=bool)
+    for t, rows in enumerate(samples):
+        assert len(rows) == n  # bootstrap draws n rows with replacement
+        assert (np.diff(rows) >= 0).all()
+        in_bag[t, rows] = True
+        # the tree's root saw exactly its distinct in-bag rows
+        assert forest[t].tree_.n_node_samples[0] == len(np.unique(rows))
+    # the OOB counts the core recorded during the fit are the trees a row was not drawn by
+    _, oob_counts = forest._forest.oob_prediction()
+    np.testing.assert_array_equal(oob_counts, (~in_bag).sum(axis=0))
+
+
+def test_estimators_samples_follow_max_samples_and_bootstrap():
+    X, y = load_iris(return_X_y=True)
+    forest = of.RandomForestClassifier(n_estimators=3, max_samples=40, random_state=0).fit(X, y)
+    assert [len(s) for s in forest.estimators_samples_] == [40, 40, 40]
+    forest = of.RandomForestClassifier(n_estimators=3, bootstrap=False, random_state=0).fit(X, y)
+    for s in forest.estimators_samples_:
+        np.testing.assert_array_equal(s, np.arange(len(X)))
+
+
+def test_estimators_samples_survive_pickling_and_do_not_depend_on_n_jobs():
+    X, y = load_iris(return_X_y=True)
+    one = of.SPORFClassifier(n_estimators=5, random_state=3, n_jobs=1).fit(X, y)
+    two = of.SPORFClassifier(n_estimators=5, random_state=3, n_jobs=2).fit(X, y)
+    again = pickle.loads(pickle.dumps(one))
+    for a, b, c in zip(one.estimators_samples_, two.estimators_samples_, again.estimators_samples_):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+
+
+def test_indexing_slicing_and_truthiness():
+    forest, X, _ = _fit(of.RandomForestClassifier(n_estimators=4, random_state=0))
+    assert forest[-1]._index == 3
+    assert [t._index for t in forest[1:3]] == [1, 2]
+    with pytest.raises(IndexError):
+        forest[4]
+    assert bool(of.RandomForestClassifier())  # unfitted: truthy, though len() raises
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
+        len(of.RandomForestClassifier())
+
+
+def test_a_tree_of_a_refitted_forest_says_so():
+    forest, X, y = _fit(of.RandomForestClassifier(n_estimators=3, random_state=0))
+    tree = forest[0]
+    forest.fit(X, y)
+    with pytest.raises(ValueError, match="refitted"):
+        tree.predict(X)
+
+
+def test_tree_predict_validates_its_input():
+    forest, X, _ = _fit(of.RandomForestClassifier(n_estimators=3, random_state=0))
+    with pytest.raises(ValueError, match="features"):
+        forest[0].predict(X[:, :2])
+    with pytest.raises(ValueError):
+        forest[0].apply(np.full_like(X, np.nan))
+
+
+def test_per_tree_spread_estimates_uncertainty():
+    # far from the training data the trees disagree more than on it
+    X, y = load_diabetes(return_X_y=True)
+    forest = of.RandomForestRegressor(n_estimators=30, random_state=0).fit(X, y)
+    spread = lambda Z: np.stack([t.predict(Z) for t in forest]).std(axis=0).mean()  # noqa: E731
+    rng = np.random.default_rng(0)
+    far = X[rng.integers(0, len(X), 100)] * rng.choice([-1.0, 1.0], size=(100, X.shape[1]))
+    assert spread(far) > spread(X)

@@ -269,20 +269,15 @@ impl PyProjection {
         data: PyReadonlyArray1<'_, f32>,
         n_candidates: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
-        let words = |a: &PyReadonlyArray1<'_, i64>, what: &str| -> PyResult<Vec<u32>> {
-            a.as_array()
-                .iter()
-                .map(|&v| u32::try_from(v).map_err(|_| bad("atoms", what)))
-                .collect()
-        };
+        let dictionary = Dictionary::from_csc(
+            named::<Count>(n_features, "atoms")?.0,
+            &indptr.as_array().to_vec(),
+            &indices.as_array().to_vec(),
+            &data.as_array().to_vec(),
+            named_opt::<Count>(n_candidates, "n_candidates")?.map(|c| c.0),
+        )?;
         Ok(PyProjection {
-            kind: ProjectionKind::Dictionary(Dictionary {
-                n_features: named::<Count>(n_features, "atoms")?.0,
-                atom_ptr: words(&indptr, "offsets out of range")?,
-                atom_idx: words(&indices, "feature index out of range")?,
-                atom_w: data.as_array().to_vec(),
-                n_candidates: named_opt::<Count>(n_candidates, "n_candidates")?.map(|c| c.0),
-            }),
+            kind: ProjectionKind::Dictionary(dictionary),
         })
     }
 

@@ -31,6 +31,35 @@ pub struct Dictionary {
 }
 
 impl Dictionary {
+    /// A dictionary from the CSC arrays of an `n_features × n_atoms` matrix (as scipy
+    /// holds them), checked with [`Self::check`].
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidParameter`] naming `atoms` for offsets or indices that do not
+    /// fit, or anything [`Self::check`] rejects.
+    pub fn from_csc(
+        n_features: usize,
+        indptr: &[i64],
+        indices: &[i64],
+        data: &[f32],
+        n_candidates: Option<usize>,
+    ) -> Result<Dictionary> {
+        let words = |a: &[i64], what: &str| -> Result<Vec<u32>> {
+            a.iter()
+                .map(|&v| u32::try_from(v).map_err(|_| invalid("atoms", format!("{what} {v}"))))
+                .collect()
+        };
+        let dict = Dictionary {
+            n_features,
+            atom_ptr: words(indptr, "offset out of range:")?,
+            atom_idx: words(indices, "feature index out of range:")?,
+            atom_w: data.to_vec(),
+            n_candidates,
+        };
+        dict.check(n_features)?;
+        Ok(dict)
+    }
+
     /// The number of atoms.
     pub fn n_atoms(&self) -> usize {
         self.atom_ptr.len().saturating_sub(1)

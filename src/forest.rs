@@ -227,6 +227,65 @@ impl Forest {
         self.oob.as_ref()
     }
 
+    /// Computes the out-of-bag predictions of every tree from scratch on the training rows
+    /// `x`, from the in-bag rows each tree's seed draws ([`Forest::in_bag_counts`]), and
+    /// keeps them as if the forest had been grown with `oob = true` (later warm starts add
+    /// to them): what a warm start that switches OOB on needs. The sums are added tree by
+    /// tree in index order, rows ascending, so they equal a fit with `oob = true`.
+    ///
+    /// # Errors
+    /// A forest grown without bootstrap (no row is out of bag), a feature-count mismatch,
+    /// `x`'s row count rejected by `max_samples`, or cancellation.
+    pub fn compute_oob(&mut self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<()> {
+        if !self.params.bootstrap {
+            return Err(Error::InvalidParameter {
+                name: "oob_score",
+                reason: "out-of-bag estimates need bootstrap=True".into(),
+            });
+        }
+        let rows = self.rows(&x)?;
+        let (n, k) = (rows.nrows(), self.n_outputs());
+        let geometry = self.geometry();
+        let mut oob = OobPrediction {
+            sums: vec![0.0; n * k],
+            counts: vec![0; n],
+        };
+        // (row, leaf) of one tree's out-of-bag rows
+        let walk = |t: usize| -> Result<Vec<(u32, u32)>> {
+            cancel::check()?;
+            let tree = &self.trees[t];
+            let counts = self.in_bag_counts(t, n)?;
+            Ok((0..n)
+                .filter(|&i| counts[i] == 0)
+                .map(|i| {
+                    let row = rows.row(i);
+                    (i as u32, tree.leaf_by(geometry, |j| row[j]) as u32)
+                })
+                .collect())
+        };
+        let threads = n_threads(Some(n_jobs))?;
+        // trees in chunks, so that memory stays a few trees' out-of-bag rows per thread
+        let ids: Vec<usize> = (0..self.trees.len()).collect();
+        for chunk in ids.chunks(4 * threads) {
+            let walked: Vec<Result<Vec<(u32, u32)>>> = if threads == 1 {
+                chunk.iter().map(|&t| walk(t)).collect()
+            } else {
+                let carried = cancel::carry();
+                cancel::install(&*thread_pool(threads)?, || {
+                    chunk.par_iter().map(|&t| carried.run(|| walk(t))).collect()
+                })
+            };
+            for (&t, leaves) in chunk.iter().zip(walked) {
+                for (row, leaf) in leaves? {
+                    oob.add(row as usize, self.trees[t].leaf_value(leaf as usize));
+                }
+            }
+        }
+        self.oob = Some(oob);
+        self.params.oob = true;
+        Ok(())
+    }
+
     /// The packed prediction layout, built on first use.
     pub fn packed(&self) -> &[PackedTree] {
         self.packed.get_or_init(|| {
@@ -1001,6 +1060,13 @@ mod tests {
             "in-bag rows are the ones OOB left out"
         );
         assert!(forest.in_bag_counts(4, 200).is_err());
+
+        // OOB computed afterwards from the seeds equals OOB gathered while growing
+        let mut later = Forest::fit(&sporf(4), x.view(), &y, None).unwrap();
+        assert!(later.oob().is_none());
+        later.compute_oob(x.view(), 2).unwrap();
+        assert_eq!(later.oob().unwrap().sums, oob.sums);
+        assert_eq!(later.oob().unwrap().counts, oob.counts);
 
         let leaves = forest.apply(x.view(), 1).unwrap();
         let (indptr, indices, ptr) = forest.decision_path(x.view(), 1).unwrap();

@@ -733,6 +733,25 @@ impl PyForest {
         .into_pyarray(py))
     }
 
+    /// Whether the forest keeps out-of-bag predictions.
+    #[getter]
+    fn has_oob(&self) -> bool {
+        self.inner.oob().is_some()
+    }
+
+    /// Computes the out-of-bag predictions of every tree on the training rows `x` (a warm
+    /// start that switches `oob_score` on).
+    fn compute_oob(
+        &mut self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f32>,
+        n_jobs: i64,
+    ) -> PyResult<()> {
+        let x = x.as_array();
+        let inner = &mut self.inner;
+        compute(py, || inner.compute_oob(x, n_jobs))
+    }
+
     #[allow(clippy::type_complexity)]
     fn oob_prediction<'py>(
         &self,

@@ -208,10 +208,15 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
                     UserWarning,
                     stacklevel=3,
                 )
-                return
+                if not (self.oob_score and not fitted.has_oob):
+                    return
             # grown on a copy and swapped in: predictions from other threads meanwhile use
             # the old forest, whole
             grown = fitted.copy()
+            if self.oob_score and not grown.has_oob:
+                # oob_score switched on for a warm start: the existing trees' out-of-bag
+                # rows follow from their seeds; the new trees add to the same sums
+                grown.compute_oob(X32, self._n_threads())
             run_with_progress(
                 lambda p: grown.fit_more(
                     X32, y_core, sw, n_more, p, self._n_threads(), self.ccp_alpha
@@ -492,7 +497,9 @@ _COMMON_DOC = """
     bootstrap : bool, default=True
         Draw a bootstrap sample per tree.
     oob_score : bool or callable, default=False
-        Estimate the generalisation score on out-of-bag samples.
+        Estimate the generalisation score on out-of-bag samples. May be switched on for a
+        warm start: the trees already grown find their out-of-bag rows from their seeds,
+        giving the same estimate as a forest grown with it from the start.
     n_jobs : int, default=None
         Threads for fit and predict (-1 = all cores, capped at the cores). None follows an
         enclosing ``joblib.parallel_config(n_jobs=...)`` and is 1 otherwise, as in

@@ -131,13 +131,14 @@ impl Forest {
 
     /// Grows `n_more` further trees with the same parameters and seed (warm start), on
     /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's,
-    /// and pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model).
+    /// pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model), and
+    /// under `monotonic_cst` when given, else the first fit's (none for a loaded model).
     /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
     /// to mean anything.
     ///
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
-    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the two per-call overrides
+    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the three per-call overrides
     pub fn grow_more(
         &mut self,
         x: ArrayView2<'_, f32>,
@@ -146,6 +147,7 @@ impl Forest {
         n_more: usize,
         n_jobs: Option<i64>,
         ccp_alpha: Option<f64>,
+        monotonic_cst: Option<&[i8]>,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         if x.ncols() != self.n_features {
@@ -157,11 +159,15 @@ impl Forest {
         let mut params = self.params.clone();
         params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
         params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
+        if let Some(cst) = monotonic_cst {
+            params.monotonic_cst = cst.to_vec();
+        }
         // the grown forest's size is checked like a first fit's (bounded before growing)
         params.n_estimators = self.trees.len().saturating_add(n_more);
         let data = prepare(&params, x, y, sample_weight)?;
         self.params.n_jobs = params.n_jobs;
         self.params.ccp_alpha = params.ccp_alpha;
+        self.params.monotonic_cst.clone_from(&params.monotonic_cst);
         self.grow(&data, n_more, progress)?;
         self.params.n_estimators = self.trees.len();
         Ok(())

@@ -145,6 +145,15 @@ pub struct ForestParams {
     /// the value is not part of the serialized model (a warm start is told it again).
     #[serde(skip)]
     pub ccp_alpha: f64,
+    /// Monotonic constraint per feature (scikit-learn's `monotonic_cst`): 1 increasing, -1
+    /// decreasing, 0 none; empty for no constraint. Regression and binary classification
+    /// (on the probability of class 1). An oblique projection `sum_j w_j x_j` may split
+    /// only when its constrained terms agree in direction (`sign(w_j) * cst_j`), and then
+    /// orders its children that way, so predictions are monotonic for every family.
+    /// Applied while growing, so, like `ccp_alpha`, not part of the serialized model (a
+    /// warm start is told it again).
+    #[serde(skip)]
+    pub monotonic_cst: Vec<i8>,
     /// Worker threads; -1 means all cores. Never changes the fitted model, so it is not
     /// part of the serialized model either (a loaded model uses one thread until told).
     #[serde(skip, default = "one_thread")]
@@ -173,6 +182,7 @@ impl ForestParams {
             oob: false,
             seed: 0,
             ccp_alpha: 0.0,
+            monotonic_cst: Vec::new(),
             n_jobs: 1,
         }
     }
@@ -288,6 +298,29 @@ impl ForestParams {
         if !(self.ccp_alpha >= 0.0 && self.ccp_alpha.is_finite()) {
             return Err(invalid("ccp_alpha", "must be a finite number >= 0"));
         }
+        if !self.monotonic_cst.is_empty() {
+            if self.monotonic_cst.len() != n_features {
+                return Err(invalid(
+                    "monotonic_cst",
+                    format!(
+                        "has {} entries for {n_features} features",
+                        self.monotonic_cst.len()
+                    ),
+                ));
+            }
+            if let Some(c) = self.monotonic_cst.iter().find(|c| !(-1..=1).contains(*c)) {
+                return Err(invalid(
+                    "monotonic_cst",
+                    format!("entries must be -1, 0 or 1, got {c}"),
+                ));
+            }
+            if matches!(self.task, Task::Classification { n_classes } if n_classes > 2) {
+                return Err(invalid(
+                    "monotonic_cst",
+                    "monotonicity constraints are not supported with multiclass classification",
+                ));
+            }
+        }
         if let Some(m) = self.max_leaf_nodes {
             if m < 2 {
                 return Err(invalid("max_leaf_nodes", "must be at least 2 or None"));
@@ -356,6 +389,7 @@ impl ForestParams {
             min_impurity_decrease: self.min_impurity_decrease,
             max_leaf_nodes: self.max_leaf_nodes,
             n_draws,
+            monotonic_cst: self.monotonic_cst.clone(),
         })
     }
 
@@ -386,6 +420,8 @@ pub struct TreeConfig {
     pub(crate) max_leaf_nodes: Option<usize>,
     /// Bootstrap draws per tree (or n_samples without bootstrap).
     pub(crate) n_draws: usize,
+    /// Monotonic constraint per feature, empty for none.
+    pub(crate) monotonic_cst: Vec<i8>,
 }
 
 impl TreeConfig {

@@ -303,7 +303,7 @@ impl PyForestParams {
         *, task, n_classes, criterion, splitter, max_bins, projection, max_features,
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
-        max_samples, class_weight_subsample, oob, seed, ccp_alpha, n_jobs
+        max_samples, class_weight_subsample, oob, seed, ccp_alpha, monotonic_cst, n_jobs
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -327,6 +327,7 @@ impl PyForestParams {
         oob: bool,
         seed: &Bound<'_, PyAny>,
         ccp_alpha: f64,
+        monotonic_cst: Option<Vec<i8>>,
         n_jobs: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let n_classes = named_opt::<Count>(n_classes, "n_classes")?.map(|c| c.0);
@@ -373,6 +374,7 @@ impl PyForestParams {
                 oob,
                 seed,
                 ccp_alpha,
+                monotonic_cst: monotonic_cst.unwrap_or_default(),
                 n_jobs,
             },
         })
@@ -384,7 +386,9 @@ impl PyForestParams {
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let py = slf.py();
-        let bytes = postcard::to_stdvec(&slf.get().inner)
+        let p = &slf.get().inner;
+        // with the fields a model file leaves out (they matter to a fit on a worker)
+        let bytes = postcard::to_stdvec(&(p, p.ccp_alpha, &p.monotonic_cst, p.n_jobs))
             .map_err(|e| PyErr::from(Error::Internal(format!("encode: {e}"))))?;
         let from_bytes = slf.get_type().getattr("_from_bytes")?;
         Ok((from_bytes, (PyBytes::new(py, &bytes),)))
@@ -392,8 +396,12 @@ impl PyForestParams {
 
     #[staticmethod]
     fn _from_bytes(data: &[u8]) -> PyResult<Self> {
-        let inner = postcard::from_bytes(data)
-            .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
+        let (mut inner, ccp_alpha, monotonic_cst, n_jobs): (ForestParams, f64, Vec<i8>, i64) =
+            postcard::from_bytes(data)
+                .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
+        inner.ccp_alpha = ccp_alpha;
+        inner.monotonic_cst = monotonic_cst;
+        inner.n_jobs = n_jobs;
         Ok(PyForestParams { inner })
     }
 
@@ -487,7 +495,10 @@ impl PyForest {
         Ok(PyForest { inner })
     }
 
-    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None))]
+    #[pyo3(signature = (
+        x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None,
+        monotonic_cst=None
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn fit_more(
         &mut self,
@@ -499,6 +510,7 @@ impl PyForest {
         progress: Option<PyRef<'_, Progress>>,
         n_jobs: Option<i64>,
         ccp_alpha: Option<f64>,
+        monotonic_cst: Option<Vec<i8>>,
     ) -> PyResult<()> {
         let n_more = named::<Count>(n_more, "n_more")?.0;
         let (counter, cancel) = progress
@@ -511,7 +523,16 @@ impl PyForest {
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
         compute_with(py, &cancel, || {
-            inner.grow_more(x, y, w, n_more, n_jobs, ccp_alpha, counter.as_deref())
+            inner.grow_more(
+                x,
+                y,
+                w,
+                n_more,
+                n_jobs,
+                ccp_alpha,
+                monotonic_cst.as_deref(),
+                counter.as_deref(),
+            )
         })
     }
 

@@ -151,6 +151,7 @@ def _all_fields(**overrides):
         oob=False,
         seed=0,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         n_jobs=1,
     )
     fields.update(overrides)

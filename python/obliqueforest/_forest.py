@@ -25,7 +25,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from . import _core
 from ._progress import run_with_progress
-from ._params import core_params
+from ._params import core_params, monotonic_cst_vector
 from ._trees import PerTreeMixin
 from .projections import AxisAligned, SparseSigned, _Projection
 
@@ -124,6 +124,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
         ],
         "oob_score": ["boolean", callable],
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "monotonic_cst": ["array-like", None],
         "warm_start": ["boolean"],
     }
 
@@ -156,6 +157,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
             max_samples=self.max_samples,
             oob=self.oob_score,
             ccp_alpha=self.ccp_alpha,
+            monotonic_cst=self.monotonic_cst,
             seed=self._seed,
             n_jobs=self._n_threads(),
         )
@@ -219,7 +221,14 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
                 grown.compute_oob(X32, self._n_threads())
             run_with_progress(
                 lambda p: grown.fit_more(
-                    X32, y_core, sw, n_more, p, self._n_threads(), self.ccp_alpha
+                    X32,
+                    y_core,
+                    sw,
+                    n_more,
+                    p,
+                    self._n_threads(),
+                    self.ccp_alpha,
+                    monotonic_cst_vector(self.monotonic_cst),
                 ),
                 n_more,
                 self.verbose,
@@ -517,6 +526,16 @@ _COMMON_DOC = """
         ``R(T) + ccp_alpha * n_leaves(T)``, where R sums the leaves' weighted impurities
         (Breiman et al. 1984), as scikit-learn's trees; 0 prunes nothing. OOB estimates,
         importances and per-tree access see the pruned trees.
+    monotonic_cst : array-like of int of shape (n_features,), default=None
+        Monotonic constraint per feature, as in scikit-learn: 1 increasing, -1 decreasing,
+        0 none. For regression and binary classification (on the probability of
+        ``classes_[1]``); a ValueError for multiclass. Axis-aligned splits follow
+        scikit-learn's rule (each split's children ordered, their values bounding their
+        subtrees). Oblique projections too: a projection ``sum_j w_j x_j`` grows with
+        feature j when ``w_j > 0``, so its split orders its children by the sign of
+        ``w_j * monotonic_cst[j]``; a candidate whose constrained terms disagree in sign
+        is not used. The forest's prediction is then monotonic in each constrained
+        feature for every projection family.
     splitter : {"best", "random", "hist"}, default="best"
         "best" scans every threshold of each candidate projection; "random" draws one
         threshold per candidate (extremely randomized trees); "hist" scans ``max_bins``
@@ -602,6 +621,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         class_weight=None,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -624,6 +644,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         self.class_weight = class_weight
         self.max_samples = max_samples
         self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
         self.splitter = splitter
         self.max_bins = max_bins
 
@@ -668,6 +689,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         warm_start=False,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -689,6 +711,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         self.warm_start = warm_start
         self.max_samples = max_samples
         self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
         self.splitter = splitter
         self.max_bins = max_bins
 
@@ -735,6 +758,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
         class_weight=None,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -758,6 +782,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
             class_weight=class_weight,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -800,6 +825,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
         warm_start=False,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -822,6 +848,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
             warm_start=warm_start,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -876,6 +903,7 @@ class SPORFClassifier(ObliqueForestClassifier):
         class_weight=None,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -899,6 +927,7 @@ class SPORFClassifier(ObliqueForestClassifier):
             class_weight=class_weight,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -950,6 +979,7 @@ class SPORFRegressor(ObliqueForestRegressor):
         warm_start=False,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -972,6 +1002,7 @@ class SPORFRegressor(ObliqueForestRegressor):
             warm_start=warm_start,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )

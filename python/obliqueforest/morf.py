@@ -144,6 +144,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
         class_weight=None,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -167,6 +168,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
             class_weight=class_weight,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -216,6 +218,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
         warm_start=False,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -238,6 +241,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
             warm_start=warm_start,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )

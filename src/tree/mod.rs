@@ -7,6 +7,7 @@
 //!   histograms, random thresholds), generic over the criterion so the scan loops are
 //!   statically dispatched;
 //! * `builder`: grows a tree depth-first or best-first from the split search;
+//! * `monotonic`: monotonic constraints on the split search and the node values;
 //! * [`packed`]: the prediction layout.
 //!
 //! Storage is a table (struct of arrays). Node `i` is a leaf when
@@ -23,6 +24,7 @@
 
 pub(crate) mod builder;
 pub(crate) mod criterion;
+pub(crate) mod monotonic;
 pub mod packed;
 pub(crate) mod splitter;
 

@@ -11,6 +11,7 @@
 
 use super::builder::{Builder, Workspace};
 use super::criterion::{Criterion, ScanStats};
+use super::monotonic::{admissible, direction, Bounds, Monotone};
 use crate::params::Splitter;
 use crate::projection::{ProjRef, ProjectionSampler};
 use crate::rng::Rng;
@@ -20,6 +21,8 @@ pub(super) struct Best {
     pub(super) proxy: f64,
     pub(super) threshold: f32,
     pub(super) cand: usize,
+    /// The split's monotonic direction ([`super::monotonic`]); 0 without constraints.
+    pub(super) dir: i8,
 }
 
 impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
@@ -34,8 +37,10 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         stats: &[f64],
         w_node: f64,
         min_weight_leaf: f64,
+        bounds: Bounds,
     ) -> Option<(Best, (usize, usize))> {
         let mut best: Option<Best> = None;
+        let cst = &self.cfg.monotonic_cst[..];
         let n = end - start;
         let min_leaf = self.cfg.min_samples_leaf;
         // When every candidate drawn is constant on the node, draw again (scikit-learn keeps
@@ -56,6 +61,16 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                 }
                 self.x.keep_sums_finite(&mut ws.cand, c); // overflow: huge data, halved weights
                 let proj = ws.cand.get(c, self.sampler.descriptors());
+                // under monotonic constraints: the order the split must keep, and the
+                // projections that cannot keep one are skipped
+                let mono = if cst.is_empty() {
+                    None
+                } else {
+                    match direction(cst, proj) {
+                        Some(dir) => Some((dir, bounds)),
+                        None => continue,
+                    }
+                };
                 self.project(proj, &ws.samples[start..end], &mut ws.terms, &mut ws.vals);
                 let found = match self.cfg.splitter {
                     Splitter::Best | Splitter::Histogram { .. } => {
@@ -96,6 +111,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                                 (lo, hi, n_bins, exact),
                                 (w_node, min_leaf, min_weight_leaf),
                                 best.as_ref().map(|b| b.proxy),
+                                mono,
                             )
                         });
                         match from_hist {
@@ -116,6 +132,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                                     stats,
                                     left,
                                     right,
+                                    mono,
                                     Sorted {
                                         pairs,
                                         weights,
@@ -151,15 +168,17 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                             w_node,
                             min_leaf,
                             min_weight_leaf,
+                            mono,
                         )
                     }
                 };
                 if let Some((proxy, threshold)) = found {
-                    if best.as_ref().is_none_or(|b| proxy > b.proxy) {
+                    if admissible(proxy) && best.as_ref().is_none_or(|b| proxy > b.proxy) {
                         best = Some(Best {
                             proxy,
                             threshold,
                             cand: c,
+                            dir: mono.map_or(0, |(dir, _)| dir),
                         });
                     }
                 }
@@ -183,14 +202,21 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
 
     /// Runs `driver` over the split statistics of this tree's criterion, starting from all
     /// rows on the right: (proxy, position) of the best split it finds.
+    /// Under monotonic constraints (`mono` = the split's direction and the node's bounds),
+    /// the positions they forbid score `-inf`.
     fn scan_with(
         &self,
         stats: &[f64],
         left: &mut [f64],
         right: &mut [f64],
+        mono: Option<(i8, Bounds)>,
         driver: impl ScanDriver,
     ) -> Option<(f64, usize)> {
-        driver.run(self.crit.scan(stats, left, right))
+        let inner = self.crit.scan(stats, left, right);
+        match mono {
+            None => driver.run(inner),
+            Some((dir, bounds)) => driver.run(Monotone { inner, dir, bounds }),
+        }
     }
 
     /// Whether every feature of `proj` looks discrete (see [`FeatureMatrix::is_discrete`]).
@@ -217,6 +243,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         (lo, hi, n_bins, exact): (f32, f32, usize, bool),
         limits: (f64, usize, f64),
         to_beat: Option<f64>,
+        mono: Option<(i8, Bounds)>,
     ) -> Option<Option<(f64, f32)>> {
         let per_bin = self.crit.bin_width(self.cfg.n_outputs);
         if !ws.bins.assign(&ws.vals, lo, hi, n_bins, exact) {
@@ -230,6 +257,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             stats,
             &mut ws.left,
             &mut ws.right,
+            mono,
             Binned {
                 bins: &ws.bins,
                 per_bin,
@@ -257,6 +285,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         w_node: f64,
         min_leaf: usize,
         min_weight_leaf: f64,
+        mono: Option<(i8, Bounds)>,
     ) -> Option<(f64, f32)> {
         ws.left.fill(0.0);
         let (mut w_l, mut n_l) = (0.0f64, 0usize);
@@ -278,6 +307,12 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             || w_r <= 0.0
         {
             return None;
+        }
+        if let Some((dir, bounds)) = mono {
+            let (v_l, v_r) = self.crit.split_values(&ws.left, total, w_l, w_r);
+            if !bounds.admits(dir, v_l, v_r) {
+                return None;
+            }
         }
         let proxy = self.crit.split_proxy(&ws.left, total, w_l, w_r);
         Some((proxy, t))

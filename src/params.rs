@@ -19,6 +19,9 @@ pub const MAX_ESTIMATORS: usize = 1 << 20;
 /// Each candidate costs a pass over the node's rows, so more is never useful; the bound
 /// keeps the candidate buffers and the samplers' index arithmetic (p·d) far from overflow.
 pub const MAX_CANDIDATES: usize = 1 << 20;
+/// The largest number of bootstrap draws per tree (`max_samples` resolved): a row's draw
+/// count is a `u32`, and each draw takes time.
+pub const MAX_DRAWS: usize = u32::MAX as usize;
 
 /// Classification (with its number of classes) or regression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -337,23 +340,26 @@ impl ForestParams {
             (true, Some(SampleCount::Count(0))) => {
                 return Err(invalid("max_samples", "must be at least 1"))
             }
-            (true, Some(SampleCount::Count(c))) if c > n_samples => {
-                return Err(invalid(
-                    "max_samples",
-                    format!("must be <= n_samples = {n_samples}, got {c}"),
-                ))
-            }
             (true, Some(SampleCount::Count(c))) => c,
-            (true, Some(SampleCount::Fraction(f))) if !(f > 0.0 && f <= 1.0) => {
+            (true, Some(SampleCount::Fraction(f))) if !(f > 0.0 && f.is_finite()) => {
                 return Err(invalid(
                     "max_samples",
-                    format!("fraction must be in (0, 1], got {f}"),
+                    format!("fraction must be a finite number > 0, got {f}"),
                 ))
             }
             (true, Some(SampleCount::Fraction(f))) => {
+                // (saturating: a huge fraction is refused below)
                 ((f * n_samples as f64).round() as usize).max(1)
             }
         };
+        // draws may outnumber the rows (with replacement), as scikit-learn >= 1.9 allows;
+        // each takes time, so they are bounded
+        if n_draws > MAX_DRAWS {
+            return Err(invalid(
+                "max_samples",
+                format!("asks for {n_draws} bootstrap draws per tree; at most {MAX_DRAWS}"),
+            ));
+        }
         if self.oob && !self.bootstrap {
             return Err(invalid(
                 "oob_score",
@@ -522,15 +528,26 @@ mod tests {
         };
         assert_eq!(rejected_param(&p, 10, 4), "n_estimators");
         let p = ForestParams {
-            max_samples: Some(SampleCount::Count(11)),
+            max_samples: Some(SampleCount::Count(MAX_DRAWS + 1)),
             ..base.clone()
         };
         assert_eq!(rejected_param(&p, 10, 4), "max_samples");
         let p = ForestParams {
-            max_samples: Some(SampleCount::Count(10)),
+            max_samples: Some(SampleCount::Fraction(1e300)),
             ..base.clone()
         };
-        assert_eq!(p.check(10, 4).unwrap().n_draws(), 10);
+        assert_eq!(rejected_param(&p, 10, 4), "max_samples");
+        for (max_samples, draws) in [
+            (SampleCount::Count(10), 10),
+            (SampleCount::Count(11), 11),
+            (SampleCount::Fraction(2.5), 25),
+        ] {
+            let p = ForestParams {
+                max_samples: Some(max_samples),
+                ..base.clone()
+            };
+            assert_eq!(p.check(10, 4).unwrap().n_draws(), draws);
+        }
     }
 
     #[test]

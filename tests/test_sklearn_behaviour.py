@@ -215,14 +215,16 @@ def test_min_impurity_decrease_stops_weak_splits(name):
 
 
 # -- bootstrap and max_samples -----------------------------------------------------------
-@pytest.mark.parametrize("max_samples, expected", [(0.25, 100), (37, 37), (None, 400)])
+@pytest.mark.parametrize(
+    "max_samples, expected", [(0.25, 100), (37, 37), (None, 400), (2.0, 800), (1000, 1000)]
+)
 def test_max_samples_sets_the_bootstrap_size(max_samples, expected):
     X, y = make_classification(400, n_features=5, random_state=0)
     clf = of.SPORFClassifier(n_estimators=3, max_samples=max_samples, random_state=0).fit(X, y)
     assert [len(s) for s in clf.estimators_samples_] == [expected] * 3
 
 
-@pytest.mark.parametrize("max_samples", [0.0, 1.5, 0, -3])
+@pytest.mark.parametrize("max_samples", [0.0, float("inf"), 0, -3, 2**40])
 def test_bad_max_samples_is_rejected(max_samples):
     with pytest.raises(ValueError, match="max_samples"):
         of.RandomForestClassifier(n_estimators=2, max_samples=max_samples).fit(X_TOY, Y_TOY)

@@ -97,7 +97,7 @@ TREE_PARAM_CONSTRAINTS: dict = {
     "bootstrap": ["boolean"],
     "max_samples": [
         None,
-        Interval(RealNotInt, 0.0, 1.0, closed="right"),
+        Interval(RealNotInt, 0.0, None, closed="neither"),
         Interval(Integral, 1, None, closed="left"),
     ],
     "n_jobs": [Integral, None],
@@ -520,7 +520,9 @@ _COMMON_DOC = """
     warm_start : bool, default=False
         Add trees to the fitted forest instead of growing a new one.
     max_samples : int or float, default=None
-        Bootstrap sample size (a float is a fraction of n_samples).
+        Bootstrap draws per tree (with replacement): an int is a count, a float a multiple
+        of n_samples; either may exceed n_samples, as scikit-learn 1.9 allows (at most
+        2**32 - 1 draws). None draws n_samples.
     ccp_alpha : float, default=0.0
         Minimal cost-complexity pruning of each grown tree: the smallest subtree minimising
         ``R(T) + ccp_alpha * n_leaves(T)``, where R sums the leaves' weighted impurities

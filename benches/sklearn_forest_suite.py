@@ -49,6 +49,7 @@ PRIVATE = (
     "sklearn.tree._",
     "_validate_X_predict",
     "patch(",
+    "tree_.apply",  # a method of scikit-learn's Cython tree object
 )
 
 
@@ -64,6 +65,12 @@ def private_tests(source: str) -> set[str]:
             return False
         seen.add(name)
         if any(p in text[name] for p in PRIVATE):
+            return True
+        # a private attribute or method of an estimator (est._something, not dunders)
+        if any(
+            isinstance(n, ast.Attribute) and n.attr.startswith("_") and not n.attr.startswith("__")
+            for n in ast.walk(funcs[name])
+        ):
             return True
         called = {
             n.func.id
@@ -95,6 +102,10 @@ def main() -> None:
         source = suite_source()
         private = private_tests(source)
         test.write_text(source)
+        # the one fixture of scikit-learn's conftest the suite uses, at its default seed
+        (Path(tmp) / "conftest.py").write_text(
+            "import pytest\n\n\n@pytest.fixture\ndef global_random_seed():\n    return 42\n"
+        )
         report = Path(tmp) / "report.xml"
         env = dict(os.environ, PYTHONWARNINGS="ignore")
         cmd = [sys.executable, "-m", "pytest", str(test), "-q", "-p", "no:cacheprovider"]

@@ -246,7 +246,7 @@ impl Forest {
         if !self.params.bootstrap {
             return Err(Error::InvalidParameter {
                 name: "oob_score",
-                reason: "out-of-bag estimates need bootstrap=True".into(),
+                reason: "Out of bag estimation only available if bootstrap=True".into(),
             });
         }
         let rows = self.rows(&x)?;

@@ -363,7 +363,7 @@ impl ForestParams {
         if self.oob && !self.bootstrap {
             return Err(invalid(
                 "oob_score",
-                "out-of-bag estimates need bootstrap=True",
+                "Out of bag estimation only available if bootstrap=True",
             ));
         }
         if self.class_weight_subsample && !matches!(self.task, Task::Classification { .. }) {

@@ -754,6 +754,12 @@ impl PyForest {
         .into_pyarray(py))
     }
 
+    /// The forest's seed: tree t draws from the streams keyed by (seed, t).
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.inner.params().seed
+    }
+
     /// Whether the forest keeps out-of-bag predictions.
     #[getter]
     fn has_oob(&self) -> bool {

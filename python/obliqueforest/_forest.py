@@ -34,7 +34,10 @@ def _validate_data(est, *args, **kwargs):
     """scikit-learn's ``validate_data``, refusing a sparse y with a ValueError as
     scikit-learn's forests do (its own check raises TypeError)."""
     if len(args) > 1 and sparse.issparse(args[1]):
-        raise ValueError("y is a sparse matrix; the forests take dense targets (pass y.toarray())")
+        raise ValueError(
+            "sparse multilabel-indicator for y is not supported: the forests take dense "
+            "targets (pass y.toarray())"
+        )
     return validate_data(est, *args, **kwargs)
 
 
@@ -361,6 +364,15 @@ class _ClassifierMixin(ClassifierMixin):
         self.n_classes_ = len(classes)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if self.warm_start and self.class_weight in ("balanced", "balanced_subsample"):
+            warnings.warn(
+                f"class_weight={self.class_weight!r} with warm_start=True weighs each fit's "
+                "classes by that fit's data: trees added on other data are balanced "
+                "differently. For the same weights throughout, pass class_weight as a dict "
+                "(e.g. from sklearn.utils.class_weight.compute_class_weight on all the data).",
+                UserWarning,
+                stacklevel=2,
+            )
         if self.class_weight is not None and self.class_weight != "balanced_subsample":
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else sample_weight * cw

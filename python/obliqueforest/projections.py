@@ -38,8 +38,19 @@ class _Projection:
     (its errors name the parameter).
     """
 
+    #: The registry tag of a family defined in its own Rust file (``src/projection/``);
+    #: such a class only says which arguments it hands over (``_family_args``).
+    _tag: str | None = None
+
     def _core_projection(self, n_features: int):
         """The core's ``_core.Projection`` for data with ``n_features`` columns."""
+        if self._tag is None:
+            raise NotImplementedError
+        return _core.Projection.family(self._tag, **self._family_args(n_features))
+
+    def _family_args(self, n_features: int) -> dict:
+        """The arguments of the registered family ``_tag`` (converted generically: None,
+        bools, ints, floats, strings and 1-D sequences or arrays of them)."""
         raise NotImplementedError
 
     def _state(self) -> dict:
@@ -236,18 +247,17 @@ class Dictionary(_Projection):
         csc.sort_indices()
         return csc
 
-    def _core_projection(self, n_features):
+    _tag = "dictionary"
+
+    def _family_args(self, n_features):
         csc = self._matrix()
-        n_candidates = self.n_candidates
-        if isinstance(n_candidates, Integral):
-            n_candidates = int(n_candidates)
-        return _core.Projection.dictionary(
-            n_features=int(csc.shape[0]),
-            indptr=csc.indptr.astype(np.int64),
-            indices=csc.indices.astype(np.int64),
-            data=csc.data,
-            n_candidates=n_candidates,
-        )
+        return {
+            "n_features": int(csc.shape[0]),
+            "indptr": csc.indptr,
+            "indices": csc.indices,
+            "data": csc.data,
+            "n_candidates": self.n_candidates,
+        }
 
     def _state(self):
         # the atoms travel in the core model's own parameters, not in the JSON header
@@ -257,11 +267,12 @@ class Dictionary(_Projection):
     def _from_state(cls, state, forest):
         import scipy.sparse as sp
 
-        stored = forest.dictionary_atoms()
-        if stored is None:
-            raise ValueError("the model names a Dictionary but its forest holds no atoms")
-        n_features, indptr, indices, data, _ = stored
-        atoms = sp.csc_matrix((data, indices, indptr), shape=(n_features, len(indptr) - 1))
+        args = _stored_family_args(forest, "dictionary")
+        n = args["n_features"]
+        atoms = sp.csc_matrix(
+            (args["data"].astype(np.float32), args["indices"], args["indptr"]),
+            shape=(n, len(args["indptr"]) - 1),
+        )
         return cls(atoms, **state)
 
 
@@ -378,6 +389,14 @@ class GraphNeighbourhood(Dictionary):
         n = int(g["n_nodes"])
         adj = sp.csr_matrix((g["values"], (g["rows"], g["cols"])), shape=(n, n))
         return cls(adj, **state)
+
+
+def _stored_family_args(forest, tag) -> dict:
+    """The arguments a loaded core ``forest`` of registered family ``tag`` was built with."""
+    stored = forest.projection_family()
+    if stored is None or stored[0] != tag:
+        raise ValueError(f"the model names the {tag!r} family but its forest holds {stored and stored[0]!r}")
+    return stored[1]
 
 
 def _same(a, b) -> bool:

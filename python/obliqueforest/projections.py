@@ -26,6 +26,7 @@ __all__ = [
     "ForestRC",
     "Gaussian",
     "GraphNeighbourhood",
+    "HaarPatch",
     "Patch",
     "SparseSigned",
 ]
@@ -184,6 +185,44 @@ class Patch(_Projection):
 
     def _core_projection(self, n_features):
         return _core.Projection.patch(**self.resolve(n_features))
+
+
+class HaarPatch(Patch):
+    """MORF patches that are sums over a patch or differences of two adjacent patches.
+
+    Each candidate is, with probability ``differences``, the sum over one patch minus the
+    sum over the patch of the same shape right after it along a random spatial axis (a
+    Haar-like edge filter at any scale: "this window is brighter than the next"); else a
+    plain MORF patch sum. The geometry parameters are those of :class:`Patch` (see
+    :class:`~obliqueforest.MORFClassifier`); the family lives in one Rust file
+    (``src/projection/haar.rs``, tag ``"haar"``).
+
+    Parameters
+    ----------
+    data_shape, channel_axis, min_patch_size, max_patch_size, periodic
+        As for :class:`Patch`.
+    differences : float in [0, 1], default=0.5
+        Probability that a candidate is a difference. A difference needs an axis at least
+        twice ``min_patch_size`` long (else the candidate is a sum).
+    """
+
+    _tag = "haar"
+    _core_projection = _Projection._core_projection
+
+    def __init__(
+        self,
+        data_shape,
+        channel_axis=None,
+        min_patch_size=1,
+        max_patch_size=None,
+        periodic=False,
+        differences=0.5,
+    ):
+        super().__init__(data_shape, channel_axis, min_patch_size, max_patch_size, periodic)
+        self.differences = differences
+
+    def _family_args(self, n_features):
+        return {**self.resolve(n_features), "differences": self.differences}
 
 
 class Dictionary(_Projection):

@@ -6,7 +6,7 @@
 //! (axis-aligned, SPORF, Forest-RC, Gaussian, user samplers), or compact descriptors
 //! that its [`CompactDescriptors`] reads as (feature, weight) terms — MORF patches
 //! (channels, then start and length per spatial axis, a sum over the patch) and the
-//! registered families ([`family`]: dictionary atoms). The trees, the
+//! registered families ([`family`]: dictionary atoms, patch differences). The trees, the
 //! split search and prediction only ever see terms. Invariant: a [`ProjectionBuf`] holds
 //! `len()` projections whose entries are `idx[ptr[i]..ptr[i+1]]` (and `w[...]` for
 //! explicit sparse ones).
@@ -34,6 +34,7 @@ macro_rules! families {
 
 families! {
     dictionary::Dictionary,
+    haar::HaarPatches,
 }
 
 pub use dictionary::Dictionary;

@@ -542,7 +542,7 @@ impl PyForest {
     fn projection_family<'py>(
         &self,
         py: Python<'py>,
-    ) -> PyResult<Option<(&'static str, Bound<'py, PyDict>)>> {
+    ) -> PyResult<Option<(String, Bound<'py, PyDict>)>> {
         let Some(f) = self.inner.params().projection.family() else {
             return Ok(None);
         };
@@ -550,7 +550,7 @@ impl PyForest {
         for (k, v) in f.get().args().iter() {
             d.set_item(k, from_arg(py, v)?)?;
         }
-        Ok(Some((f.tag(), d)))
+        Ok(Some((f.tag().to_string(), d)))
     }
 
     #[getter]

@@ -247,7 +247,7 @@ impl FamilyArgs {
 trait Erased: Send + Sync {
     fn family(&self) -> &dyn ProjectionFamily;
     fn descriptors(&self) -> &dyn CompactDescriptors;
-    fn tag(&self) -> &'static str;
+    fn tag(&self) -> &str;
     fn encode(&self) -> Result<Vec<u8>>;
     fn any(&self) -> &dyn Any;
     fn same(&self, other: &dyn Erased) -> bool;
@@ -260,7 +260,7 @@ impl<T: RegisteredFamily> Erased for T {
     fn descriptors(&self) -> &dyn CompactDescriptors {
         self
     }
-    fn tag(&self) -> &'static str {
+    fn tag(&self) -> &str {
         T::TAG
     }
     fn encode(&self) -> Result<Vec<u8>> {
@@ -319,7 +319,7 @@ impl Family {
     }
 
     /// The registry tag.
-    pub fn tag(&self) -> &'static str {
+    pub fn tag(&self) -> &str {
         self.0.tag()
     }
 
@@ -360,17 +360,76 @@ impl Serialize for Family {
     }
 }
 
+/// A family whose tag is not registered (or whose bytes do not decode) reads as a
+/// placeholder that [`crate::Forest::validate`], run on every load, reports through
+/// [`ProjectionFamily::check`]: postcard drops the text of errors raised while decoding.
 impl<'de> Deserialize<'de> for Family {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
         let (tag, bytes) = <(String, Vec<u8>)>::deserialize(d)?;
-        let entry = lookup(&tag).ok_or_else(|| {
-            serde::de::Error::custom(format!(
+        let reason = match lookup(&tag) {
+            Some(entry) => match (entry.decode)(&bytes) {
+                Ok(family) => return Ok(family),
+                Err(e) => e.to_string(),
+            },
+            None => format!(
                 "the model uses the projection family {tag:?}, which this build does not have \
                  (known: {}; a family defined outside the crate needs register_family first)",
                 known().join(", ")
-            ))
-        })?;
-        (entry.decode)(&bytes).map_err(serde::de::Error::custom)
+            ),
+        };
+        Ok(Family(Arc::new(Unresolved { tag, bytes, reason })))
+    }
+}
+
+/// A family read from a model file that this build cannot resolve: kept (and written
+/// back) as its bytes; it refuses every check, so no forest ever grows or predicts with it.
+#[derive(Debug, PartialEq)]
+struct Unresolved {
+    tag: String,
+    bytes: Vec<u8>,
+    reason: String,
+}
+
+impl CompactDescriptors for Unresolved {
+    fn for_each_term(&self, _: &[u32], _: &mut dyn FnMut(usize, f32)) {}
+    fn is_valid(&self, _: &[u32]) -> bool {
+        false
+    }
+}
+
+impl ProjectionFamily for Unresolved {
+    fn check(&self, _: usize) -> Result<()> {
+        Err(invalid("projection", self.reason.clone()))
+    }
+    fn entries_per_candidate(&self, _: usize) -> f64 {
+        1.0
+    }
+    fn sample(&self, _: &mut Rng, _: usize, _: &mut SamplerScratch, out: &mut ProjectionBuf) {
+        out.clear();
+    }
+    fn args(&self) -> FamilyArgs {
+        FamilyArgs::new()
+    }
+}
+
+impl Erased for Unresolved {
+    fn family(&self) -> &dyn ProjectionFamily {
+        self
+    }
+    fn descriptors(&self) -> &dyn CompactDescriptors {
+        self
+    }
+    fn tag(&self) -> &str {
+        &self.tag
+    }
+    fn encode(&self) -> Result<Vec<u8>> {
+        Ok(self.bytes.clone())
+    }
+    fn any(&self) -> &dyn Any {
+        self
+    }
+    fn same(&self, other: &dyn Erased) -> bool {
+        other.any().downcast_ref::<Self>() == Some(self)
     }
 }
 

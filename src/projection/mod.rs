@@ -997,6 +997,62 @@ mod tests {
     }
 
     #[test]
+    fn pre_registry_dictionary_bytes_load_as_the_registered_family() {
+        let dict =
+            Dictionary::from_csc(3, &[0, 2, 3], &[0, 1, 2], &[0.5, 0.5, 1.0], Some(1)).unwrap();
+        // what a model file held before the registry: variant 5, then the fields
+        let old =
+            postcard::to_allocvec(&ProjectionKindRepr::LegacyDictionary(dict.clone())).unwrap();
+        let loaded: ProjectionKind = postcard::from_bytes(&old).unwrap();
+        assert_eq!(loaded, ProjectionKind::Family(Family::new(dict)));
+        assert_eq!(loaded.family().unwrap().tag(), "dictionary");
+        // written back as the registered family, which reads back the same
+        let new = postcard::to_allocvec(&loaded).unwrap();
+        assert_ne!(new, old);
+        assert_eq!(
+            postcard::from_bytes::<ProjectionKind>(&new).unwrap(),
+            loaded
+        );
+        // the variants that predate the registry keep their bytes
+        let patch = ProjectionKind::Patch(geometry(vec![4, 4], 1, 2, false));
+        let repr = ProjectionKindRepr::Patch(geometry(vec![4, 4], 1, 2, false));
+        assert_eq!(
+            postcard::to_allocvec(&patch).unwrap(),
+            postcard::to_allocvec(&repr).unwrap()
+        );
+        assert_eq!(
+            postcard::to_allocvec(&ProjectionKind::Gaussian).unwrap(),
+            vec![3]
+        );
+    }
+
+    #[test]
+    fn unknown_family_tag_in_a_model_is_an_error_naming_it() {
+        let bytes = postcard::to_allocvec(&(7u8, "wavelets", vec![0u8; 3])).unwrap();
+        let kind = postcard::from_bytes::<ProjectionKind>(&bytes).unwrap();
+        let e = kind.check(4).unwrap_err().to_string();
+        assert!(
+            e.contains("\"wavelets\"") && e.contains("register_family"),
+            "{e}"
+        );
+        assert_eq!(
+            postcard::to_allocvec(&kind).unwrap(),
+            bytes,
+            "kept as it was"
+        );
+        // a known tag whose settings do not decode
+        let bad = postcard::to_allocvec(&(7u8, "dictionary", vec![200u8; 2])).unwrap();
+        let kind = postcard::from_bytes::<ProjectionKind>(&bad).unwrap();
+        assert!(kind
+            .check(4)
+            .unwrap_err()
+            .to_string()
+            .contains("dictionary"));
+        let e = Family::from_args("wavelets", FamilyArgs::new()).unwrap_err();
+        assert!(e.to_string().contains("wavelets"));
+    }
+
+    #[test]
     fn axis_sampler_draws_distinct_unit_features() {
         let out = draw(&AxisAlignedSampler { n_features: 10 }, 4, 1);
         assert_eq!(out.len(), 4);

@@ -141,8 +141,12 @@ class Patch(_Projection):
     """MORF patches over structured samples (Perry et al., Sect. 3.1).
 
     See :class:`~obliqueforest.MORFClassifier` for the meaning of the parameters; this
-    object is what the MORF estimators hand to the core.
+    object is what the MORF estimators hand to the core (with ``differences=0``).
+    ``max_patch_size=None`` means a quarter of each axis.
     """
+
+    #: The largest default ``max_patch_size`` (None: a quarter of the axis, however long).
+    _default_max_patch = float("inf")
 
     def __init__(
         self, data_shape, channel_axis=None, min_patch_size=1, max_patch_size=None, periodic=False
@@ -157,7 +161,8 @@ class Patch(_Projection):
         """The geometry with its defaults filled in for ``n_features`` columns: a plain
         ``data_shape`` (one axis of ``n_features`` by default), a non-negative
         ``channel_axis``, and one patch size and periodicity per non-channel axis
-        (``max_patch_size`` defaults to a quarter of each axis). The core checks it."""
+        (``max_patch_size`` defaults to a quarter of each axis, at most
+        ``_default_max_patch``). The core checks it."""
         shape = [n_features] if self.data_shape is None else _per_axis(self.data_shape, 1)
         ca = self.channel_axis
         if isinstance(ca, Integral) and ca < 0:
@@ -167,7 +172,9 @@ class Patch(_Projection):
         lo = _per_axis(self.min_patch_size, k)
         if self.max_patch_size is None:
             hi = [
-                max(lo_a, s // 4, 1) if isinstance(lo_a, Integral) else lo_a
+                max(lo_a, min(s // 4, self._default_max_patch), 1)
+                if isinstance(lo_a, Integral)
+                else lo_a
                 for lo_a, s in zip(lo, spatial)
             ]
         else:
@@ -199,8 +206,11 @@ class HaarPatch(Patch):
 
     Parameters
     ----------
-    data_shape, channel_axis, min_patch_size, max_patch_size, periodic
+    data_shape, channel_axis, min_patch_size, periodic
         As for :class:`Patch`.
+    max_patch_size : int or tuple of int, default=None
+        As for :class:`Patch`, but None means a quarter of each axis *and at most 2*
+        (benches/results/structured.md: wider windows average signals away).
     differences : float in [0, 1], default=0.5
         Probability that a candidate is a difference. A difference needs an axis at least
         twice ``min_patch_size`` long (else the candidate is a sum).
@@ -208,6 +218,7 @@ class HaarPatch(Patch):
 
     _tag = "haar"
     _core_projection = _Projection._core_projection
+    _default_max_patch = 2
 
     def __init__(
         self,
@@ -434,7 +445,9 @@ def _stored_family_args(forest, tag) -> dict:
     """The arguments a loaded core ``forest`` of registered family ``tag`` was built with."""
     stored = forest.projection_family()
     if stored is None or stored[0] != tag:
-        raise ValueError(f"the model names the {tag!r} family but its forest holds {stored and stored[0]!r}")
+        raise ValueError(
+            f"the model names the {tag!r} family but its forest holds {stored and stored[0]!r}"
+        )
     return stored[1]
 
 

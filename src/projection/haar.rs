@@ -88,7 +88,8 @@ impl ProjectionFamily for HaarPatches {
                     let n_starts = if g.periodic[i] { size } else { size - 2 * h + 1 };
                     (rng.below(n_starts), h)
                 } else if g.periodic[i] {
-                    (rng.below(size), rng.between(lo, hi))
+                    let h = rng.between(lo, hi);
+                    (rng.below(size), h)
                 } else {
                     // MORF's zero-padded corner, clipped to the sample
                     let h = rng.between(lo, hi);

@@ -544,6 +544,85 @@ mod tests {
         assert!(e.contains("bogus"), "{e}");
     }
 
+    /// A family defined "outside" the built-in list: x[a] - x[b] for a random pair.
+    #[derive(Debug, PartialEq, Serialize, Deserialize)]
+    struct PairDifferences {
+        n_features: usize,
+    }
+
+    impl CompactDescriptors for PairDifferences {
+        fn for_each_term(&self, desc: &[u32], f: &mut dyn FnMut(usize, f32)) {
+            f(desc[0] as usize, 1.0);
+            f(desc[1] as usize, -1.0);
+        }
+        fn is_valid(&self, desc: &[u32]) -> bool {
+            matches!(desc, [a, b] if a != b && (*a as usize) < self.n_features && (*b as usize) < self.n_features)
+        }
+    }
+
+    impl ProjectionFamily for PairDifferences {
+        fn check(&self, n_features: usize) -> Result<()> {
+            if n_features != self.n_features || n_features < 2 {
+                return Err(invalid("n_features", "must match X and be at least 2"));
+            }
+            Ok(())
+        }
+        fn entries_per_candidate(&self, _: usize) -> f64 {
+            2.0
+        }
+        fn sample(&self, rng: &mut Rng, d: usize, _: &mut SamplerScratch, out: &mut ProjectionBuf) {
+            out.clear();
+            for _ in 0..d {
+                let a = rng.below(self.n_features);
+                let b = (a + 1 + rng.below(self.n_features - 1)) % self.n_features;
+                out.idx.extend([a as u32, b as u32]);
+                out.close();
+            }
+        }
+        fn args(&self) -> FamilyArgs {
+            FamilyArgs::new().with("n_features", ArgValue::Int(self.n_features as i64))
+        }
+    }
+
+    impl RegisteredFamily for PairDifferences {
+        const TAG: &'static str = "test_pair_differences";
+        fn from_args(args: &mut FamilyArgs) -> Result<Self> {
+            Ok(PairDifferences {
+                n_features: args.count("n_features")?,
+            })
+        }
+    }
+
+    #[test]
+    fn runtime_registered_family_fits_saves_and_loads() {
+        use crate::{Forest, ForestParams, MaxFeatures, ProjectionKind};
+        let x = ndarray::Array2::from_shape_fn((200, 6), |(i, j)| {
+            ((i * 11 + j * 7) % 19) as f32 / 19.0
+        });
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| f64::from(u8::from(r[1] > r[4])))
+            .collect();
+        let mut params = ForestParams::classification(2);
+        params.projection = ProjectionKind::Family(Family::new(PairDifferences { n_features: 6 }));
+        params.max_features = MaxFeatures::Count(30);
+        params.n_estimators = 5;
+        let forest = Forest::fit(&params, x.view(), &y, None).unwrap();
+        let bytes = forest.to_bytes().unwrap();
+        assert!(
+            register_family::<crate::projection::Dictionary>().is_err(),
+            "built-in tag"
+        );
+        register_family::<PairDifferences>().unwrap();
+        let loaded = Forest::from_bytes(&bytes).unwrap();
+        assert_eq!(loaded, forest);
+        let args = FamilyArgs::new().with("n_features", ArgValue::Int(6));
+        let built = Family::from_args("test_pair_differences", args).unwrap();
+        assert_eq!(built, Family::new(PairDifferences { n_features: 6 }));
+        assert_ne!(built, Family::new(PairDifferences { n_features: 7 }));
+    }
+
     #[test]
     fn arg_getters_name_bad_values() {
         let mut a = FamilyArgs::new()

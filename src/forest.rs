@@ -180,7 +180,7 @@ impl Forest {
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         let first = self.trees.len();
-        let geometry = data.params.projection.descriptors();
+        let descriptors = data.params.projection.descriptors();
         let held = self.trees.iter().map(limits::tree_bytes).sum();
         let grown = grow_trees(data, first..first + n_more, held, progress)?;
         let n = data.x.n_samples;
@@ -197,7 +197,7 @@ impl Forest {
             }
             for (tree, rows) in &grown {
                 for &row in rows.iter().flatten() {
-                    let leaf = tree.leaf_by(geometry, |j| data.x.get(row as usize, j));
+                    let leaf = tree.leaf_by(descriptors, |j| data.x.get(row as usize, j));
                     oob.add(row as usize, tree.leaf_value(leaf));
                 }
             }
@@ -225,7 +225,7 @@ impl Forest {
     }
     /// How the stored projections' compact descriptors read as terms (patch and
     /// dictionary forests), `None` when they are explicit.
-    pub fn geometry(&self) -> Option<&dyn CompactDescriptors> {
+    pub fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
         self.params.projection.descriptors()
     }
     /// Out-of-bag predictions, when fitted with `oob = true`.
@@ -251,7 +251,7 @@ impl Forest {
         }
         let rows = self.rows(&x)?;
         let (n, k) = (rows.nrows(), self.n_outputs());
-        let geometry = self.geometry();
+        let descriptors = self.descriptors();
         let mut oob = OobPrediction {
             sums: vec![0.0; n * k],
             counts: vec![0; n],
@@ -265,7 +265,7 @@ impl Forest {
                 .filter(|&i| counts[i] == 0)
                 .map(|i| {
                     let row = rows.row(i);
-                    (i as u32, tree.leaf_by(geometry, |j| row[j]) as u32)
+                    (i as u32, tree.leaf_by(descriptors, |j| row[j]) as u32)
                 })
                 .collect())
         };
@@ -297,7 +297,7 @@ impl Forest {
         self.packed.get_or_init(|| {
             self.trees
                 .iter()
-                .map(|t| PackedTree::new(t, self.geometry()))
+                .map(|t| PackedTree::new(t, self.descriptors()))
                 .collect()
         })
     }
@@ -544,7 +544,7 @@ impl Forest {
         x: ArrayView2<'_, f32>,
         n_jobs: i64,
     ) -> Result<(Array2<f64>, Array2<f64>)> {
-        let (p, n, g) = (self.n_features, x.nrows(), self.geometry());
+        let (p, n, g) = (self.n_features, x.nrows(), self.descriptors());
         let out = self.per_block(x, 2 * p, n_jobs, |rows, out| {
             for (row, o) in rows.chunks_exact(p).zip(out.chunks_exact_mut(2 * p)) {
                 let (lo, hi) = o.split_at_mut(p);
@@ -592,7 +592,7 @@ impl Forest {
     /// the box unconstrained, as in [`Forest::leaf_bounds`], which is the intersection of
     /// the boxes of the leaves a row reaches.
     pub fn leaf_boxes(&self) -> (Array2<f64>, Array2<f64>) {
-        let (p, g) = (self.n_features, self.geometry());
+        let (p, g) = (self.n_features, self.descriptors());
         let n_leaves = self.leaf_offsets().last().copied().unwrap_or(0);
         let mut lower = Array2::from_elem((n_leaves, p), f64::NEG_INFINITY);
         let mut upper = Array2::from_elem((n_leaves, p), f64::INFINITY);
@@ -781,7 +781,7 @@ impl Forest {
         for t in &self.trees {
             for (a, b) in imp
                 .iter_mut()
-                .zip(t.feature_importances(self.n_features, self.geometry()))
+                .zip(t.feature_importances(self.n_features, self.descriptors()))
             {
                 *a += b;
             }
@@ -795,7 +795,7 @@ impl Forest {
     pub fn projection_counts(&self) -> Vec<f64> {
         let mut c = vec![0.0; self.n_features];
         for t in &self.trees {
-            t.add_projection_counts(self.geometry(), &mut c);
+            t.add_projection_counts(self.descriptors(), &mut c);
         }
         normalise(&mut c);
         c
@@ -820,7 +820,7 @@ impl Forest {
             if t.n_outputs != self.n_outputs() {
                 return Err(Error::CorruptModel("tree output width".into()));
             }
-            t.validate(self.n_features, self.geometry())?;
+            t.validate(self.n_features, self.descriptors())?;
         }
         Ok(())
     }
@@ -1252,7 +1252,7 @@ mod tests {
                 pt.leaves(&flat, 6, &mut lanes);
                 for (row, &lane_leaf) in x.rows().into_iter().zip(&lanes) {
                     let row = row.to_vec();
-                    let plain = t.leaf(f.geometry(), &row);
+                    let plain = t.leaf(f.descriptors(), &row);
                     assert_eq!(plain, pt.leaf(&row));
                     assert_eq!(plain, lane_leaf as usize);
                     assert_eq!(t.leaf_row(pt.leaf_row(plain)), t.leaf_value(plain));

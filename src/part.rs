@@ -141,7 +141,7 @@ impl Forest {
         grow_params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
         let data = prepare(&grow_params, x, y, sample_weight)?;
         let grown = grow_trees(&data, start..end, 0, progress)?;
-        let geometry = params.projection.descriptors();
+        let descriptors = params.projection.descriptors();
         let oob = if params.oob {
             grown
                 .iter()
@@ -149,7 +149,7 @@ impl Forest {
                     rows.iter()
                         .flatten()
                         .map(|&r| {
-                            let leaf = tree.leaf_by(geometry, |j| data.x.get(r as usize, j));
+                            let leaf = tree.leaf_by(descriptors, |j| data.x.get(r as usize, j));
                             (r, leaf as u32)
                         })
                         .collect()

@@ -8,14 +8,14 @@ use crate::cancel::Cancel;
 use crate::error::Error;
 use crate::forest::Forest;
 use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
-use crate::projection::{Density, Dictionary, PatchGeometry, ProjectionKind};
+use crate::projection::{ArgValue, Density, Family, FamilyArgs, PatchGeometry, ProjectionKind};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray1 as R1,
     PyReadonlyArray2,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{IntoPyDict, PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -258,26 +258,20 @@ impl PyProjection {
         })
     }
 
-    /// A projection dictionary: CSC arrays of an `n_features × n_atoms` matrix whose
-    /// columns are the atoms.
+    /// A registered projection family by its tag, with its arguments (None, bools, ints,
+    /// floats, strings and 1-D sequences or arrays of them) converted generically; the
+    /// family's own file builds and checks it.
     #[staticmethod]
-    #[pyo3(signature = (*, n_features, indptr, indices, data, n_candidates))]
-    fn dictionary(
-        n_features: &Bound<'_, PyAny>,
-        indptr: PyReadonlyArray1<'_, i64>,
-        indices: PyReadonlyArray1<'_, i64>,
-        data: PyReadonlyArray1<'_, f32>,
-        n_candidates: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
-        let dictionary = Dictionary::from_csc(
-            named::<Count>(n_features, "atoms")?.0,
-            &indptr.as_array().to_vec(),
-            &indices.as_array().to_vec(),
-            &data.as_array().to_vec(),
-            named_opt::<Count>(n_candidates, "n_candidates")?.map(|c| c.0),
-        )?;
+    #[pyo3(signature = (tag, **args))]
+    fn family(tag: &str, args: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut family_args = FamilyArgs::new();
+        for (k, v) in args.into_iter().flat_map(|d| d.iter()) {
+            let k: String = k.extract()?;
+            let v = to_arg(&k, &v)?;
+            family_args = family_args.with(&k, v);
+        }
         Ok(PyProjection {
-            kind: ProjectionKind::Dictionary(dictionary),
+            kind: ProjectionKind::Family(Family::from_args(tag, family_args)?),
         })
     }
 
@@ -563,37 +557,21 @@ impl PyForest {
         })
     }
 
-    /// The atoms of a dictionary forest as CSC arrays `(n_features, indptr, indices, data,
-    /// n_candidates)`, or None: what a model file restores a `Dictionary` from.
-    #[allow(clippy::type_complexity)]
-    fn dictionary_atoms<'py>(
+    /// A forest of a registered family: `(tag, args)`, the arguments that
+    /// `_core.Projection.family(tag, **args)` builds the same family from (integer
+    /// sequences as int64 arrays, float ones as float64 arrays); None for other families.
+    fn projection_family<'py>(
         &self,
         py: Python<'py>,
-    ) -> Option<(
-        usize,
-        Bound<'py, PyArray1<i64>>,
-        Bound<'py, PyArray1<i64>>,
-        Bound<'py, PyArray1<f32>>,
-        Option<usize>,
-    )> {
-        match &self.inner.params().projection {
-            ProjectionKind::Dictionary(d) => Some((
-                d.n_features,
-                d.atom_ptr
-                    .iter()
-                    .map(|&v| i64::from(v))
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
-                d.atom_idx
-                    .iter()
-                    .map(|&v| i64::from(v))
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
-                d.atom_w.clone().into_pyarray(py),
-                d.n_candidates,
-            )),
-            _ => None,
+    ) -> PyResult<Option<(String, Bound<'py, PyDict>)>> {
+        let Some(f) = self.inner.params().projection.family() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        for (k, v) in f.get().args().iter() {
+            d.set_item(k, from_arg(py, v)?)?;
         }
+        Ok(Some((f.tag().to_string(), d)))
     }
 
     #[getter]
@@ -830,7 +808,7 @@ impl PyForest {
             .trees()
             .get(tree)
             .ok_or_else(|| bad("tree", &format!("{tree} is out of range")))?;
-        let g = self.inner.geometry();
+        let g = self.inner.descriptors();
         let n = t.n_nodes();
         // scikit-learn's convention: -1 for the children of a leaf
         let child = |v: &Vec<u32>| {
@@ -1577,4 +1555,80 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_save_model_unchecked_for_test, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::MODEL_FORMAT_VERSION)?;
     Ok(())
+}
+
+/// A family argument from Python: None, a bool, int, float or str (numpy scalars
+/// included), or a 1-D sequence or array of bools, ints or floats.
+fn to_arg(name: &str, obj: &Bound<'_, PyAny>) -> PyResult<ArgValue> {
+    let np = obj.py().import("numpy")?;
+    let obj = if obj.is_instance(&np.getattr("generic")?)? {
+        obj.call_method0("item")?
+    } else {
+        obj.clone()
+    };
+    if obj.is_none() {
+        return Ok(ArgValue::None);
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(ArgValue::Bool(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(ArgValue::Int(int_arg(&obj, name)?));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(ArgValue::Float(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyString>() {
+        return Ok(ArgValue::Str(obj.extract()?));
+    }
+    let arr = np.call_method1("asarray", (&obj,)).map_err(|_| {
+        bad(
+            name,
+            "must be a number, a string or a 1-D sequence of numbers",
+        )
+    })?;
+    if arr.getattr("ndim")?.extract::<usize>()? != 1 {
+        return Err(bad(name, "must be a 1-D sequence"));
+    }
+    let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
+    match kind.as_str() {
+        "b" => Ok(ArgValue::Bools(arr.call_method0("tolist")?.extract()?)),
+        "i" | "u" => {
+            let a = arr
+                .call_method(
+                    "astype",
+                    ("int64",),
+                    Some(&[("casting", "safe")].into_py_dict(obj.py())?),
+                )
+                .map_err(|_| bad(name, "integers beyond int64"))?;
+            Ok(ArgValue::Ints(
+                a.extract::<PyReadonlyArray1<'_, i64>>()?
+                    .as_array()
+                    .to_vec(),
+            ))
+        }
+        "f" => {
+            let a = arr.call_method1("astype", ("float64",))?;
+            Ok(ArgValue::Floats(
+                a.extract::<PyReadonlyArray1<'_, f64>>()?
+                    .as_array()
+                    .to_vec(),
+            ))
+        }
+        _ => Err(bad(name, "must hold bools, ints or floats")),
+    }
+}
+
+/// A family argument for Python: sequences of ints or floats as numpy arrays.
+fn from_arg<'py>(py: Python<'py>, v: &ArgValue) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        ArgValue::None => py.None().into_bound(py),
+        ArgValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        ArgValue::Int(i) => i.into_pyobject(py)?.into_any(),
+        ArgValue::Float(f) => f.into_pyobject(py)?.into_any(),
+        ArgValue::Str(s) => PyString::new(py, s).into_any(),
+        ArgValue::Bools(v) => v.clone().into_pyarray(py).into_any(),
+        ArgValue::Ints(v) => v.clone().into_pyarray(py).into_any(),
+        ArgValue::Floats(v) => v.clone().into_pyarray(py).into_any(),
+    })
 }

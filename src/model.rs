@@ -190,6 +190,10 @@ pub enum ClassLabels {
     },
     /// numpy `object` holding Python strings (what a pandas text column gives).
     Object(Vec<String>),
+    /// The labels of each output of a multi-output classifier (`classes_` as a list of
+    /// arrays), each of the kinds above. Last, so that the single-output kinds keep the
+    /// bytes they always had.
+    PerOutput(Vec<ClassLabels>),
 }
 
 /// One class label.
@@ -228,6 +232,15 @@ impl ClassLabels {
             ClassLabels::UInt { values, .. } => values.len(),
             ClassLabels::Float { values, .. } => values.len(),
             ClassLabels::Str { values, .. } | ClassLabels::Object(values) => values.len(),
+            ClassLabels::PerOutput(outputs) => outputs.iter().map(ClassLabels::len).sum(),
+        }
+    }
+
+    /// The labels of each output: one entry for a single-output classifier.
+    pub fn outputs(&self) -> Vec<&ClassLabels> {
+        match self {
+            ClassLabels::PerOutput(outputs) => outputs.iter().collect(),
+            single => vec![single],
         }
     }
 
@@ -236,9 +249,20 @@ impl ClassLabels {
         self.len() == 0
     }
 
-    /// Label `i` (panics when `i >= len()`, like slice indexing).
+    /// Label `i` (panics when `i >= len()`, like slice indexing); the labels of a
+    /// multi-output classifier count in output order.
     pub fn get(&self, i: usize) -> Label<'_> {
         match self {
+            ClassLabels::PerOutput(outputs) => {
+                let mut i = i;
+                for o in outputs {
+                    if i < o.len() {
+                        return o.get(i);
+                    }
+                    i -= o.len();
+                }
+                panic!("class index out of range")
+            }
             ClassLabels::Bool(v) => Label::Bool(v[i]),
             ClassLabels::Int { values, .. } => Label::Int(values[i]),
             ClassLabels::UInt { values, .. } => Label::UInt(values[i]),
@@ -255,7 +279,7 @@ impl ClassLabels {
             ClassLabels::UInt { bytes, .. } => format!("{}u{bytes}", endian(*bytes)),
             ClassLabels::Float { bytes, .. } => format!("<f{bytes}"),
             ClassLabels::Str { width, .. } => format!("<U{width}"),
-            ClassLabels::Object(_) => "|O".into(),
+            ClassLabels::Object(_) | ClassLabels::PerOutput(_) => "|O".into(),
         }
     }
 
@@ -318,6 +342,18 @@ impl ClassLabels {
             }
             ClassLabels::Object(values) if !increasing(values) => {
                 bad("labels are not sorted and distinct".into())
+            }
+            ClassLabels::PerOutput(outputs) => {
+                if outputs.len() < 2 {
+                    return bad("a multi-output classifier has at least two outputs".into());
+                }
+                for o in outputs {
+                    if matches!(o, ClassLabels::PerOutput(_)) {
+                        return bad("per-output labels are nested".into());
+                    }
+                    o.check()?;
+                }
+                Ok(())
             }
             _ => Ok(()),
         }
@@ -645,10 +681,23 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
     }
     match (h.estimator.is_classifier(), &h.task, &h.classes) {
         (Some(true), Task::Classification { n_classes }, Some(c)) => {
-            if c.len() != *n_classes || *n_classes == 0 {
+            if c.len() != *n_classes || *n_classes == 0 || c.outputs().len() != 1 {
                 return Err(field(
                     "classes",
                     format!("{} labels for a forest of {n_classes} classes", c.len()),
+                ));
+            }
+            c.check()?;
+        }
+        (Some(true), Task::MultiClassification { n_classes }, Some(c)) => {
+            let got: Vec<usize> = match c {
+                ClassLabels::PerOutput(_) => c.outputs().iter().map(|o| o.len()).collect(),
+                _ => vec![c.len()],
+            };
+            if &got != n_classes || n_classes.contains(&0) {
+                return Err(field(
+                    "classes",
+                    format!("labels per output {got:?} for a forest of {n_classes:?} classes"),
                 ));
             }
             c.check()?;
@@ -662,13 +711,13 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
                 ),
             ))
         }
-        (Some(false), Task::Classification { .. }, _) => {
+        (Some(false), Task::Classification { .. } | Task::MultiClassification { .. }, _) => {
             return Err(field(
                 "task",
                 format!("a {} needs a regression forest", h.estimator.name()),
             ))
         }
-        (Some(false), Task::Regression, None) | (None, _, None) => {}
+        (Some(false), Task::Regression | Task::MultiRegression { .. }, None) | (None, _, None) => {}
         (_, _, Some(_)) => {
             return Err(field(
                 "classes",
@@ -955,6 +1004,22 @@ pub enum Predictions {
     Classes(Vec<usize>),
     /// The regression estimate of each row.
     Values(Vec<f64>),
+    /// Multi-output classifiers: per row and output (row-major, `k` outputs), the index
+    /// of the most probable class among that output's labels
+    /// ([`ClassLabels::outputs`]).
+    ClassesPerOutput {
+        /// Outputs.
+        k: usize,
+        /// n × k class indices, row-major.
+        classes: Vec<usize>,
+    },
+    /// Multi-output regressors: per row and output (row-major) the estimate.
+    ValuesPerOutput {
+        /// Outputs.
+        k: usize,
+        /// n × k estimates, row-major.
+        values: Vec<f64>,
+    },
 }
 
 impl Model {
@@ -1068,8 +1133,7 @@ impl Model {
     }
     /// Whether [`Model::predict_proba`] applies.
     pub fn is_classifier(&self) -> bool {
-        matches!(self.file.header.task, Task::Classification { .. })
-            && self.file.header.classes.is_some()
+        self.file.header.task.is_classification() && self.file.header.classes.is_some()
     }
     /// The number of input columns.
     pub fn n_features(&self) -> usize {
@@ -1209,6 +1273,28 @@ impl Model {
     /// As [`Model::predict_raw`].
     pub fn predict(&self, x: ArrayView2<'_, f64>) -> Result<Predictions> {
         let raw = self.predict_raw(x)?;
+        match &self.file.header.task {
+            Task::MultiClassification { n_classes } => {
+                let k = n_classes.len();
+                let mut classes = Vec::with_capacity(raw.nrows() * k);
+                for r in raw.rows() {
+                    let mut at = 0;
+                    for &c in n_classes {
+                        let block = r.slice(ndarray::s![at..at + c]);
+                        classes.push(first_max(block.iter().copied()));
+                        at += c;
+                    }
+                }
+                return Ok(Predictions::ClassesPerOutput { k, classes });
+            }
+            Task::MultiRegression { n_outputs } => {
+                return Ok(Predictions::ValuesPerOutput {
+                    k: *n_outputs,
+                    values: raw.iter().copied().collect(),
+                })
+            }
+            _ => {}
+        }
         if self.is_classifier() {
             Ok(Predictions::Classes(
                 raw.rows()
@@ -1287,6 +1373,17 @@ impl Model {
         }
         Ok(out)
     }
+}
+
+/// The index of the first maximum (numpy's argmax).
+fn first_max(v: impl Iterator<Item = f64>) -> usize {
+    let mut best = (0usize, f64::NEG_INFINITY);
+    for (i, x) in v.enumerate() {
+        if i == 0 || x > best.1 {
+            best = (i, x);
+        }
+    }
+    best.0
 }
 
 /// numpy's `interp(x, xp, linspace(0, 1, len(xp)))` for sorted, distinct `xp` of length ≥ 2,

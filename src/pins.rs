@@ -80,17 +80,17 @@ fn pinned_models_are_byte_identical() {
     let cases = [
         (
             "axis gini",
-            params(clf, Criterion::Gini, ProjectionKind::AxisAligned),
+            params(clf.clone(), Criterion::Gini, ProjectionKind::AxisAligned),
         ),
         (
             "sparse entropy",
-            params(clf, Criterion::Entropy, sparse.clone()),
+            params(clf.clone(), Criterion::Entropy, sparse.clone()),
         ),
         (
             "sparse hist",
             ForestParams {
                 splitter: Splitter::Histogram { max_bins: 4 },
-                ..params(clf, Criterion::Gini, sparse.clone())
+                ..params(clf.clone(), Criterion::Gini, sparse.clone())
             },
         ),
         (
@@ -98,7 +98,7 @@ fn pinned_models_are_byte_identical() {
             ForestParams {
                 splitter: Splitter::Random,
                 ..params(
-                    clf,
+                    clf.clone(),
                     Criterion::Gini,
                     ProjectionKind::ForestRc { n_combined: 3 },
                 )
@@ -115,7 +115,7 @@ fn pinned_models_are_byte_identical() {
                 )
             },
         ),
-        ("patch gini", params(clf, Criterion::Gini, patch)),
+        ("patch gini", params(clf.clone(), Criterion::Gini, patch)),
     ];
     let got: Vec<(&str, u32)> = cases.iter().map(|(n, p)| (*n, crc(p))).collect();
     // Re-pinned once, deliberately: nodes whose candidates are all constant now draw again

@@ -89,7 +89,7 @@ class ForestParams:
         self,
         *,
         task: str,
-        n_classes: Optional[int],
+        n_classes: Optional[int | list[int]],
         criterion: str,
         splitter: str,
         max_bins: int,
@@ -109,6 +109,7 @@ class ForestParams:
         seed: int,
         ccp_alpha: float,
         n_jobs: int,
+        n_outputs: Optional[int] = None,
     ) -> None: ...
     def with_seed(self, seed: int) -> ForestParams:
         """The same parameters with another seed."""
@@ -179,7 +180,14 @@ class Forest:
     def n_features(self) -> int: ...
     @property
     def n_outputs(self) -> int:
-        """n_classes for classification, 1 for regression."""
+        """Values per leaf: n_classes for classification, 1 for regression; for several
+        target columns, the columns' blocks side by side (sum of n_classes, or n_targets)."""
+    @property
+    def n_targets(self) -> int:
+        """Target columns (scikit-learn's ``n_outputs_``)."""
+    @property
+    def class_counts(self) -> Optional[list[int]]:
+        """Classes of each target column; None for regression."""
     @property
     def is_classifier(self) -> bool: ...
     def predict(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.float64]:

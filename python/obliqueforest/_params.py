@@ -53,14 +53,19 @@ def core_params(
     seed,
     ccp_alpha,
     n_jobs,
+    n_outputs=1,
 ):
     """The core's parameters of one fit.
 
     Parameters
     ----------
     task : {"classification", "regression"}
-    n_classes : int or None
-        Number of classes (None for regression).
+    n_classes : int, list of int or None
+        Number of classes (None for regression); a list, one count per target column,
+        for multi-output classification.
+    n_outputs : int, default=1
+        Target columns of a regression (more than 1 grows multi-output trees); only
+        multi-output regressors pass it.
     projection : obliqueforest._core.Projection
         The projection distribution (see :mod:`obliqueforest.projections`).
     n_jobs : int
@@ -74,7 +79,13 @@ def core_params(
     """
     return _core.ForestParams(
         task=task,
-        n_classes=None if n_classes is None else _plain(n_classes),
+        n_classes=(
+            None
+            if n_classes is None
+            else [int(c) for c in n_classes]
+            if isinstance(n_classes, (list, tuple))
+            else _plain(n_classes)
+        ),
         criterion=criterion,
         projection=projection,
         splitter=splitter,
@@ -94,4 +105,5 @@ def core_params(
         seed=int(seed),
         ccp_alpha=float(ccp_alpha),
         n_jobs=int(n_jobs),
+        n_outputs=int(n_outputs),
     )

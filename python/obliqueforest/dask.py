@@ -497,6 +497,14 @@ def _fit_partitions(client, estimator, X, y, sample_weight):
             "oob_score is not available in partitions mode (a row is out of bag only for "
             "its own worker's trees); use mode='replicate' or score held-out data"
         )
+    if (
+        getattr(y, "ndim", 1) == 2
+        and (len(y.columns) if hasattr(y, "columns") else y.shape[1]) != 1
+    ):
+        raise ValueError(
+            "a 2-D y (multi-output) is not available in partitions mode (each worker would "
+            "code its own classes per output); use mode='replicate'"
+        )
     classify = is_classifier(estimator)
     columns = list(X.columns) if isinstance(X, dd.DataFrame) else list(range(X.shape[1]))
     xs, ys, ws = _blocks(X), _blocks(y), _blocks(sample_weight)

@@ -238,3 +238,41 @@ def test_score_of_a_multiclass_multi_output_classifier_is_refused_as_scikit_lear
         warnings.simplefilter("ignore")
         with pytest.raises(ValueError, match="multiclass-multioutput is not supported"):
             clf.score(X, y)
+
+
+def test_multi_output_on_dask_replicate_mode_or_a_clear_refusal():
+    pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    from distributed import Client, LocalCluster
+
+    from obliqueforest import dask as odask
+
+    X, y = _classification(n=200)
+    local = of.SPORFClassifier(n_estimators=6, random_state=0).fit(X, y)
+    with (
+        LocalCluster(
+            processes=False, n_workers=1, threads_per_worker=2, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+        est = odask.fit(
+            of.SPORFClassifier(n_estimators=6, random_state=0),
+            X,
+            y,
+            client=client,
+            mode="replicate",
+        )
+        for a, b in zip(est.predict_proba(X), local.predict_proba(X)):
+            np.testing.assert_array_equal(a, b)
+        rot = odask.fit(
+            of.RotationEnsembleRegressor(n_estimators=6, n_rotations=2, random_state=0),
+            *_regression(n=100),
+            client=client,
+        )
+        assert rot.predict(X[:3]).shape == (3, 2)
+        with pytest.raises(ValueError, match="partitions mode"):
+            odask.fit(of.SPORFClassifier(n_estimators=4), X, y, client=client, mode="partitions")
+        Xd = da.from_array(X, chunks=(100, P))
+        yd = da.from_array(y, chunks=(100, 2))
+        with pytest.raises(ValueError, match="multi-output"):
+            odask.fit(of.SPORFClassifier(n_estimators=4), Xd, yd, client=client)

@@ -1469,6 +1469,61 @@ mod tests {
     }
 
     #[test]
+    fn multi_output_model_round_trips_its_classes_per_output() {
+        let (_, x) = forest(2);
+        // output 0: the sign of x0 + x1 (labels "no"/"yes"); output 1: x2 in 3 classes
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .flat_map(|r| {
+                [
+                    (r[0] + r[1] > 0.0) as u8 as f64,
+                    ((r[2] + 8.0) as usize % 3) as f64,
+                ]
+            })
+            .collect();
+        let mut params = ForestParams::classification(2);
+        params.task = Task::MultiClassification {
+            n_classes: vec![2, 3],
+        };
+        params.n_estimators = 4;
+        let f = Forest::fit(&params, x.view(), &y, None).unwrap();
+        let mut h = header(2);
+        h.task = params.task.clone();
+        let per_output = ClassLabels::PerOutput(vec![
+            ClassLabels::Str {
+                width: 3,
+                values: vec!["no".into(), "yes".into()],
+            },
+            ClassLabels::Int {
+                bytes: 8,
+                values: vec![-1, 0, 7],
+            },
+        ]);
+        h.classes = Some(per_output.clone());
+        let model = Model::new(h.clone(), Body::Forest(f.clone())).unwrap();
+        let again = Model::from_bytes(&model.to_bytes().unwrap()).unwrap();
+        assert_eq!(again.classes(), Some(&per_output));
+        let xf = x.mapv(|v| v as f64);
+        let Predictions::ClassesPerOutput { k, classes } = again.predict(xf.view()).unwrap() else {
+            panic!("a multi-output classifier predicts per output")
+        };
+        assert_eq!((k, classes.len()), (2, 240));
+        let raw = f.predict(x.view(), 1).unwrap();
+        for (row, c) in raw.rows().into_iter().zip(classes.chunks(2)) {
+            assert_eq!(c[0], first_max(row.iter().copied().take(2)));
+            assert_eq!(c[1], first_max(row.iter().copied().skip(2)));
+        }
+        // labels per output must match the forest's class counts
+        h.classes = Some(ClassLabels::PerOutput(vec![
+            ClassLabels::Bool(vec![false, true]),
+            ClassLabels::Bool(vec![false, true]),
+        ]));
+        let err = Model::new(h, Body::Forest(f)).unwrap_err().to_string();
+        assert!(err.contains("classes"), "{err}");
+    }
+
+    #[test]
     fn model_check_names_the_field_that_disagrees() {
         type Mutation = Box<dyn Fn(&mut Header)>;
         let cases: Vec<(Mutation, &str)> = vec![

@@ -335,6 +335,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         tags.non_deterministic = False
+        tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
         return tags
 
 

@@ -705,6 +705,11 @@ class _BaseRotationEnsemble(BaseEstimator):
         # Fitted only once the forests exist (a failed fit may leave n_features_in_).
         return hasattr(self, "_forests")
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
+        return tags
+
     def save(self, path):
         """Writes the fitted ensemble to ``path`` in obliqueforest's safe model format.
 

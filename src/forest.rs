@@ -82,7 +82,8 @@ pub(crate) struct FitData<'a> {
 
 impl Forest {
     /// Grows a forest on `x` (n_samples × n_features, any memory order) and `y` (class codes
-    /// `0..n_classes` as floats, or real targets).
+    /// `0..n_classes` as floats, or real targets; for the multi-output tasks
+    /// n_samples × n_outputs values, row-major, each output's codes in `0..n_classes[o]`).
     ///
     /// Runs in a pool of `params.n_jobs` threads (see [`crate::threads`]); stops early
     /// under a cancelled [`crate::Cancel`] token or over the memory limit
@@ -90,7 +91,8 @@ impl Forest {
     ///
     /// # Errors
     /// Invalid parameters, NaN/inf in the data, mismatched lengths, bad weights, regression
-    /// targets too large for the criterion's sums; [`Error::Cancelled`];
+    /// targets too large for the criterion's sums, Poisson targets that are negative or sum
+    /// to zero; [`Error::Cancelled`];
     /// [`Error::ResourceLimit`] when the model would outgrow the memory limit.
     pub fn fit(
         params: &ForestParams,

@@ -133,7 +133,9 @@ class Forest:
         """Grow a forest.
 
         ``X`` has shape (n_samples, n_features), any memory order. For
-        classification ``y`` holds class codes 0..n_classes-1 as floats.
+        classification ``y`` holds class codes 0..n_classes-1 as floats; for a
+        multi-output task (``n_classes`` a list, or ``n_outputs`` > 1) it holds
+        n_samples × n_outputs values, row-major (a C-order 2-D y, raveled).
         ``params`` says how (see :class:`ForestParams`).
         """
     def fit_more(

@@ -405,12 +405,6 @@ impl ForestParams {
                 "'balanced_subsample' is for classification only",
             ));
         }
-        if self.criterion == Criterion::AbsoluteError && self.splitter == Splitter::Random {
-            return Err(invalid(
-                "splitter",
-                "'random' thresholds are not available with criterion='absolute_error'",
-            ));
-        }
         if let Splitter::Histogram { max_bins } = self.splitter {
             if !(2..=Splitter::MAX_BINS).contains(&max_bins) {
                 return Err(invalid(

@@ -551,8 +551,8 @@ _COMMON_DOC = """
         "poisson" needs y >= 0 with a positive sum (else ValueError) and never splits a
         child to a zero sum. "absolute_error" predicts each leaf's weighted median and is
         the slowest criterion: its split search keeps running weighted medians (two heaps
-        per output, O(n log n) per candidate and node, as scikit-learn's), is always
-        sort-based (no histograms) and refuses ``splitter="random"``. For a 2-D y the
+        per output, O(n log n) per candidate and node, as scikit-learn's) and is always
+        sort-based (no histograms). For a 2-D y the
         impurity is the mean over outputs, as in scikit-learn.
     max_depth : int, default=None
         Maximum depth; None grows until leaves are pure or another rule stops them.

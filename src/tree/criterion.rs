@@ -44,6 +44,19 @@ pub(crate) trait Criterion: Copy {
     /// The proxy of a split with left statistics `left` (filled by [`Self::add_sample`])
     /// out of the node's `total`, and child weights `w_l`, `w_r`.
     fn split_proxy(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> f64;
+    /// [`Self::split_proxy`] of one split given by a threshold: `rows` with projected
+    /// values `vals` go left when `<= t`, `left` holds the left rows' statistics. Criteria
+    /// whose statistics are not sums ([`AbsoluteError`]) compute it from the rows.
+    #[inline(always)]
+    fn split_proxy_at(
+        &self,
+        left: &[f64],
+        total: &[f64],
+        (w_l, w_r): (f64, f64),
+        _split: (&[u32], &[f32], f32, &[f64]),
+    ) -> f64 {
+        self.split_proxy(left, total, w_l, w_r)
+    }
     /// Whether a histogram bin can hold this criterion's statistics ([`Self::bin_slot`]
     /// puts a row in one slot); when not, the split search always sorts.
     fn binned(&self) -> bool {
@@ -864,9 +877,9 @@ impl ScanStats for SumsScan<'_> {
 /// `-(1/k) sum_o AD_o`. A sorted scan precomputes every right child's deviation in one
 /// backward pass ([`ScanStats::prepare`]) and adds the left child's row by row, each
 /// with a running weighted median of two heaps: O(k n log n) per candidate, as
-/// scikit-learn's. It is the slowest criterion (heap updates per row instead of a few
-/// additions) and is never binned nor used with random thresholds (those would need the
-/// left child's rows without a sort).
+/// scikit-learn's; a random threshold's split is valued from its rows
+/// ([`Criterion::split_proxy_at`]), O(k n log n) too. It is the slowest criterion (heap
+/// updates per row instead of a few additions) and is never binned.
 #[derive(Clone, Copy)]
 pub(crate) struct AbsoluteError<'a> {
     /// Targets, n × k row-major.
@@ -1022,8 +1035,33 @@ impl<'a> Criterion for AbsoluteError<'a> {
         -sums[1]
     }
     fn split_proxy(&self, _left: &[f64], _total: &[f64], _w_l: f64, _w_r: f64) -> f64 {
-        // random thresholds are refused for this criterion (ForestParams::check)
+        // never called: the split search asks `split_proxy_at`, which sees the rows
         f64::NEG_INFINITY
+    }
+    fn split_proxy_at(
+        &self,
+        _left: &[f64],
+        _total: &[f64],
+        _w: (f64, f64),
+        (rows, vals, t, weights): (&[u32], &[f32], f32, &[f64]),
+    ) -> f64 {
+        let k = self.k;
+        MEDIANS.with_borrow_mut(|(medians, _)| {
+            medians.resize_with(2.max(medians.len()), RunningMedian::default);
+            let (l, r) = medians.split_at_mut(1);
+            let (l, r) = (&mut l[0], &mut r[0]);
+            let mut total = 0.0;
+            for o in 0..k {
+                l.clear();
+                r.clear();
+                for (&s, &v) in rows.iter().zip(vals) {
+                    let side = if v <= t { &mut *l } else { &mut *r };
+                    side.insert(self.y[s as usize * k + o], weights[s as usize]);
+                }
+                total += l.deviation() + r.deviation();
+            }
+            -total / k as f64
+        })
     }
     fn binned(&self) -> bool {
         false
@@ -1286,6 +1324,17 @@ mod tests {
             let want =
                 brute_deviation(&y[..=i], &w[..=i]) + brute_deviation(&y[i + 1..], &w[i + 1..]);
             assert!(close(-scan.proxy(w_l, w_node - w_l), want), "at {i}");
+        }
+        // the same splits given by a threshold on the values (random thresholds)
+        let vals: Vec<f32> = (0..n).map(|s| s as f32).collect();
+        let mut w_l = 0.0;
+        for i in 0..n - 1 {
+            w_l += w[i];
+            let want =
+                brute_deviation(&y[..=i], &w[..=i]) + brute_deviation(&y[i + 1..], &w[i + 1..]);
+            let split = (&rows[..], &vals[..], i as f32, &w[..]);
+            let at = c.split_proxy_at(&[], &sums, (w_l, w_node - w_l), split);
+            assert!(close(-at, want), "threshold at {i}");
         }
         // scikit-learn's weighted medians: 2.5 for [1, 2, 3, 10]; with weights [1, 1, 2, 1]
         // it is 3; with [1, 2, 2, 1] the weight below 2 is exactly half: (2 + 3) / 2

@@ -280,7 +280,8 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         {
             return None;
         }
-        let proxy = self.crit.split_proxy(&ws.left, total, w_l, w_r);
+        let split = (&ws.samples[start..end], &ws.vals[..], t, weights);
+        let proxy = self.crit.split_proxy_at(&ws.left, total, (w_l, w_r), split);
         Some((proxy, t))
     }
 }

@@ -350,6 +350,12 @@ impl PyForestParams {
             None => 1,
         };
         let task = match (task, class_counts) {
+            ("classification", Some(c)) if c.len() != n_outputs => {
+                return Err(bad(
+                    "n_outputs",
+                    &format!("{n_outputs} outputs but n_classes for {}", c.len()),
+                ))
+            }
             ("classification", Some(c)) if c.len() == 1 && !per_output => {
                 Task::Classification { n_classes: c[0] }
             }

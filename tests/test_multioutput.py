@@ -215,6 +215,21 @@ def test_multi_output_class_weights_as_scikit_learn():
         assert clf.predict(X).shape == (200, 2)
 
 
+def test_balanced_subsample_weighs_each_output_as_scikit_learn():
+    from sklearn.utils import compute_sample_weight
+
+    X, y = _classification(n=120)
+    y = y[:60]
+    X = X[:60]
+    clf = of.RandomForestClassifier(
+        n_estimators=3, class_weight="balanced_subsample", random_state=0
+    ).fit(X, y)
+    for tree, rows in zip(clf.estimators_, clf.estimators_samples_):
+        counts = np.bincount(rows, minlength=60)
+        expected = compute_sample_weight("balanced", y, indices=rows) * counts
+        assert tree.tree_.weighted_n_node_samples[0] == pytest.approx(expected.sum())
+
+
 def test_multi_output_warm_start_keeps_the_classes():
     X, y = _classification(n=150)
     clf = of.SPORFClassifier(n_estimators=4, warm_start=True, random_state=0).fit(X, y)

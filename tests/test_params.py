@@ -152,6 +152,7 @@ def _all_fields(**overrides):
         seed=0,
         ccp_alpha=0.0,
         n_jobs=1,
+        n_outputs=1,
     )
     fields.update(overrides)
     return fields

@@ -347,6 +347,7 @@ class _ClassifierMixin(ClassifierMixin):
             "task": "classification",
             # one count, or one per output (the core then grows multi-output trees)
             "n_classes": self.n_classes_,
+            "n_outputs": y.shape[1] if y.ndim == 2 else 1,
             "criterion": self.criterion,
             "class_weight_subsample": self.class_weight == "balanced_subsample",
         }

@@ -53,7 +53,7 @@ def core_params(
     seed,
     ccp_alpha,
     n_jobs,
-    n_outputs=1,
+    n_outputs,
 ):
     """The core's parameters of one fit.
 
@@ -63,9 +63,9 @@ def core_params(
     n_classes : int, list of int or None
         Number of classes (None for regression); a list, one count per target column,
         for multi-output classification.
-    n_outputs : int, default=1
-        Target columns of a regression (more than 1 grows multi-output trees); only
-        multi-output regressors pass it.
+    n_outputs : int
+        Target columns (more than 1 grows multi-output trees); for classification it
+        must be the length of ``n_classes`` when that is a list, else 1.
     projection : obliqueforest._core.Projection
         The projection distribution (see :mod:`obliqueforest.projections`).
     n_jobs : int

@@ -358,7 +358,7 @@ class _BaseRotationEnsemble(BaseEstimator):
         return core_params(
             task=self._task,
             n_classes=self.n_classes_ if classification else None,
-            n_outputs=1 if classification else self.n_outputs_,
+            n_outputs=self.n_outputs_,
             criterion=self.criterion,
             projection=_core.Projection.axis(),
             splitter="best",

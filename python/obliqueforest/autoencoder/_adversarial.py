@@ -38,6 +38,7 @@ def _forest_params(
         seed=seed,
         ccp_alpha=0.0,
         n_jobs=n_jobs,
+        n_outputs=1,  # one target column (a 2-D y is refused by the autoencoder)
     )
 
 

@@ -170,3 +170,18 @@ def test_every_regressor_family_takes_the_criteria(name, criterion):
     Xt, yt = make_friedman1(n_samples=300, random_state=1)
     reg = REGRESSORS[name](n_estimators=20, criterion=criterion, random_state=0).fit(X, y)
     assert r2_score(yt, reg.predict(Xt)) > 0.5
+
+
+@pytest.mark.parametrize("criterion", ["squared_error", "poisson"])
+def test_histogram_paths_grow_the_sorted_tree(criterion):
+    # an integer column is searched through the exact histogram (and splitter="hist" bins
+    # large nodes): the tree must still be scikit-learn's
+    rng = np.random.default_rng(7)
+    X = rng.integers(0, 40, size=(600, 1)).astype(float)
+    y = rng.poisson(np.exp(np.sin(X[:, 0] / 6.0))).astype(float)
+    ref = DecisionTreeRegressor(criterion=criterion, min_samples_leaf=5).fit(X, y)
+    for splitter in ["best", "hist"]:
+        ours = _cart(
+            of.RandomForestRegressor, criterion=criterion, min_samples_leaf=5, splitter=splitter
+        )
+        np.testing.assert_allclose(ours.fit(X, y).predict(X), ref.predict(X), atol=1e-9)

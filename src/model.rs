@@ -37,6 +37,11 @@ pub const MODEL_MAGIC: &[u8; 8] = b"OBLQMODL";
 /// Version 1 replaced the Python-only layout `OBLQPY01` (a JSON header around core forest
 /// bytes) of obliqueforest 0.1, which is not read: refit and save again.
 pub const MODEL_FORMAT_VERSION: u32 = 1;
+/// The version written for a multi-output model (a 2-D y): its task and per-output
+/// classes are variants older readers do not know, so they refuse it by version instead
+/// of failing to decode it. Single-output models keep [`MODEL_FORMAT_VERSION`] and the
+/// bytes they always had.
+pub const MODEL_FORMAT_VERSION_MULTI_OUTPUT: u32 = 2;
 /// The most features a model file may declare. A file's feature count sizes per-feature
 /// arrays (importances), and a bare count costs no bytes in the file, so it is capped.
 pub const MAX_FEATURES: u64 = 1 << 24;
@@ -922,13 +927,13 @@ pub fn write_unchecked<F: Serialize, W: Write + Seek>(file: &ModelFile<F>, mut w
     drop(cw);
     let end = w.stream_position().map_err(io)?;
     w.seek(SeekFrom::Start(start)).map_err(io)?;
-    w.write_all(&serialize::frame_header(
-        MODEL_MAGIC,
-        MODEL_FORMAT_VERSION,
-        len,
-        crc,
-    ))
-    .map_err(io)?;
+    let version = if file.header.task.n_targets() > 1 {
+        MODEL_FORMAT_VERSION_MULTI_OUTPUT
+    } else {
+        MODEL_FORMAT_VERSION
+    };
+    w.write_all(&serialize::frame_header(MODEL_MAGIC, version, len, crc))
+        .map_err(io)?;
     w.seek(SeekFrom::Start(end)).map_err(io)?;
     w.flush().map_err(io)
 }
@@ -973,7 +978,11 @@ fn frame_of(head: &[u8]) -> Result<Frame> {
              with Forest::from_bytes",
         ));
     }
-    serialize::read_frame(head, MODEL_MAGIC, MODEL_FORMAT_VERSION)
+    serialize::read_frame(
+        head,
+        MODEL_MAGIC,
+        MODEL_FORMAT_VERSION..=MODEL_FORMAT_VERSION_MULTI_OUTPUT,
+    )
 }
 
 fn finish(file: ModelFile<Forest>) -> Result<Model> {
@@ -1456,7 +1465,9 @@ mod tests {
         let (f, x) = forest(2);
         let expected = f.predict(x.view(), 1).unwrap();
         let model = Model::new(header(2), Body::Forest(f)).unwrap();
-        let again = Model::from_bytes(&model.to_bytes().unwrap()).unwrap();
+        let bytes = model.to_bytes().unwrap();
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
+        let again = Model::from_bytes(&bytes).unwrap();
         let xf = x.mapv(|v| v as f64);
         assert_eq!(again.predict_proba(xf.view()).unwrap(), expected);
         assert_eq!(again.classes().unwrap().get(1), Label::Str("yes"));
@@ -1502,8 +1513,19 @@ mod tests {
         ]);
         h.classes = Some(per_output.clone());
         let model = Model::new(h.clone(), Body::Forest(f.clone())).unwrap();
-        let again = Model::from_bytes(&model.to_bytes().unwrap()).unwrap();
+        let bytes = model.to_bytes().unwrap();
+        // written as version 2, which older readers refuse by version
+        assert_eq!(
+            bytes[8..12],
+            MODEL_FORMAT_VERSION_MULTI_OUTPUT.to_le_bytes()
+        );
+        assert_eq!(
+            f.to_bytes().unwrap()[8..12],
+            crate::serialize::FORMAT_VERSION_MULTI_OUTPUT.to_le_bytes()
+        );
+        let again = Model::from_bytes(&bytes).unwrap();
         assert_eq!(again.classes(), Some(&per_output));
+        assert_eq!(Forest::from_bytes(&f.to_bytes().unwrap()).unwrap(), f);
         let xf = x.mapv(|v| v as f64);
         let Predictions::ClassesPerOutput { k, classes } = again.predict(xf.view()).unwrap() else {
             panic!("a multi-output classifier predicts per output")

@@ -1578,6 +1578,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyProjection>()?;
     m.add("ForestError", m.py().get_type::<ForestError>())?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
+    m.add(
+        "FORMAT_VERSION_MULTI_OUTPUT",
+        crate::serialize::FORMAT_VERSION_MULTI_OUTPUT,
+    )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(n_threads, m)?)?;
@@ -1587,5 +1591,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_model, m)?)?;
     m.add_function(wrap_pyfunction!(_save_model_unchecked_for_test, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::MODEL_FORMAT_VERSION)?;
+    m.add(
+        "MODEL_FORMAT_VERSION_MULTI_OUTPUT",
+        crate::model::MODEL_FORMAT_VERSION_MULTI_OUTPUT,
+    )?;
     Ok(())
 }

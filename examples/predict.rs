@@ -64,6 +64,25 @@ fn main() -> Result<(), Box<dyn Error>> {
                 writeln!(out, "{y:?}")?;
             }
         }
+        Predictions::ClassesPerOutput { k, classes } => {
+            // one label per output, comma-separated
+            let labels = model.classes().ok_or("a classifier without classes")?;
+            let outputs = labels.outputs();
+            for row in classes.chunks(k) {
+                let cells: Vec<String> = row
+                    .iter()
+                    .zip(&outputs)
+                    .map(|(&c, o)| o.get(c).to_string())
+                    .collect();
+                writeln!(out, "{}", cells.join(","))?;
+            }
+        }
+        Predictions::ValuesPerOutput { k, values } => {
+            for row in values.chunks(k) {
+                let cells: Vec<String> = row.iter().map(|v| format!("{v:?}")).collect();
+                writeln!(out, "{}", cells.join(","))?;
+            }
+        }
     }
     out.flush()?;
     Ok(())

@@ -450,16 +450,83 @@ pub enum Targets {
     Classes(Vec<u32>),
     /// Real values.
     Values(Vec<f64>),
+    /// Class codes of `k` outputs, row-major (row `s`, output `o` at `s * k + o`), each
+    /// already offset into the concatenation of the outputs' class blocks: the entry is
+    /// the row's slot in a node's statistics (`offset[o] + class`).
+    MultiClasses {
+        /// Slots, n × k row-major.
+        slots: Vec<u32>,
+        /// Outputs.
+        k: usize,
+    },
+    /// Real values of `k` outputs, row-major.
+    MultiValues {
+        /// Values, n × k row-major.
+        y: Vec<f64>,
+        /// Outputs.
+        k: usize,
+    },
 }
 
 impl Targets {
     /// The number of distinct classes among the targets (1 for regression).
     pub fn n_present(&self) -> usize {
         match self {
-            Targets::Values(_) => 1,
-            Targets::Classes(c) => {
+            Targets::Values(_) | Targets::MultiValues { .. } => 1,
+            Targets::Classes(c) | Targets::MultiClasses { slots: c, .. } => {
                 let mut seen = std::collections::HashSet::new();
                 c.iter().filter(|&&k| seen.insert(k)).count()
+            }
+        }
+    }
+
+    /// Converts the targets of `task` given as floats: `y` holds n values, or n × k
+    /// row-major for the multi-output tasks; class codes must be whole numbers in
+    /// `0..n_classes` of their output.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a NaN/inf target or a class code out of range.
+    pub fn for_task(y: &[f64], task: &crate::params::Task) -> Result<Self> {
+        use crate::params::Task;
+        match task {
+            Task::Classification { n_classes } => Self::new(y, Some(*n_classes)),
+            Task::Regression => Self::new(y, None),
+            Task::MultiRegression { n_outputs } => match Self::new(y, None)? {
+                Targets::Values(y) => Ok(Targets::MultiValues { y, k: *n_outputs }),
+                _ => Err(Error::Internal("regression targets".into())),
+            },
+            Task::MultiClassification { n_classes } => {
+                let k = n_classes.len();
+                let mut offsets = Vec::with_capacity(k);
+                let mut total = 0usize;
+                for &c in n_classes {
+                    offsets.push(total);
+                    total = total.saturating_add(c);
+                }
+                if total >= u32::MAX as usize {
+                    return Err(Error::InvalidInput("too many classes".into()));
+                }
+                let slots = y
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| {
+                        let o = i % k;
+                        if v >= 0.0 && v < n_classes[o] as f64 && v.fract() == 0.0 {
+                            Ok((offsets[o] + v as usize) as u32)
+                        } else if !v.is_finite() {
+                            Err(Error::InvalidInput(format!(
+                                "y contains NaN or infinity at row {}, output {o}",
+                                i / k
+                            )))
+                        } else {
+                            Err(Error::InvalidInput(format!(
+                                "class code {v} of output {o} is not in 0..{}",
+                                n_classes[o]
+                            )))
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Targets::MultiClasses { slots, k })
             }
         }
     }
@@ -551,7 +618,7 @@ pub fn check_weights(w: Option<&[f64]>, n: usize) -> Result<Vec<f64>> {
 /// # Errors
 /// [`Error::InvalidInput`] naming the largest target when those sums would overflow f64.
 pub fn check_target_scale(y: &Targets, weights: &[f64]) -> Result<()> {
-    let Targets::Values(y) = y else {
+    let (Targets::Values(y) | Targets::MultiValues { y, .. }) = y else {
         return Ok(());
     };
     let largest = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));

@@ -6,7 +6,7 @@ use crate::cancel;
 use crate::data::{check_target_scale, check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
 use crate::limits;
-use crate::params::{ForestParams, Task, TreeConfig};
+use crate::params::{Criterion, ForestParams, Task, TreeConfig};
 use crate::projection::{AnySampler, CompactDescriptors};
 use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
@@ -82,7 +82,8 @@ pub(crate) struct FitData<'a> {
 
 impl Forest {
     /// Grows a forest on `x` (n_samples × n_features, any memory order) and `y` (class codes
-    /// `0..n_classes` as floats, or real targets).
+    /// `0..n_classes` as floats, or real targets; for the multi-output tasks
+    /// n_samples × n_outputs values, row-major, each output's codes in `0..n_classes[o]`).
     ///
     /// Runs in a pool of `params.n_jobs` threads (see [`crate::threads`]); stops early
     /// under a cancelled [`crate::Cancel`] token or over the memory limit
@@ -90,7 +91,8 @@ impl Forest {
     ///
     /// # Errors
     /// Invalid parameters, NaN/inf in the data, mismatched lengths, bad weights, regression
-    /// targets too large for the criterion's sums; [`Error::Cancelled`];
+    /// targets too large for the criterion's sums, Poisson targets that are negative or sum
+    /// to zero; [`Error::Cancelled`];
     /// [`Error::ResourceLimit`] when the model would outgrow the memory limit.
     pub fn fit(
         params: &ForestParams,
@@ -809,8 +811,19 @@ impl Forest {
         if self.n_features == 0 || self.trees.is_empty() {
             return Err(Error::CorruptModel("empty forest".into()));
         }
-        if let Task::Classification { n_classes: 0 } = self.params.task {
-            return Err(Error::CorruptModel("zero classes".into()));
+        match &self.params.task {
+            Task::Classification { n_classes: 0 } => {
+                return Err(Error::CorruptModel("zero classes".into()))
+            }
+            Task::MultiClassification { n_classes }
+                if n_classes.len() < 2 || n_classes.contains(&0) =>
+            {
+                return Err(Error::CorruptModel("multi-output classes".into()))
+            }
+            Task::MultiRegression { n_outputs } if *n_outputs < 2 => {
+                return Err(Error::CorruptModel("multi-output outputs".into()))
+            }
+            _ => {}
         }
         self.params
             .projection
@@ -886,17 +899,21 @@ pub(crate) fn prepare<'a>(
 ) -> Result<FitData<'a>> {
     let (n, p) = x.dim();
     let cfg = params.check(n, p)?;
-    if y.len() != n {
-        return Err(Error::InvalidInput(format!(
-            "y has {} entries but X has {n} rows",
-            y.len()
-        )));
+    let k = params.task.n_targets();
+    if y.len() != n.saturating_mul(k) {
+        return Err(Error::InvalidInput(if k == 1 {
+            format!("y has {} entries but X has {n} rows", y.len())
+        } else {
+            format!(
+                "y has {} entries but X has {n} rows of {k} outputs (n × k, row-major)",
+                y.len()
+            )
+        }));
     }
-    let n_classes = match params.task {
-        Task::Classification { n_classes } => Some(n_classes),
-        Task::Regression => None,
-    };
-    let y = Targets::new(y, n_classes)?;
+    let y = Targets::for_task(y, &params.task)?;
+    if params.criterion == Criterion::Poisson {
+        check_poisson_targets(&y)?;
+    }
     let sample_weight = check_weights(sample_weight, n)?;
     check_target_scale(&y, &sample_weight)?;
     // in the fit's pool: a copy into Fortran order is split over its threads
@@ -931,6 +948,28 @@ pub(crate) fn prepare<'a>(
     })
 }
 
+/// scikit-learn's restrictions on Poisson targets: none negative, and a positive sum (the
+/// deviance needs a positive mean).
+///
+/// # Errors
+/// [`Error::InvalidInput`] otherwise.
+fn check_poisson_targets(y: &Targets) -> Result<()> {
+    let (Targets::Values(y) | Targets::MultiValues { y, .. }) = y else {
+        return Ok(());
+    };
+    if y.iter().any(|&v| v < 0.0) {
+        return Err(Error::InvalidInput(
+            "Some value(s) of y are negative which is not allowed for Poisson regression.".into(),
+        ));
+    }
+    if y.iter().sum::<f64>() <= 0.0 {
+        return Err(Error::InvalidInput(
+            "Sum of y is not strictly positive which is necessary for Poisson regression.".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// How often tree `t` of a forest seeded with `seed` draws each of `n` rows into its
 /// bootstrap sample of `n_draws` rows. The one place the bootstrap is drawn: growing a tree
 /// and [`Forest::in_bag_counts`] both call it, so the in-bag rows reported afterwards are
@@ -942,6 +981,40 @@ fn bootstrap_counts(seed: u64, t: usize, n: usize, n_draws: usize) -> Vec<u32> {
         counts[rng.below(n)] += 1;
     }
     counts
+}
+
+/// "balanced_subsample" for multi-output classes: each row's weight is multiplied, for
+/// every output, by `total / (present classes × class weight)` of its class in the
+/// bootstrap sample (`counts`), as scikit-learn's `compute_sample_weight` multiplies the
+/// outputs' balanced weights. `slots` are the rows' k class slots (row-major) among
+/// `n_slots`.
+fn balance_outputs(weights: &mut [f64], counts: &[u32], slots: &[u32], k: usize, n_slots: usize) {
+    let mut per_slot = vec![0.0f64; n_slots];
+    let mut owner = vec![usize::MAX; n_slots];
+    for (i, &cnt) in counts.iter().enumerate() {
+        for (o, &c) in slots[i * k..(i + 1) * k].iter().enumerate() {
+            per_slot[c as usize] += cnt as f64;
+            owner[c as usize] = o;
+        }
+    }
+    // every row has one class per output: each output's bootstrap total is the same
+    let total: f64 = counts.iter().map(|&c| c as f64).sum();
+    let mut present = vec![0.0f64; k];
+    for (c, &o) in owner.iter().enumerate() {
+        if o < k && per_slot[c] > 0.0 {
+            present[o] += 1.0;
+        }
+    }
+    for (i, w) in weights.iter_mut().enumerate() {
+        for (o, &c) in slots[i * k..(i + 1) * k].iter().enumerate() {
+            let pc = per_slot[c as usize];
+            *w *= if pc > 0.0 {
+                total / (present[o] * pc)
+            } else {
+                0.0
+            };
+        }
+    }
 }
 
 /// Grows tree `t`; returns it with its out-of-bag rows when OOB is requested.
@@ -956,6 +1029,9 @@ fn grow_one(
     if data.params.bootstrap {
         let counts = bootstrap_counts(data.params.seed, t, n, data.cfg.n_draws);
         if data.params.class_weight_subsample {
+            if let Targets::MultiClasses { slots, k } = &data.y {
+                balance_outputs(&mut weights, &counts, slots, *k, data.cfg.n_outputs);
+            }
             if let Targets::Classes(c) = &data.y {
                 let k = data.cfg.n_outputs;
                 let mut per_class = vec![0.0f64; k];
@@ -1438,6 +1514,74 @@ mod tests {
         let roomy = crate::limits::Tally::new(Some(per_tree * 100), 0, 50);
         roomy.add(&one.trees()[0]);
         assert!(!roomy.over());
+    }
+
+    #[test]
+    fn multi_output_with_a_repeated_column_grows_the_single_output_trees() {
+        // two identical outputs: every proxy is the single output's, so the same splits
+        let (x, y) = data(300, 5, 4);
+        let twice: Vec<f64> = y.iter().flat_map(|&v| [v, v]).collect();
+        for (single, multi) in [
+            (sporf(3), {
+                let mut p = sporf(3);
+                p.task = Task::MultiClassification {
+                    n_classes: vec![2, 2],
+                };
+                p
+            }),
+            (
+                ForestParams {
+                    task: Task::Regression,
+                    criterion: Criterion::SquaredError,
+                    ..sporf(3)
+                },
+                ForestParams {
+                    task: Task::MultiRegression { n_outputs: 2 },
+                    criterion: Criterion::SquaredError,
+                    ..sporf(3)
+                },
+            ),
+        ] {
+            let one = Forest::fit(&single, x.view(), &y, None).unwrap();
+            let two = Forest::fit(&multi, x.view(), &twice, None).unwrap();
+            for (a, b) in one.trees().iter().zip(two.trees()) {
+                assert_eq!(a.left, b.left);
+                assert_eq!(a.threshold, b.threshold);
+                let k = a.n_outputs;
+                for leaf in 0..a.n_leaves() {
+                    let (va, vb) = (a.leaf_row(leaf), b.leaf_row(leaf));
+                    assert_eq!(va, &vb[..k]);
+                    assert_eq!(va, &vb[k..]);
+                }
+            }
+            let p = two.predict(x.view(), 1).unwrap();
+            assert_eq!(p.ncols(), 2 * one.n_outputs());
+        }
+    }
+
+    #[test]
+    fn multi_output_targets_are_checked() {
+        let (x, y) = data(20, 3, 1);
+        let mut p = sporf(2);
+        p.task = Task::MultiClassification {
+            n_classes: vec![2, 3],
+        };
+        // n values for n × 2 targets
+        assert!(Forest::fit(&p, x.view(), &y, None).is_err());
+        let mut bad: Vec<f64> = y.iter().flat_map(|&v| [v, 0.0]).collect();
+        bad[1] = 3.0; // output 1 has 3 classes: codes 0..3
+        assert!(Forest::fit(&p, x.view(), &bad, None).is_err());
+        bad[1] = 2.0;
+        assert!(Forest::fit(&p, x.view(), &bad, None).is_ok());
+        let mut r = ForestParams::regression();
+        r.criterion = Criterion::Poisson;
+        r.n_estimators = 2;
+        let neg: Vec<f64> = (0..20).map(|i| i as f64 - 1.0).collect();
+        assert!(Forest::fit(&r, x.view(), &neg, None).is_err());
+        assert!(Forest::fit(&r, x.view(), &[0.0; 20], None).is_err());
+        assert!(Forest::fit(&r, x.view(), &neg[1..], None).is_err());
+        let ok: Vec<f64> = (0..20).map(|i| (i % 4) as f64).collect();
+        assert!(Forest::fit(&r, x.view(), &ok, None).is_ok());
     }
 
     #[test]

@@ -37,6 +37,11 @@ pub const MODEL_MAGIC: &[u8; 8] = b"OBLQMODL";
 /// Version 1 replaced the Python-only layout `OBLQPY01` (a JSON header around core forest
 /// bytes) of obliqueforest 0.1, which is not read: refit and save again.
 pub const MODEL_FORMAT_VERSION: u32 = 1;
+/// The version written for a multi-output model (a 2-D y): its task and per-output
+/// classes are variants older readers do not know, so they refuse it by version instead
+/// of failing to decode it. Single-output models keep [`MODEL_FORMAT_VERSION`] and the
+/// bytes they always had.
+pub const MODEL_FORMAT_VERSION_MULTI_OUTPUT: u32 = 2;
 /// The most features a model file may declare. A file's feature count sizes per-feature
 /// arrays (importances), and a bare count costs no bytes in the file, so it is capped.
 pub const MAX_FEATURES: u64 = 1 << 24;
@@ -193,6 +198,10 @@ pub enum ClassLabels {
     },
     /// numpy `object` holding Python strings (what a pandas text column gives).
     Object(Vec<String>),
+    /// The labels of each output of a multi-output classifier (`classes_` as a list of
+    /// arrays), each of the kinds above. Last, so that the single-output kinds keep the
+    /// bytes they always had.
+    PerOutput(Vec<ClassLabels>),
 }
 
 /// One class label.
@@ -231,6 +240,15 @@ impl ClassLabels {
             ClassLabels::UInt { values, .. } => values.len(),
             ClassLabels::Float { values, .. } => values.len(),
             ClassLabels::Str { values, .. } | ClassLabels::Object(values) => values.len(),
+            ClassLabels::PerOutput(outputs) => outputs.iter().map(ClassLabels::len).sum(),
+        }
+    }
+
+    /// The labels of each output: one entry for a single-output classifier.
+    pub fn outputs(&self) -> Vec<&ClassLabels> {
+        match self {
+            ClassLabels::PerOutput(outputs) => outputs.iter().collect(),
+            single => vec![single],
         }
     }
 
@@ -239,9 +257,20 @@ impl ClassLabels {
         self.len() == 0
     }
 
-    /// Label `i` (panics when `i >= len()`, like slice indexing).
+    /// Label `i` (panics when `i >= len()`, like slice indexing); the labels of a
+    /// multi-output classifier count in output order.
     pub fn get(&self, i: usize) -> Label<'_> {
         match self {
+            ClassLabels::PerOutput(outputs) => {
+                let mut i = i;
+                for o in outputs {
+                    if i < o.len() {
+                        return o.get(i);
+                    }
+                    i -= o.len();
+                }
+                panic!("class index out of range")
+            }
             ClassLabels::Bool(v) => Label::Bool(v[i]),
             ClassLabels::Int { values, .. } => Label::Int(values[i]),
             ClassLabels::UInt { values, .. } => Label::UInt(values[i]),
@@ -258,7 +287,7 @@ impl ClassLabels {
             ClassLabels::UInt { bytes, .. } => format!("{}u{bytes}", endian(*bytes)),
             ClassLabels::Float { bytes, .. } => format!("<f{bytes}"),
             ClassLabels::Str { width, .. } => format!("<U{width}"),
-            ClassLabels::Object(_) => "|O".into(),
+            ClassLabels::Object(_) | ClassLabels::PerOutput(_) => "|O".into(),
         }
     }
 
@@ -321,6 +350,18 @@ impl ClassLabels {
             }
             ClassLabels::Object(values) if !increasing(values) => {
                 bad("labels are not sorted and distinct".into())
+            }
+            ClassLabels::PerOutput(outputs) => {
+                if outputs.len() < 2 {
+                    return bad("a multi-output classifier has at least two outputs".into());
+                }
+                for o in outputs {
+                    if matches!(o, ClassLabels::PerOutput(_)) {
+                        return bad("per-output labels are nested".into());
+                    }
+                    o.check()?;
+                }
+                Ok(())
             }
             _ => Ok(()),
         }
@@ -648,10 +689,23 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
     }
     match (h.estimator.is_classifier(), &h.task, &h.classes) {
         (Some(true), Task::Classification { n_classes }, Some(c)) => {
-            if c.len() != *n_classes || *n_classes == 0 {
+            if c.len() != *n_classes || *n_classes == 0 || c.outputs().len() != 1 {
                 return Err(field(
                     "classes",
                     format!("{} labels for a forest of {n_classes} classes", c.len()),
+                ));
+            }
+            c.check()?;
+        }
+        (Some(true), Task::MultiClassification { n_classes }, Some(c)) => {
+            let got: Vec<usize> = match c {
+                ClassLabels::PerOutput(_) => c.outputs().iter().map(|o| o.len()).collect(),
+                _ => vec![c.len()],
+            };
+            if &got != n_classes || n_classes.contains(&0) {
+                return Err(field(
+                    "classes",
+                    format!("labels per output {got:?} for a forest of {n_classes:?} classes"),
                 ));
             }
             c.check()?;
@@ -665,13 +719,13 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
                 ),
             ))
         }
-        (Some(false), Task::Classification { .. }, _) => {
+        (Some(false), Task::Classification { .. } | Task::MultiClassification { .. }, _) => {
             return Err(field(
                 "task",
                 format!("a {} needs a regression forest", h.estimator.name()),
             ))
         }
-        (Some(false), Task::Regression, None) | (None, _, None) => {}
+        (Some(false), Task::Regression | Task::MultiRegression { .. }, None) | (None, _, None) => {}
         (_, _, Some(_)) => {
             return Err(field(
                 "classes",
@@ -876,13 +930,13 @@ pub fn write_unchecked<F: Serialize, W: Write + Seek>(file: &ModelFile<F>, mut w
     drop(cw);
     let end = w.stream_position().map_err(io)?;
     w.seek(SeekFrom::Start(start)).map_err(io)?;
-    w.write_all(&serialize::frame_header(
-        MODEL_MAGIC,
-        MODEL_FORMAT_VERSION,
-        len,
-        crc,
-    ))
-    .map_err(io)?;
+    let version = if file.header.task.n_targets() > 1 {
+        MODEL_FORMAT_VERSION_MULTI_OUTPUT
+    } else {
+        MODEL_FORMAT_VERSION
+    };
+    w.write_all(&serialize::frame_header(MODEL_MAGIC, version, len, crc))
+        .map_err(io)?;
     w.seek(SeekFrom::Start(end)).map_err(io)?;
     w.flush().map_err(io)
 }
@@ -927,7 +981,11 @@ fn frame_of(head: &[u8]) -> Result<Frame> {
              with Forest::from_bytes",
         ));
     }
-    serialize::read_frame(head, MODEL_MAGIC, MODEL_FORMAT_VERSION)
+    serialize::read_frame(
+        head,
+        MODEL_MAGIC,
+        MODEL_FORMAT_VERSION..=MODEL_FORMAT_VERSION_MULTI_OUTPUT,
+    )
 }
 
 fn finish(file: ModelFile<Forest>) -> Result<Model> {
@@ -958,6 +1016,22 @@ pub enum Predictions {
     Classes(Vec<usize>),
     /// The regression estimate of each row.
     Values(Vec<f64>),
+    /// Multi-output classifiers: per row and output (row-major, `k` outputs), the index
+    /// of the most probable class among that output's labels
+    /// ([`ClassLabels::outputs`]).
+    ClassesPerOutput {
+        /// Outputs.
+        k: usize,
+        /// n × k class indices, row-major.
+        classes: Vec<usize>,
+    },
+    /// Multi-output regressors: per row and output (row-major) the estimate.
+    ValuesPerOutput {
+        /// Outputs.
+        k: usize,
+        /// n × k estimates, row-major.
+        values: Vec<f64>,
+    },
 }
 
 impl Model {
@@ -1071,8 +1145,7 @@ impl Model {
     }
     /// Whether [`Model::predict_proba`] applies.
     pub fn is_classifier(&self) -> bool {
-        matches!(self.file.header.task, Task::Classification { .. })
-            && self.file.header.classes.is_some()
+        self.file.header.task.is_classification() && self.file.header.classes.is_some()
     }
     /// The number of input columns.
     pub fn n_features(&self) -> usize {
@@ -1212,6 +1285,28 @@ impl Model {
     /// As [`Model::predict_raw`].
     pub fn predict(&self, x: ArrayView2<'_, f64>) -> Result<Predictions> {
         let raw = self.predict_raw(x)?;
+        match &self.file.header.task {
+            Task::MultiClassification { n_classes } => {
+                let k = n_classes.len();
+                let mut classes = Vec::with_capacity(raw.nrows() * k);
+                for r in raw.rows() {
+                    let mut at = 0;
+                    for &c in n_classes {
+                        let block = r.slice(ndarray::s![at..at + c]);
+                        classes.push(first_max(block.iter().copied()));
+                        at += c;
+                    }
+                }
+                return Ok(Predictions::ClassesPerOutput { k, classes });
+            }
+            Task::MultiRegression { n_outputs } => {
+                return Ok(Predictions::ValuesPerOutput {
+                    k: *n_outputs,
+                    values: raw.iter().copied().collect(),
+                })
+            }
+            _ => {}
+        }
         if self.is_classifier() {
             Ok(Predictions::Classes(
                 raw.rows()
@@ -1292,6 +1387,17 @@ impl Model {
     }
 }
 
+/// The index of the first maximum (numpy's argmax).
+fn first_max(v: impl Iterator<Item = f64>) -> usize {
+    let mut best = (0usize, f64::NEG_INFINITY);
+    for (i, x) in v.enumerate() {
+        if i == 0 || x > best.1 {
+            best = (i, x);
+        }
+    }
+    best.0
+}
+
 /// numpy's `interp(x, xp, linspace(0, 1, len(xp)))` for sorted, distinct `xp` of length ≥ 2,
 /// operation for operation, so a rank-scaled value is the same to the bit.
 fn interp(x: f64, xp: &[f64], step: f64) -> f64 {
@@ -1362,7 +1468,9 @@ mod tests {
         let (f, x) = forest(2);
         let expected = f.predict(x.view(), 1).unwrap();
         let model = Model::new(header(2), Body::Forest(f)).unwrap();
-        let again = Model::from_bytes(&model.to_bytes().unwrap()).unwrap();
+        let bytes = model.to_bytes().unwrap();
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
+        let again = Model::from_bytes(&bytes).unwrap();
         let xf = x.mapv(|v| v as f64);
         assert_eq!(again.predict_proba(xf.view()).unwrap(), expected);
         assert_eq!(again.classes().unwrap().get(1), Label::Str("yes"));
@@ -1372,6 +1480,72 @@ mod tests {
             Predictions::Classes(_)
         ));
         assert_eq!(again.apply(xf.view()).unwrap().dim(), (120, 4));
+    }
+
+    #[test]
+    fn multi_output_model_round_trips_its_classes_per_output() {
+        let (_, x) = forest(2);
+        // output 0: the sign of x0 + x1 (labels "no"/"yes"); output 1: x2 in 3 classes
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .flat_map(|r| {
+                [
+                    (r[0] + r[1] > 0.0) as u8 as f64,
+                    ((r[2] + 8.0) as usize % 3) as f64,
+                ]
+            })
+            .collect();
+        let mut params = ForestParams::classification(2);
+        params.task = Task::MultiClassification {
+            n_classes: vec![2, 3],
+        };
+        params.n_estimators = 4;
+        let f = Forest::fit(&params, x.view(), &y, None).unwrap();
+        let mut h = header(2);
+        h.task = params.task.clone();
+        let per_output = ClassLabels::PerOutput(vec![
+            ClassLabels::Str {
+                width: 3,
+                values: vec!["no".into(), "yes".into()],
+            },
+            ClassLabels::Int {
+                bytes: 8,
+                values: vec![-1, 0, 7],
+            },
+        ]);
+        h.classes = Some(per_output.clone());
+        let model = Model::new(h.clone(), Body::Forest(f.clone())).unwrap();
+        let bytes = model.to_bytes().unwrap();
+        // written as version 2, which older readers refuse by version
+        assert_eq!(
+            bytes[8..12],
+            MODEL_FORMAT_VERSION_MULTI_OUTPUT.to_le_bytes()
+        );
+        assert_eq!(
+            f.to_bytes().unwrap()[8..12],
+            crate::serialize::FORMAT_VERSION_MULTI_OUTPUT.to_le_bytes()
+        );
+        let again = Model::from_bytes(&bytes).unwrap();
+        assert_eq!(again.classes(), Some(&per_output));
+        assert_eq!(Forest::from_bytes(&f.to_bytes().unwrap()).unwrap(), f);
+        let xf = x.mapv(|v| v as f64);
+        let Predictions::ClassesPerOutput { k, classes } = again.predict(xf.view()).unwrap() else {
+            panic!("a multi-output classifier predicts per output")
+        };
+        assert_eq!((k, classes.len()), (2, 240));
+        let raw = f.predict(x.view(), 1).unwrap();
+        for (row, c) in raw.rows().into_iter().zip(classes.chunks(2)) {
+            assert_eq!(c[0], first_max(row.iter().copied().take(2)));
+            assert_eq!(c[1], first_max(row.iter().copied().skip(2)));
+        }
+        // labels per output must match the forest's class counts
+        h.classes = Some(ClassLabels::PerOutput(vec![
+            ClassLabels::Bool(vec![false, true]),
+            ClassLabels::Bool(vec![false, true]),
+        ]));
+        let err = Model::new(h, Body::Forest(f)).unwrap_err().to_string();
+        assert!(err.contains("classes"), "{err}");
     }
 
     #[test]

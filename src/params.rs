@@ -23,8 +23,13 @@ pub const MAX_CANDIDATES: usize = 1 << 20;
 /// count is a `u32`, and each draw takes time.
 pub const MAX_DRAWS: usize = u32::MAX as usize;
 
-/// Classification (with its number of classes) or regression.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Classification (with its number of classes) or regression, of one target column or
+/// of several at once (multi-output: one tree per estimator whose splits serve every
+/// output, as scikit-learn's forests grow them).
+///
+/// The multi-output variants come after the single-output ones so that a single-output
+/// model serializes to the bytes it always had (postcard writes a variant's index).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Task {
     /// Class codes `0..n_classes`.
     Classification {
@@ -33,15 +38,57 @@ pub enum Task {
     },
     /// Real targets.
     Regression,
+    /// Several class columns; column `o` has codes `0..n_classes[o]`. A node's value is the
+    /// concatenation of each output's class distribution.
+    MultiClassification {
+        /// The number of classes of each output (at least two outputs).
+        n_classes: Vec<usize>,
+    },
+    /// Several real target columns; a node's value is the mean of each.
+    MultiRegression {
+        /// The number of target columns (at least two).
+        n_outputs: usize,
+    },
 }
 
 impl Task {
-    /// Values stored per node: class probabilities, or one mean.
+    /// Values stored per node: class probabilities (of every output, concatenated), or
+    /// one mean per output.
     pub fn n_outputs(&self) -> usize {
         match self {
             Task::Classification { n_classes } => *n_classes,
             Task::Regression => 1,
+            Task::MultiClassification { n_classes } => {
+                n_classes.iter().fold(0usize, |a, &b| a.saturating_add(b))
+            }
+            Task::MultiRegression { n_outputs } => *n_outputs,
         }
+    }
+
+    /// Target columns (scikit-learn's `n_outputs_`): 1 for the single-output tasks.
+    pub fn n_targets(&self) -> usize {
+        match self {
+            Task::Classification { .. } | Task::Regression => 1,
+            Task::MultiClassification { n_classes } => n_classes.len(),
+            Task::MultiRegression { n_outputs } => *n_outputs,
+        }
+    }
+
+    /// The number of classes of each target column (`None` for regression).
+    pub fn class_counts(&self) -> Option<Vec<usize>> {
+        match self {
+            Task::Classification { n_classes } => Some(vec![*n_classes]),
+            Task::MultiClassification { n_classes } => Some(n_classes.clone()),
+            Task::Regression | Task::MultiRegression { .. } => None,
+        }
+    }
+
+    /// Whether targets are class codes.
+    pub fn is_classification(&self) -> bool {
+        matches!(
+            self,
+            Task::Classification { .. } | Task::MultiClassification { .. }
+        )
     }
 }
 
@@ -54,6 +101,10 @@ pub enum Criterion {
     Entropy,
     /// Squared error (regression).
     SquaredError,
+    /// Half Poisson deviance (regression of non-negative targets with a positive sum).
+    Poisson,
+    /// Absolute error around the weighted median (regression).
+    AbsoluteError,
 }
 
 /// How thresholds are chosen for a candidate projection.
@@ -212,21 +263,42 @@ impl ForestParams {
         if n_samples == 0 {
             return Err(invalid("X", "needs at least one sample"));
         }
-        match (self.task, self.criterion) {
+        let classification = self.task.is_classification();
+        match (&self.task, self.criterion) {
             (Task::Classification { n_classes }, Criterion::Gini | Criterion::Entropy) => {
-                if n_classes == 0 {
+                if *n_classes == 0 {
                     return Err(invalid("n_classes", "must be at least 1"));
                 }
             }
-            (Task::Regression, Criterion::SquaredError) => {}
-            (Task::Classification { .. }, _) => {
+            (Task::MultiClassification { n_classes }, Criterion::Gini | Criterion::Entropy) => {
+                if n_classes.len() < 2 || n_classes.contains(&0) {
+                    return Err(invalid(
+                        "n_classes",
+                        "a multi-output task needs at least two outputs of at least 1 class",
+                    ));
+                }
+            }
+            (Task::MultiRegression { n_outputs }, _) if *n_outputs < 2 => {
+                return Err(invalid(
+                    "n_outputs",
+                    "a multi-output task needs at least two outputs",
+                ))
+            }
+            (
+                Task::Regression | Task::MultiRegression { .. },
+                Criterion::SquaredError | Criterion::Poisson | Criterion::AbsoluteError,
+            ) => {}
+            _ if classification => {
                 return Err(invalid(
                     "criterion",
                     "classification needs 'gini' or 'entropy'",
                 ))
             }
-            (Task::Regression, _) => {
-                return Err(invalid("criterion", "regression needs 'squared_error'"))
+            _ => {
+                return Err(invalid(
+                    "criterion",
+                    "regression needs 'squared_error', 'absolute_error' or 'poisson'",
+                ))
             }
         }
         if self.n_estimators == 0 || self.n_estimators > MAX_ESTIMATORS {
@@ -323,6 +395,18 @@ impl ForestParams {
                     "monotonicity constraints are not supported with multiclass classification",
                 ));
             }
+            if self.task.n_targets() > 1 {
+                return Err(invalid(
+                    "monotonic_cst",
+                    "monotonicity constraints are not supported with multiple outputs",
+                ));
+            }
+            if self.criterion == Criterion::AbsoluteError {
+                return Err(invalid(
+                    "monotonic_cst",
+                    "monotonicity constraints are not supported with criterion='absolute_error'",
+                ));
+            }
         }
         if let Some(m) = self.max_leaf_nodes {
             if m < 2 {
@@ -366,7 +450,7 @@ impl ForestParams {
                 "Out of bag estimation only available if bootstrap=True",
             ));
         }
-        if self.class_weight_subsample && !matches!(self.task, Task::Classification { .. }) {
+        if self.class_weight_subsample && !classification {
             return Err(invalid(
                 "class_weight",
                 "'balanced_subsample' is for classification only",

@@ -81,17 +81,17 @@ fn pinned_models_are_byte_identical() {
     let cases = [
         (
             "axis gini",
-            params(clf, Criterion::Gini, ProjectionKind::AxisAligned),
+            params(clf.clone(), Criterion::Gini, ProjectionKind::AxisAligned),
         ),
         (
             "sparse entropy",
-            params(clf, Criterion::Entropy, sparse.clone()),
+            params(clf.clone(), Criterion::Entropy, sparse.clone()),
         ),
         (
             "sparse hist",
             ForestParams {
                 splitter: Splitter::Histogram { max_bins: 4 },
-                ..params(clf, Criterion::Gini, sparse.clone())
+                ..params(clf.clone(), Criterion::Gini, sparse.clone())
             },
         ),
         (
@@ -99,7 +99,7 @@ fn pinned_models_are_byte_identical() {
             ForestParams {
                 splitter: Splitter::Random,
                 ..params(
-                    clf,
+                    clf.clone(),
                     Criterion::Gini,
                     ProjectionKind::ForestRc { n_combined: 3 },
                 )
@@ -116,7 +116,7 @@ fn pinned_models_are_byte_identical() {
                 )
             },
         ),
-        ("patch gini", params(clf, Criterion::Gini, patch)),
+        ("patch gini", params(clf.clone(), Criterion::Gini, patch)),
     ];
     let got: Vec<(&str, u32)> = cases.iter().map(|(n, p)| (*n, crc(p))).collect();
     // Re-pinned once, deliberately: nodes whose candidates are all constant now draw again

@@ -140,6 +140,8 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Criterion {
             "gini" => Ok(Criterion::Gini),
             "entropy" | "log_loss" => Ok(Criterion::Entropy),
             "squared_error" => Ok(Criterion::SquaredError),
+            "poisson" => Ok(Criterion::Poisson),
+            "absolute_error" => Ok(Criterion::AbsoluteError),
             other => Err(PyValueError::new_err(format!(
                 "unknown criterion {other:?}"
             ))),
@@ -297,7 +299,8 @@ impl PyForestParams {
         *, task, n_classes, criterion, splitter, max_bins, projection, max_features,
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
-        max_samples, class_weight_subsample, oob, seed, ccp_alpha, monotonic_cst, n_jobs
+        max_samples, class_weight_subsample, oob, seed, ccp_alpha, monotonic_cst, n_jobs,
+        n_outputs=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -323,12 +326,39 @@ impl PyForestParams {
         ccp_alpha: f64,
         monotonic_cst: Option<Vec<i8>>,
         n_jobs: &Bound<'_, PyAny>,
+        n_outputs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let n_classes = named_opt::<Count>(n_classes, "n_classes")?.map(|c| c.0);
-        let task = match (task, n_classes) {
-            ("classification", Some(n_classes)) => Task::Classification { n_classes },
+        // n_classes: a count, or one count per output (multi-output classification)
+        let per_output =
+            n_classes.is_instance_of::<PyList>() || n_classes.is_instance_of::<PyTuple>();
+        let class_counts: Option<Vec<usize>> = if per_output {
+            Some(
+                n_classes
+                    .try_iter()?
+                    .map(|c| Ok(named::<Count>(&c?, "n_classes")?.0))
+                    .collect::<PyResult<_>>()?,
+            )
+        } else {
+            named_opt::<Count>(n_classes, "n_classes")?.map(|c| vec![c.0])
+        };
+        let n_outputs = match n_outputs {
+            Some(v) => named::<Count>(v, "n_outputs")?.0,
+            None => 1,
+        };
+        let task = match (task, class_counts) {
+            ("classification", Some(c)) if c.len() != n_outputs => {
+                return Err(bad(
+                    "n_outputs",
+                    &format!("{n_outputs} outputs but n_classes for {}", c.len()),
+                ))
+            }
+            ("classification", Some(c)) if c.len() == 1 && !per_output => {
+                Task::Classification { n_classes: c[0] }
+            }
+            ("classification", Some(n_classes)) => Task::MultiClassification { n_classes },
             ("classification", None) => return Err(bad("n_classes", "classification needs it")),
-            ("regression", None) => Task::Regression,
+            ("regression", None) if n_outputs == 1 => Task::Regression,
+            ("regression", None) => Task::MultiRegression { n_outputs },
             ("regression", Some(_)) => {
                 return Err(bad("n_classes", "is for classification; give None"))
             }
@@ -599,9 +629,19 @@ impl PyForest {
     fn n_outputs(&self) -> usize {
         self.inner.n_outputs()
     }
+    /// Target columns (scikit-learn's `n_outputs_`).
+    #[getter]
+    fn n_targets(&self) -> usize {
+        self.inner.params().task.n_targets()
+    }
+    /// The number of classes of each target column; None for regression.
+    #[getter]
+    fn class_counts(&self) -> Option<Vec<usize>> {
+        self.inner.params().task.class_counts()
+    }
     #[getter]
     fn is_classifier(&self) -> bool {
-        matches!(self.inner.params().task, Task::Classification { .. })
+        self.inner.params().task.is_classification()
     }
 
     #[pyo3(signature = (x, n_jobs=1))]
@@ -1007,6 +1047,9 @@ impl PyForestPart {
             match params.task {
                 Task::Classification { .. } => params.task = Task::Classification { n_classes },
                 Task::Regression => return Err(bad("n_classes", "is for classification")),
+                Task::MultiClassification { .. } | Task::MultiRegression { .. } => {
+                    return Err(bad("n_classes", "is for single-output classification"))
+                }
             }
         }
         let counter = progress.map(|p| p.done.clone());
@@ -1257,6 +1300,14 @@ fn from_param<'py>(py: Python<'py>, p: &Param) -> PyResult<Bound<'py, PyAny>> {
 /// `classes_` as labels. A tuple `(kind, itemsize, values)` stands for an array of that
 /// numpy dtype kind and item size (tests use it for dtypes too large to build).
 fn to_classes(obj: &Bound<'_, PyAny>) -> PyResult<ClassLabels> {
+    // a multi-output classifier's classes_: a list of arrays, one per output
+    if obj.is_instance_of::<PyList>() {
+        return Ok(ClassLabels::PerOutput(
+            obj.try_iter()?
+                .map(|c| to_classes(&c?))
+                .collect::<PyResult<_>>()?,
+        ));
+    }
     let (kind, itemsize, values): (String, u64, Bound<'_, PyAny>) =
         if obj.is_instance_of::<PyTuple>() {
             obj.extract()?
@@ -1297,6 +1348,13 @@ fn to_classes(obj: &Bound<'_, PyAny>) -> PyResult<ClassLabels> {
 
 fn from_classes<'py>(py: Python<'py>, c: &ClassLabels) -> PyResult<Bound<'py, PyAny>> {
     let list = match c {
+        ClassLabels::PerOutput(outputs) => {
+            let arrays = outputs
+                .iter()
+                .map(|o| from_classes(py, o))
+                .collect::<PyResult<Vec<_>>>()?;
+            return Ok(PyList::new(py, arrays)?.into_any());
+        }
         ClassLabels::Bool(v) => PyList::new(py, v)?,
         ClassLabels::Int { values, .. } => PyList::new(py, values)?,
         ClassLabels::UInt { values, .. } => PyList::new(py, values)?,
@@ -1389,7 +1447,7 @@ fn parse_parts<'py>(
         .forests()
         .first()
         .ok_or_else(|| model_err("forests", "the parts hold no forest"))?;
-    let task = refs[*first].inner.params().task;
+    let task = refs[*first].inner.params().task.clone();
     let mut params = Vec::new();
     for (k, v) in get("params")?.cast::<PyDict>()?.iter() {
         let k: String = k.extract()?;
@@ -1545,6 +1603,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyProjection>()?;
     m.add("ForestError", m.py().get_type::<ForestError>())?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
+    m.add(
+        "FORMAT_VERSION_MULTI_OUTPUT",
+        crate::serialize::FORMAT_VERSION_MULTI_OUTPUT,
+    )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(n_threads, m)?)?;
@@ -1554,6 +1616,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_model, m)?)?;
     m.add_function(wrap_pyfunction!(_save_model_unchecked_for_test, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::MODEL_FORMAT_VERSION)?;
+    m.add(
+        "MODEL_FORMAT_VERSION_MULTI_OUTPUT",
+        crate::model::MODEL_FORMAT_VERSION_MULTI_OUTPUT,
+    )?;
     Ok(())
 }
 

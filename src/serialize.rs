@@ -27,6 +27,10 @@ pub const MAGIC: &[u8; 8] = b"OBLQFRST";
 /// Version 2 stores leaf values only (version 1, from before the first release, stored a
 /// value row for every node and is not read).
 pub const FORMAT_VERSION: u32 = 2;
+/// The version written for a multi-output forest (a 2-D y): its task is a variant older
+/// readers do not know, so they refuse it by version instead of failing to decode it.
+/// Single-output forests keep [`FORMAT_VERSION`] and the bytes they always had.
+pub const FORMAT_VERSION_MULTI_OUTPUT: u32 = 3;
 /// Length of the frame header.
 pub(crate) const HEADER: usize = 24;
 /// Scratch for postcard's reader: the longest string (a label or feature name) it decodes.
@@ -42,8 +46,12 @@ pub(crate) fn corrupt(m: impl Into<String>) -> Error {
     Error::CorruptModel(m.into())
 }
 
-/// Checks a frame header against `magic` and the one supported `version`.
-pub(crate) fn read_frame(head: &[u8], magic: &[u8; 8], version: u32) -> Result<Frame> {
+/// Checks a frame header against `magic` and the supported versions `versions`.
+pub(crate) fn read_frame(
+    head: &[u8],
+    magic: &[u8; 8],
+    versions: std::ops::RangeInclusive<u32>,
+) -> Result<Frame> {
     if head.len() < HEADER {
         return Err(corrupt("too short to be a model (truncated?)"));
     }
@@ -52,10 +60,10 @@ pub(crate) fn read_frame(head: &[u8], magic: &[u8; 8], version: u32) -> Result<F
     }
     let u32_at = |a: usize| u32::from_le_bytes([head[a], head[a + 1], head[a + 2], head[a + 3]]);
     let found = u32_at(8);
-    if found != version {
+    if !versions.contains(&found) {
         return Err(Error::UnsupportedVersion {
             found,
-            supported: version,
+            supported: *versions.end(),
         });
     }
     Ok(Frame {
@@ -153,9 +161,14 @@ impl Forest {
         let payload =
             postcard::to_stdvec(self).map_err(|e| Error::Internal(format!("encode: {e}")))?;
         let mut out = Vec::with_capacity(HEADER + payload.len());
+        let version = if self.params.task.n_targets() > 1 {
+            FORMAT_VERSION_MULTI_OUTPUT
+        } else {
+            FORMAT_VERSION
+        };
         out.extend_from_slice(&frame_header(
             MAGIC,
-            FORMAT_VERSION,
+            version,
             payload.len() as u64,
             crc32fast::hash(&payload),
         ));
@@ -175,7 +188,7 @@ impl Forest {
                  read it with Model::from_bytes / obliqueforest.load",
             ));
         }
-        let frame = read_frame(bytes, MAGIC, FORMAT_VERSION)?;
+        let frame = read_frame(bytes, MAGIC, FORMAT_VERSION..=FORMAT_VERSION_MULTI_OUTPUT)?;
         let payload = &bytes[HEADER..];
         if payload.len() as u64 != frame.len {
             return Err(corrupt(format!(

@@ -154,6 +154,7 @@ def _all_fields(**overrides):
         ccp_alpha=0.0,
         monotonic_cst=None,
         n_jobs=1,
+        n_outputs=1,
     )
     fields.update(overrides)
     return fields

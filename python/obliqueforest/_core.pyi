@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 __version__: str
 FORMAT_VERSION: int
+FORMAT_VERSION_MULTI_OUTPUT: int
 """Version of the binary model format written by :meth:`Forest.to_bytes`."""
 
 class ForestError(ValueError):
@@ -83,7 +84,7 @@ class ForestParams:
         self,
         *,
         task: str,
-        n_classes: Optional[int],
+        n_classes: Optional[int | list[int]],
         criterion: str,
         splitter: str,
         max_bins: int,
@@ -103,6 +104,7 @@ class ForestParams:
         seed: int,
         ccp_alpha: float,
         n_jobs: int,
+        n_outputs: Optional[int] = None,
     ) -> None: ...
     def with_seed(self, seed: int) -> ForestParams:
         """The same parameters with another seed."""
@@ -126,7 +128,9 @@ class Forest:
         """Grow a forest.
 
         ``X`` has shape (n_samples, n_features), any memory order. For
-        classification ``y`` holds class codes 0..n_classes-1 as floats.
+        classification ``y`` holds class codes 0..n_classes-1 as floats; for a
+        multi-output task (``n_classes`` a list, or ``n_outputs`` > 1) it holds
+        n_samples × n_outputs values, row-major (a C-order 2-D y, raveled).
         ``params`` says how (see :class:`ForestParams`).
         """
     def fit_more(
@@ -164,7 +168,14 @@ class Forest:
     def n_features(self) -> int: ...
     @property
     def n_outputs(self) -> int:
-        """n_classes for classification, 1 for regression."""
+        """Values per leaf: n_classes for classification, 1 for regression; for several
+        target columns, the columns' blocks side by side (sum of n_classes, or n_targets)."""
+    @property
+    def n_targets(self) -> int:
+        """Target columns (scikit-learn's ``n_outputs_``)."""
+    @property
+    def class_counts(self) -> Optional[list[int]]:
+        """Classes of each target column; None for regression."""
     @property
     def is_classifier(self) -> bool: ...
     def predict(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.float64]:
@@ -282,6 +293,7 @@ class ForestPart:
         """Inverse of :meth:`to_bytes`, validating the model and every OOB record."""
 
 MODEL_FORMAT_VERSION: int
+MODEL_FORMAT_VERSION_MULTI_OUTPUT: int
 """The model file (``.of``) version written and read (see ``src/model.rs``)."""
 
 def save_model(path: str, parts: dict[str, Any]) -> None:

@@ -17,16 +17,17 @@ import numpy as np
 from joblib.parallel import get_active_backend
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.exceptions import DataConversionWarning
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from . import _core
 from ._progress import run_with_progress
 from ._params import core_params, monotonic_cst_vector
-from ._trees import PerTreeMixin
+from ._trees import PerTreeMixin, labels_of, output_blocks
 from .projections import AxisAligned, SparseSigned, _Projection
 
 
@@ -55,6 +56,35 @@ _F32_MAX = float(np.finfo(np.float32).max)
 # Set (only) by obliqueforest.dask around a fit: ``grower(estimator, X32, y_core,
 # sample_weight, params)`` grows the core forest in place of ``_core.Forest.fit``.
 FOREST_GROWER: contextvars.ContextVar = contextvars.ContextVar("forest_grower", default=None)
+
+
+def target_columns(y):
+    """``y`` as (n_samples, n_outputs) for a fit: a 1-D y is one column, a column vector
+    (n_samples, 1) too but with scikit-learn's DataConversionWarning; the forests then
+    behave as single-output ones (1-D predictions)."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+    y = y.reshape(y.shape[0], -1)
+    if y.shape[1] == 0:
+        raise ValueError("y has no columns (shape (n_samples, 0)); give at least one target")
+    return y
+
+
+def warn_missing_oob(counts, stacklevel=4):
+    """scikit-learn's warning when some rows were in every tree's bootstrap sample."""
+    if (counts == 0).any():
+        warnings.warn(
+            "Some inputs do not have OOB scores. This probably means too few trees were "
+            "used to compute any reliable OOB estimates.",
+            UserWarning,
+            stacklevel=stacklevel,
+        )
 
 
 def resolve_n_jobs(n_jobs) -> int:
@@ -197,7 +227,8 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
         # it is: the core borrows it, or copies wide C-order data once, column by column
         # (two-valued columns as bits).
         X32 = as_float32(X, order="K" if X.dtype == np.float32 else "F")
-        y_core = np.ascontiguousarray(y_core, dtype=np.float64)
+        # several outputs: n × k row-major, as the core reads them
+        y_core = np.ascontiguousarray(np.ravel(y_core), dtype=np.float64)
         sw = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float64)
         fitted = getattr(self, "_forest", None)
         if self.warm_start and fitted is not None:
@@ -292,6 +323,12 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
         return self._forest.projection_counts()
 
     @property
+    def n_outputs_(self):
+        """Target columns of the fit (1 for a 1-D y or a column vector)."""
+        check_is_fitted(self, "_forest")
+        return self._forest.n_targets
+
+    @property
     def n_estimators_(self):
         """Number of fitted trees."""
         check_is_fitted(self, "_forest")
@@ -315,6 +352,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
         tags.non_deterministic = False
+        tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
         return tags
 
 
@@ -324,7 +362,9 @@ class _ClassifierMixin(ClassifierMixin):
     def _task_params(self, y):
         return {
             "task": "classification",
-            "n_classes": len(self.classes_),
+            # one count, or one per output (the core then grows multi-output trees)
+            "n_classes": self.n_classes_,
+            "n_outputs": y.shape[1] if y.ndim == 2 else 1,
             "criterion": self.criterion,
             "class_weight_subsample": self.class_weight == "balanced_subsample",
         }
@@ -337,8 +377,9 @@ class _ClassifierMixin(ClassifierMixin):
         ----------
         X : array-like of shape (n_samples, n_features)
             Training data; converted to float32 (NaN and infinity are rejected).
-        y : array-like of shape (n_samples,)
-            Class labels.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels; a 2-D y grows multi-output trees (one tree per estimator whose
+            splits serve every output, each output with its own classes).
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative sample weights; None means equal weights.
 
@@ -346,22 +387,36 @@ class _ClassifierMixin(ClassifierMixin):
         -------
         self : object
         """
+        warm = self.warm_start and hasattr(self, "_forest")
         X, y = _validate_data(
             self,
             X,
             y,
             dtype=[np.float32, np.float64],
             ensure_all_finite=True,
-            multi_output=False,
-            reset=not (self.warm_start and hasattr(self, "_forest")),
+            multi_output=True,
+            reset=not warm,
         )
-        check_classification_targets(y)
-        classes, y_enc = np.unique(y, return_inverse=True)
-        if self.warm_start and hasattr(self, "_forest"):
-            if not np.array_equal(classes, self.classes_):
+        y = target_columns(y)
+        check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
+        encoded = [np.unique(y[:, o], return_inverse=True) for o in range(y.shape[1])]
+        classes = [c for c, _ in encoded]
+        y_enc = np.stack([e for _, e in encoded], axis=1)
+        if y.shape[1] == 1:
+            classes, y_enc, y = classes[0], y_enc[:, 0], y[:, 0]
+        if warm:
+            old = self.classes_ if isinstance(self.classes_, list) else [self.classes_]
+            new = classes if isinstance(classes, list) else [classes]
+            if len(old) != len(new) or not all(map(np.array_equal, old, new)):
                 raise ValueError("warm_start needs the same classes as the first fit")
+        if self.oob_score and type_of_target(y_enc) == "multiclass-multioutput":
+            raise ValueError(
+                "The type of target cannot be used to compute OOB estimates. Got "
+                "multiclass-multioutput while only the following are supported: continuous, "
+                "continuous-multioutput, binary, multiclass, multilabel-indicator."
+            )
         self.classes_ = classes
-        self.n_classes_ = len(classes)
+        self.n_classes_ = [len(c) for c in classes] if isinstance(classes, list) else len(classes)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if self.warm_start and self.class_weight in ("balanced", "balanced_subsample"):
@@ -374,6 +429,7 @@ class _ClassifierMixin(ClassifierMixin):
                 stacklevel=2,
             )
         if self.class_weight is not None and self.class_weight != "balanced_subsample":
+            # scikit-learn's rules: a list of dicts (one per output) or "balanced" for 2-D y
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else sample_weight * cw
         self._fit_forest(X, y_enc, sample_weight, self._task_params(y))
@@ -384,15 +440,19 @@ class _ClassifierMixin(ClassifierMixin):
 
     def _set_oob(self, y_enc):
         sums, counts = self._forest.oob_prediction()
-        if (counts == 0).any():
-            warnings.warn(
-                "Some inputs do not have OOB scores. This probably means too few trees were "
-                "used to compute any reliable OOB estimates.",
-                UserWarning,
-                stacklevel=3,
-            )
-        self.oob_decision_function_ = sums / np.maximum(counts, 1)[:, None]
-        pred = self.oob_decision_function_.argmax(axis=1)
+        warn_missing_oob(counts)
+        mean = sums / np.maximum(counts, 1)[:, None]
+        if y_enc.ndim == 1:
+            self.oob_decision_function_ = mean
+            pred = mean.argmax(axis=1)
+        else:
+            # scikit-learn's layout: (n_samples, n_classes, n_outputs)
+            blocks = output_blocks(mean, self.n_classes_)
+            oob = np.zeros((mean.shape[0], max(self.n_classes_), len(blocks)))
+            for o, b in enumerate(blocks):
+                oob[:, : b.shape[1], o] = b
+            self.oob_decision_function_ = oob
+            pred = oob.argmax(axis=1)
         scorer = self.oob_score if callable(self.oob_score) else accuracy_score
         self.oob_score_ = scorer(y_enc, pred)
 
@@ -405,24 +465,33 @@ class _ClassifierMixin(ClassifierMixin):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, n_classes)
+        proba : ndarray of shape (n_samples, n_classes), or list of n_outputs such arrays
+            One array per output (columns in the order of ``classes_[o]``) for a forest
+            fitted on a 2-D y, as in scikit-learn.
         """
         return self._predict_proba_with_classes(X)[0]
 
     def _predict_proba_with_classes(self, X):
         X = self._validate_X_predict(X)
         forest, classes = self._fitted_model()
-        return forest.predict(X, self._n_threads()), classes
+        raw = forest.predict(X, self._n_threads())
+        if isinstance(classes, list):
+            return output_blocks(raw, [len(c) for c in classes]), classes
+        return raw, classes
 
     def predict_log_proba(self, X):
-        """Log of :meth:`predict_proba`, shape (n_samples, n_classes)."""
+        """Log of :meth:`predict_proba` (an array, or a list per output)."""
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            if isinstance(proba, list):
+                return [np.log(p) for p in proba]
+            return np.log(proba)
 
     def predict(self, X):
-        """Most probable class, shape (n_samples,)."""
+        """Most probable class, shape (n_samples,), or (n_samples, n_outputs) for a forest
+        fitted on a 2-D y."""
         proba, classes = self._predict_proba_with_classes(X)
-        return classes.take(proba.argmax(axis=1))
+        return labels_of(proba, classes)
 
 
 class _RegressorMixin(RegressorMixin):
@@ -432,6 +501,7 @@ class _RegressorMixin(RegressorMixin):
         return {
             "task": "regression",
             "n_classes": None,
+            "n_outputs": y.shape[1] if y.ndim == 2 else 1,
             "criterion": self.criterion,
             "class_weight_subsample": False,
         }
@@ -444,8 +514,10 @@ class _RegressorMixin(RegressorMixin):
         ----------
         X : array-like of shape (n_samples, n_features)
             Training data; converted to float32 (NaN and infinity are rejected).
-        y : array-like of shape (n_samples,)
-            Real targets.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Real targets; a 2-D y grows multi-output trees (one tree per estimator whose
+            splits serve every output). ``criterion="poisson"`` needs y >= 0 with a
+            positive sum.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
@@ -458,31 +530,31 @@ class _RegressorMixin(RegressorMixin):
             y,
             dtype=[np.float32, np.float64],
             ensure_all_finite=True,
-            multi_output=False,
+            multi_output=True,
             y_numeric=True,
             reset=not (self.warm_start and hasattr(self, "_forest")),
         )
+        y = np.asarray(target_columns(y), dtype=np.float64)
+        if y.shape[1] == 1:
+            y = y[:, 0]
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
-        self._fit_forest(X, np.asarray(y, dtype=np.float64), sample_weight, self._task_params(y))
+        self._fit_forest(X, y, sample_weight, self._task_params(y))
         if self.oob_score:
             sums, counts = self._forest.oob_prediction()
-            if (counts == 0).any():
-                warnings.warn(
-                    "Some inputs do not have OOB scores. This probably means too few trees "
-                    "were used to compute any reliable OOB estimates.",
-                    UserWarning,
-                    stacklevel=3,
-                )
-            self.oob_prediction_ = sums[:, 0] / np.maximum(counts, 1)
+            warn_missing_oob(counts, stacklevel=3)
+            pred = sums / np.maximum(counts, 1)[:, None]
+            self.oob_prediction_ = pred[:, 0] if y.ndim == 1 else pred
             scorer = self.oob_score if callable(self.oob_score) else r2_score
             self.oob_score_ = scorer(y, self.oob_prediction_)
         return self
 
     def predict(self, X):
-        """Mean over trees of the leaf means, shape (n_samples,)."""
+        """Mean over trees of the leaf means, shape (n_samples,), or (n_samples, n_outputs)
+        for a forest fitted on a 2-D y."""
         X = self._validate_X_predict(X)
-        return self._forest.predict(X, self._n_threads())[:, 0]
+        raw = self._forest.predict(X, self._n_threads())
+        return raw[:, 0] if raw.shape[1] == 1 and self._forest.n_targets == 1 else raw
 
 
 _CLF_CONSTRAINTS = {
@@ -492,7 +564,7 @@ _CLF_CONSTRAINTS = {
 }
 _REG_CONSTRAINTS = {
     **_BaseForest._parameter_constraints,
-    "criterion": [StrOptions({"squared_error"})],
+    "criterion": [StrOptions({"squared_error", "absolute_error", "poisson"})],
 }
 _PROJ_CONSTRAINTS = {"projection": [_Projection, None]}
 _SPORF_CONSTRAINTS = {"feature_combinations": [Interval(Real, 0.0, None, closed="neither")]}
@@ -501,8 +573,14 @@ _COMMON_DOC = """
     n_estimators : int, default=100
         Number of trees.
     criterion : str
-        Impurity criterion: "gini" or "entropy" (classification), "squared_error"
-        (regression).
+        Impurity criterion: "gini", "entropy" or "log_loss" (the same as "entropy") for
+        classification; "squared_error", "absolute_error" or "poisson" for regression.
+        "poisson" needs y >= 0 with a positive sum (else ValueError) and never splits a
+        child to a zero sum. "absolute_error" predicts each leaf's weighted median and is
+        the slowest criterion: its split search keeps running weighted medians (two heaps
+        per output, O(n log n) per candidate and node, as scikit-learn's) and is always
+        sort-based (no histograms). For a 2-D y the
+        impurity is the mean over outputs, as in scikit-learn.
     max_depth : int, default=None
         Maximum depth; None grows until leaves are pure or another rule stops them.
     min_samples_split : int or float, default=2
@@ -564,8 +642,12 @@ _COMMON_DOC = """
 _ATTR_DOC = """
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels (classifiers only).
+    classes_ : ndarray of shape (n_classes,) or list of n_outputs such arrays
+        Class labels (classifiers only); one array per output for a 2-D y.
+    n_classes_ : int or list of int
+        Number of classes (classifiers only); one count per output for a 2-D y.
+    n_outputs_ : int
+        Target columns of the fit (1 for a 1-D y).
     n_features_in_ : int
         Number of features seen in fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -576,9 +658,11 @@ _ATTR_DOC = """
         Normalised count of split projections using each feature.
     oob_score_ : float
         Out-of-bag score (when ``oob_score`` is set).
-    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
-        Out-of-bag class probabilities (classifiers, when ``oob_score`` is set).
-    oob_prediction_ : ndarray of shape (n_samples,)
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes) or (n_samples, n_classes, n_outputs)
+        Out-of-bag class probabilities (classifiers, when ``oob_score`` is set); for a 2-D
+        y, scikit-learn's layout (outputs with fewer classes zero-padded). As in
+        scikit-learn, OOB estimates are refused for multiclass-multioutput targets.
+    oob_prediction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         Out-of-bag predictions (regressors, when ``oob_score`` is set).
 
     References

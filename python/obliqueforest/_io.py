@@ -346,8 +346,10 @@ def load(path):
     if parts["feature_names"] is not None:
         est.feature_names_in_ = np.asarray(parts["feature_names"], dtype=object)
     if parts["classes"] is not None:
-        est.classes_ = parts["classes"]
-        est.n_classes_ = len(est.classes_)
+        est.classes_ = parts["classes"]  # a list of arrays for a multi-output classifier
+        est.n_classes_ = (
+            [len(c) for c in est.classes_] if isinstance(est.classes_, list) else len(est.classes_)
+        )
     if "encoder" in parts:
         codec_keys = {k for k in parts["attributes"] if k.startswith("_codec_categories_")}
         _set_attributes(
@@ -384,9 +386,9 @@ def load(path):
         est.n_trees_per_rotation_ = r["n_trees"]
         if len(est.rotations_) != est.n_rotations:
             raise _core.ForestError("model file: n_rotations disagrees with the rotations")
-        if hasattr(est, "classes_"):
-            est._n_outputs = est.n_classes_
         est._forests = list(r["forests"])
+        est.n_outputs_ = next(f for f in est._forests if f is not None).n_targets
+        est._n_outputs = int(np.sum(est.n_classes_)) if hasattr(est, "classes_") else est.n_outputs_
     else:
         _set_attributes(est, parts["attributes"], _FOREST_ATTRIBUTES)
         n = getattr(est, "_n_samples_fit", None)

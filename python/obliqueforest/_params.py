@@ -77,14 +77,19 @@ def core_params(
     ccp_alpha,
     monotonic_cst,
     n_jobs,
+    n_outputs,
 ):
     """The core's parameters of one fit.
 
     Parameters
     ----------
     task : {"classification", "regression"}
-    n_classes : int or None
-        Number of classes (None for regression).
+    n_classes : int, list of int or None
+        Number of classes (None for regression); a list, one count per target column,
+        for multi-output classification.
+    n_outputs : int
+        Target columns (more than 1 grows multi-output trees); for classification it
+        must be the length of ``n_classes`` when that is a list, else 1.
     projection : obliqueforest._core.Projection
         The projection distribution (see :mod:`obliqueforest.projections`).
     n_jobs : int
@@ -98,7 +103,13 @@ def core_params(
     """
     return _core.ForestParams(
         task=task,
-        n_classes=None if n_classes is None else _plain(n_classes),
+        n_classes=(
+            None
+            if n_classes is None
+            else [int(c) for c in n_classes]
+            if isinstance(n_classes, (list, tuple))
+            else _plain(n_classes)
+        ),
         criterion=criterion,
         projection=projection,
         splitter=splitter,
@@ -119,4 +130,5 @@ def core_params(
         ccp_alpha=float(ccp_alpha),
         monotonic_cst=monotonic_cst_vector(monotonic_cst),
         n_jobs=int(n_jobs),
+        n_outputs=int(n_outputs),
     )

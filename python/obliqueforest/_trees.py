@@ -17,12 +17,46 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["ForestTree", "TreeNodes"]
+__all__ = ["ForestTree", "TreeNodes", "output_blocks", "per_output_table"]
+
+
+def output_blocks(values, class_counts):
+    """The per-output blocks of core values: the columns of ``values`` (n, sum(class_counts))
+    cut into a list of (n, class_counts[o]) views, in output order (a multi-output
+    classifier's leaves hold each output's class fractions side by side)."""
+    bounds = np.cumsum([0, *class_counts])
+    return [values[:, a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def per_output_table(values, class_counts, n_outputs):
+    """Core values (n, width) as scikit-learn's ``tree_.value`` table (n, n_outputs,
+    max_n_classes): each output's classes (zero-padded to the widest output), or one
+    value per output for regression (``class_counts`` None)."""
+    if class_counts is None:
+        return values.reshape(values.shape[0], n_outputs, -1)
+    blocks = output_blocks(values, class_counts)
+    out = np.zeros((values.shape[0], len(blocks), max(class_counts)))
+    for o, b in enumerate(blocks):
+        out[:, o, : b.shape[1]] = b
+    return out
+
 
 # scikit-learn's marker for "no feature / no threshold" at leaves (sklearn.tree._tree)
 _UNDEFINED = -2
 # our marker for an oblique split: more than one feature, or a weight other than 1
 _OBLIQUE = -1
+
+
+def labels_of(proba, classes):
+    """The most probable label of each row: ``proba`` (n, n_classes) with ``classes``, or
+    lists of one such array per output, giving (n, n_outputs) labels of the first
+    output's dtype as scikit-learn's forests do."""
+    if not isinstance(classes, list):
+        return classes.take(proba.argmax(axis=1))
+    out = np.empty((proba[0].shape[0], len(classes)), dtype=classes[0].dtype)
+    for o, (p, c) in enumerate(zip(proba, classes)):
+        out[:, o] = c.take(p.argmax(axis=1))
+    return out
 
 
 class TreeNodes:
@@ -39,7 +73,7 @@ class TreeNodes:
     n_leaves : int
     n_features : int
     n_outputs : int
-        Always 1 (one target).
+        Target columns (1 unless the forest was fitted on a 2-D y).
     children_left, children_right : ndarray of shape (node_count,)
         Child node ids, -1 at leaves.
     feature : ndarray of shape (node_count,)
@@ -50,8 +84,10 @@ class TreeNodes:
     projection_ptr : ndarray of shape (node_count + 1,)
     projection_features, projection_weights : ndarray of shape (projection_ptr[-1],)
         Each inner node's projection in CSR form (MORF patches expanded, weight 1).
-    value : ndarray of shape (node_count, 1, n_classes) or (node_count, 1, 1)
-        Class fractions (classifiers) or the mean target (regressors), inner nodes included.
+    value : ndarray of shape (node_count, n_outputs, max_n_classes) or (node_count, n_outputs, 1)
+        Class fractions of each output (classifiers; outputs with fewer classes than the
+        widest are zero-padded) or each output's mean target (regressors), inner nodes
+        included, as scikit-learn's ``tree_.value``.
     impurity : ndarray of shape (node_count,)
     n_node_samples : ndarray of shape (node_count,)
         In-bag rows that reached each node.
@@ -59,7 +95,7 @@ class TreeNodes:
     depth : ndarray of shape (node_count,)
     """
 
-    def __init__(self, nodes: dict, n_features: int):
+    def __init__(self, nodes: dict, n_features: int, class_counts=None, n_outputs: int = 1):
         left, right = nodes["left"], nodes["right"]
         leaf = left == -1
         ptr = nodes["proj_ptr"]
@@ -69,7 +105,7 @@ class TreeNodes:
         axis = single & (weights[first] == 1.0) if len(feats) else single
         self.node_count = len(left)
         self.n_features = n_features
-        self.n_outputs = 1
+        self.n_outputs = n_outputs
         self.children_left = left
         self.children_right = right
         self.feature = np.where(leaf, _UNDEFINED, _OBLIQUE).astype(np.int64)
@@ -78,7 +114,7 @@ class TreeNodes:
         self.projection_ptr = ptr
         self.projection_features = feats
         self.projection_weights = weights
-        self.value = nodes["value"][:, None, :]
+        self.value = per_output_table(nodes["value"], class_counts, n_outputs)
         self.impurity = nodes["impurity"]
         self.n_node_samples = nodes["n_node_samples"]
         self.weighted_n_node_samples = nodes["weighted_n_node_samples"]
@@ -97,8 +133,9 @@ class ForestTree:
     ----------
     tree_ : TreeNodes
         The node arrays.
-    classes_ : ndarray of shape (n_classes,)
+    classes_ : ndarray of shape (n_classes,) or list of n_outputs such arrays
         Classifiers only.
+    n_outputs_ : int
     n_features_in_ : int
     feature_importances_ : ndarray of shape (n_features,)
         This tree's impurity-based importances, summing to 1.
@@ -112,8 +149,8 @@ class ForestTree:
         self.n_features_in_ = forest.n_features_in_
         if hasattr(forest, "classes_"):
             self.classes_ = forest.classes_
-            self.n_classes_ = len(forest.classes_)
-        self.n_outputs_ = 1
+            self.n_classes_ = forest.n_classes_
+        self.n_outputs_ = self._core.n_targets
 
     def __repr__(self) -> str:
         return f"ForestTree(index={self._index}, of={type(self._owner).__name__})"
@@ -161,7 +198,12 @@ class ForestTree:
 
     @property
     def tree_(self) -> TreeNodes:
-        return TreeNodes(self._core.tree_nodes(self._index), self.n_features_in_)
+        return TreeNodes(
+            self._core.tree_nodes(self._index),
+            self.n_features_in_,
+            self._core.class_counts,
+            self.n_outputs_,
+        )
 
     def get_depth(self) -> int:
         """Depth of the tree (a single leaf has depth 0)."""
@@ -192,17 +234,22 @@ class ForestTree:
         return one.predict(X, self._owner._n_threads())
 
     def predict_proba(self, X):
-        """The leaf's class fractions, shape (n_samples, n_classes) (classifiers only)."""
+        """The leaf's class fractions, shape (n_samples, n_classes), or a list of one such
+        array per output for a multi-output forest (classifiers only)."""
         if not hasattr(self, "classes_"):
             raise AttributeError("a regression tree has no predict_proba")
-        return self._leaf_values(X)
+        values = self._leaf_values(X)
+        if self.n_outputs_ == 1:
+            return values
+        return output_blocks(values, self._core.class_counts)
 
     def predict(self, X):
-        """The leaf's majority class (classifiers) or mean target (regressors), shape (n_samples,)."""
-        values = self._leaf_values(X)
+        """The leaf's majority class (classifiers) or mean target (regressors), shape
+        (n_samples,), or (n_samples, n_outputs) for a multi-output forest."""
         if hasattr(self, "classes_"):
-            return self.classes_.take(values.argmax(axis=1))
-        return values[:, 0]
+            return labels_of(self.predict_proba(X), self.classes_)
+        values = self._leaf_values(X)
+        return values[:, 0] if self.n_outputs_ == 1 else values
 
 
 class PerTreeMixin:

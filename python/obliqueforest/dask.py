@@ -217,13 +217,19 @@ def _check_partitioned(X, y, sample_weight):
             raise ValueError(f"{name} must be a dask collection partitioned like X")
         if isinstance(v, dd.DataFrame):
             if len(v.columns) != 1:
-                raise ValueError(f"{name} must be 1-dimensional, got {len(v.columns)} columns")
+                raise ValueError(
+                    f"{name} must be 1-dimensional, got {len(v.columns)} columns (a multi-output "
+                    "y is fitted from local arrays, in mode='replicate')"
+                )
             v = v[v.columns[0]]
         if isinstance(v, da.Array):
             if v.ndim == 2 and v.shape[1] == 1:
                 v = v[:, 0]
             if v.ndim != 1:
-                raise ValueError(f"{name} must be 1-dimensional, got shape {v.shape}")
+                raise ValueError(
+                    f"{name} must be 1-dimensional, got shape {v.shape} (a multi-output y is "
+                    "fitted from local arrays, in mode='replicate')"
+                )
             if any(np.isnan(c) for c in v.chunks[0]):
                 v = v.compute_chunk_sizes()
         n_x, n_v = _n_partitions(X), _n_partitions(v)
@@ -496,6 +502,14 @@ def _fit_partitions(client, estimator, X, y, sample_weight):
         raise ValueError(
             "oob_score is not available in partitions mode (a row is out of bag only for "
             "its own worker's trees); use mode='replicate' or score held-out data"
+        )
+    if (
+        getattr(y, "ndim", 1) == 2
+        and (len(y.columns) if hasattr(y, "columns") else y.shape[1]) != 1
+    ):
+        raise ValueError(
+            "a 2-D y (multi-output) is not available in partitions mode (each worker would "
+            "code its own classes per output); use mode='replicate'"
         )
     classify = is_classifier(estimator)
     columns = list(X.columns) if isinstance(X, dd.DataFrame) else list(range(X.shape[1]))

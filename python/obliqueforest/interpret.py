@@ -128,6 +128,16 @@ def split_rules(estimator, tree=0):
 
 def _leaf_text(estimator, value, decimals, show_weights):
     classes = getattr(estimator, "classes_", None)
+    if isinstance(classes, list):
+        # a multi-output classifier: each output's class, from its block of the value
+        from ._trees import output_blocks
+
+        blocks = output_blocks(np.asarray(value, dtype=float)[None, :], [len(c) for c in classes])
+        labels = ", ".join(str(c[int(np.argmax(b))]) for c, b in zip(classes, blocks))
+        text = f"classes: [{labels}]"
+        if show_weights:
+            text += " (proba: [" + ", ".join(_number(v, decimals) for v in value) + "])"
+        return text
     if classes is not None:
         text = f"class: {classes[int(np.argmax(value))]}"
         if show_weights:

@@ -42,12 +42,19 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state, compute_sample_weight
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
-from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from threadpoolctl import threadpool_limits
 
 from . import _core
-from ._forest import _F32_MAX, TREE_PARAM_CONSTRAINTS, _validate_data, resolve_n_jobs
+from ._forest import (
+    _F32_MAX,
+    TREE_PARAM_CONSTRAINTS,
+    _validate_data,
+    resolve_n_jobs,
+    target_columns,
+)
+from ._trees import labels_of, output_blocks, per_output_table
 from ._params import core_params
 
 
@@ -350,7 +357,8 @@ class _BaseRotationEnsemble(BaseEstimator):
         classification = self._task == "classification"
         return core_params(
             task=self._task,
-            n_classes=self._n_outputs if classification else None,
+            n_classes=self.n_classes_ if classification else None,
+            n_outputs=self.n_outputs_,
             criterion=self.criterion,
             projection=_core.Projection.axis(),
             splitter="best",
@@ -381,10 +389,16 @@ class _BaseRotationEnsemble(BaseEstimator):
         if not mask.any():
             return np.nan
         pred = sums[mask] / counts[mask, None]
+        # several outputs: the mean over outputs of each output's loss
+        y = y.reshape(y.shape[0], -1)[mask]
         if self._task == "classification":
-            loss = (np.argmax(pred, axis=1) != y[mask]).astype(np.float64)
+            counts_ = self.n_classes_ if isinstance(self.n_classes_, list) else [self.n_classes_]
+            blocks = output_blocks(pred, counts_)
+            loss = np.mean(
+                [np.argmax(b, axis=1) != y[:, o] for o, b in enumerate(blocks)], axis=0
+            ).astype(np.float64)
         else:
-            loss = (pred[:, 0] - y[mask]) ** 2
+            loss = ((pred - y) ** 2).mean(axis=1)
         weights = None if sample_weight is None else sample_weight[mask]
         if weights is not None and weights.sum() <= 0:
             return np.nan
@@ -402,6 +416,8 @@ class _BaseRotationEnsemble(BaseEstimator):
 
     def _fit_rotations_unlimited(self, X, y, sample_weight):
         t_start = time.perf_counter()
+        # the core takes n × k targets row-major; the OOB errors read y as it is
+        y_core = np.ascontiguousarray(y.ravel(), dtype=np.float64)
         n_samples, n_features = X.shape
         R, U, M = self.n_rotations, self.micro_forest_size, self.n_estimators
         n_jobs = resolve_n_jobs(self.n_jobs)
@@ -424,7 +440,7 @@ class _BaseRotationEnsemble(BaseEstimator):
         runner = ROTATION_RUNNER.get()
         if runner is not None:
             # the rotations are computed and grown on the workers, all at once
-            runner.share(X_scaled, y, sample_weight)
+            runner.share(X_scaled, y_core, sample_weight)
             cache, n_calls = False, R
         else:
             n_calls = n_jobs
@@ -445,7 +461,7 @@ class _BaseRotationEnsemble(BaseEstimator):
             if runner is not None:
                 return None, runner.fit(self.rotations_[k], params)
             X_rot = self._rotate(X_scaled, k)
-            forest = _core.Forest.fit(X_rot, y, sample_weight, params, progress)
+            forest = _core.Forest.fit(X_rot, y_core, sample_weight, params, progress)
             return (X_rot if cache else None), forest
 
         # Several core calls run at once (each releases the GIL) so that the
@@ -501,7 +517,7 @@ class _BaseRotationEnsemble(BaseEstimator):
                 if runner is not None:
                     return runner.fit(self.rotations_[k], params)
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
-                return _core.Forest.fit(X_rot, y, sample_weight, params, progress)
+                return _core.Forest.fit(X_rot, y_core, sample_weight, params, progress)
             if counts[k] < U:
                 forest.truncate(int(counts[k]))
             elif counts[k] > U and runner is not None:
@@ -509,7 +525,7 @@ class _BaseRotationEnsemble(BaseEstimator):
                 runner.fit_more(forest, self.rotations_[k], params)
             elif counts[k] > U:
                 X_rot = rotated[k] if cache else self._rotate(X_scaled, k)
-                forest.fit_more(X_rot, y, sample_weight, int(counts[k] - U), progress)
+                forest.fit_more(X_rot, y_core, sample_weight, int(counts[k] - U), progress)
             return forest
 
         forests = list(self._map(complete_forest, range(R), n_calls, progress))
@@ -629,7 +645,11 @@ class _BaseRotationEnsemble(BaseEstimator):
                 UserWarning,
                 stacklevel=4,
             )
+        multi = y.ndim == 2
         if self._task == "classification":
+            if multi:
+                # scikit-learn's layout (n_samples, n_classes, n_outputs)
+                pred = per_output_table(pred, self.n_classes_, y.shape[1]).transpose(0, 2, 1)
             self.oob_decision_function_ = pred
             self.oob_score_ = (
                 float(accuracy_score(y[mask], np.argmax(pred[mask], axis=1), sample_weight=weights))
@@ -637,9 +657,9 @@ class _BaseRotationEnsemble(BaseEstimator):
                 else np.nan
             )
         else:
-            self.oob_prediction_ = pred[:, 0]
+            self.oob_prediction_ = pred if multi else pred[:, 0]
             self.oob_score_ = (
-                float(r2_score(y[mask], pred[mask, 0], sample_weight=weights))
+                float(r2_score(y[mask], self.oob_prediction_[mask], sample_weight=weights))
                 if mask.sum() >= 2
                 else np.nan
             )
@@ -685,6 +705,11 @@ class _BaseRotationEnsemble(BaseEstimator):
     def __sklearn_is_fitted__(self):
         # Fitted only once the forests exist (a failed fit may leave n_features_in_).
         return hasattr(self, "_forests")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
+        return tags
 
     def save(self, path):
         """Writes the fitted ensemble to ``path`` in obliqueforest's safe model format.
@@ -901,10 +926,10 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
 
     Attributes
     ----------
-    classes_ : ndarray of shape (n_classes,)
+    classes_ : ndarray of shape (n_classes,) or list of n_outputs such arrays
         Class labels.
 
-    n_classes_ : int
+    n_classes_ : int or list of int
         Number of classes.
 """
         + _DOC_ATTRIBUTES
@@ -913,7 +938,7 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
         Accuracy of the final ensemble's OOB predictions (when
         ``oob_score=True``).
 
-    oob_decision_function_ : ndarray of shape (n_samples, n_classes)
+    oob_decision_function_ : ndarray of shape (n_samples, n_classes) or (n_samples, n_classes, n_outputs)
         OOB class probabilities (NaN for rows never out of bag), when
         ``oob_score=True``.
 
@@ -1017,7 +1042,7 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
         ----------
         X : array-like of shape (n_samples, n_features)
             Training inputs (finite numbers).
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative sample weights.
@@ -1027,13 +1052,27 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
         self : RotationEnsembleClassifier
             The fitted estimator.
         """
-        X, y = _validate_data(self, X, y, dtype=np.float64, multi_output=False)
-        check_classification_targets(y)
-        encoder = LabelEncoder()
-        y_codes = encoder.fit_transform(y)
-        self.classes_ = encoder.classes_
-        self.n_classes_ = len(self.classes_)
-        self._n_outputs = self.n_classes_
+        X, y = _validate_data(self, X, y, dtype=np.float64, multi_output=True)
+        y = target_columns(y)
+        check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
+        encoders = [LabelEncoder().fit(y[:, o]) for o in range(y.shape[1])]
+        y_codes = np.stack([e.transform(y[:, o]) for o, e in enumerate(encoders)], axis=1)
+        self.n_outputs_ = y.shape[1]
+        if self.n_outputs_ == 1:
+            y, y_codes = y[:, 0], y_codes[:, 0]
+            self.classes_ = encoders[0].classes_
+            self.n_classes_ = len(self.classes_)
+        else:
+            self.classes_ = [e.classes_ for e in encoders]
+            self.n_classes_ = [len(c) for c in self.classes_]
+            if self.oob_score and type_of_target(y_codes) == "multiclass-multioutput":
+                raise ValueError(
+                    "The type of target cannot be used to compute OOB estimates. Got "
+                    "multiclass-multioutput while only the following are supported: "
+                    "continuous, continuous-multioutput, binary, multiclass, "
+                    "multilabel-indicator."
+                )
+        self._n_outputs = int(np.sum(self.n_classes_))
         sample_weight = self._check_sample_weight(sample_weight, X)
         if self.class_weight is not None:
             expanded = compute_sample_weight(self.class_weight, y)
@@ -1049,10 +1088,13 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
 
         Returns
         -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
+        proba : ndarray of shape (n_samples, n_classes), or list of n_outputs such arrays
+            Columns in the order of ``classes_`` (one array per output for a 2-D y).
         """
-        return self._mean_prediction(X)
+        mean = self._mean_prediction(X)
+        if isinstance(self.classes_, list):
+            return output_blocks(mean, self.n_classes_)
+        return mean
 
     def predict_log_proba(self, X):
         """Logarithm of :meth:`predict_proba`.
@@ -1065,8 +1107,9 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
         """
+        proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
+            return [np.log(p) for p in proba] if isinstance(proba, list) else np.log(proba)
 
     def predict(self, X):
         """Most probable class.
@@ -1077,10 +1120,9 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        return labels_of(self.predict_proba(X), self.classes_)
 
 
 class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
@@ -1096,8 +1138,9 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
     ----------"""
         + _DOC_SHARED_PARAMETERS
         + """
-    criterion : {"squared_error"}, default="squared_error"
-        Split quality measure.
+    criterion : {"squared_error", "absolute_error", "poisson"}, default="squared_error"
+        Split quality measure, as the forest regressors take it ("poisson" needs
+        y >= 0 with a positive sum; "absolute_error" is the slowest).
 """
         + _DOC_TREE_PARAMETERS.replace(
             'max_features : {"sqrt", "log2"}, int, float or None',
@@ -1111,7 +1154,7 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
     oob_score_ : float
         R^2 of the final ensemble's OOB predictions (when ``oob_score=True``).
 
-    oob_prediction_ : ndarray of shape (n_samples,)
+    oob_prediction_ : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         OOB predictions (NaN for rows never out of bag), when
         ``oob_score=True``.
 
@@ -1144,7 +1187,7 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseRotationEnsemble._parameter_constraints,
-        "criterion": [StrOptions({"squared_error"})],
+        "criterion": [StrOptions({"squared_error", "absolute_error", "poisson"})],
     }
 
     def __init__(
@@ -1204,7 +1247,7 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
         ----------
         X : array-like of shape (n_samples, n_features)
             Training inputs (finite numbers).
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative sample weights.
@@ -1214,9 +1257,13 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
         self : RotationEnsembleRegressor
             The fitted estimator.
         """
-        X, y = _validate_data(self, X, y, dtype=np.float64, multi_output=False, y_numeric=True)
+        X, y = _validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+        y = np.asarray(target_columns(y), dtype=np.float64)
+        self.n_outputs_ = self._n_outputs = y.shape[1]
+        if self.n_outputs_ == 1:
+            y = y[:, 0]
         sample_weight = self._check_sample_weight(sample_weight, X)
-        return self._fit_rotations(X, np.ascontiguousarray(y, dtype=np.float64), sample_weight)
+        return self._fit_rotations(X, np.ascontiguousarray(y), sample_weight)
 
     def predict(self, X):
         """Mean prediction over all trees.
@@ -1227,6 +1274,7 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
 
         Returns
         -------
-        y_pred : ndarray of shape (n_samples,)
+        y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
-        return self._mean_prediction(X)[:, 0]
+        mean = self._mean_prediction(X)
+        return mean[:, 0] if self.n_outputs_ == 1 else mean

@@ -6,7 +6,10 @@
 //! in their previous order. Node `i`'s statistics, value and projection wait in the
 //! workspace until the tree is laid out at the end of [`Builder::grow`].
 
-use super::criterion::{Criterion, Entropy, Gini, SquaredError};
+use super::criterion::{
+    AbsoluteError, Criterion, Entropy, Gini, MultiEntropy, MultiGini, MultiSquaredError, Poisson,
+    SquaredError,
+};
 use super::monotonic::Bounds;
 use super::splitter::Bins;
 use super::{Tree, LEAF};
@@ -91,14 +94,36 @@ impl<S: ProjectionSampler> Grower<'_, S> {
     /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample weights).
     pub(crate) fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
         // the one dispatch on the criterion: everything below is monomorphised over it
+        use params::Criterion as C;
         match (self.y, self.cfg.criterion) {
-            (Targets::Classes(classes), params::Criterion::Gini) => {
+            (Targets::Classes(classes), C::Gini) => {
                 self.builder(Gini { classes }).grow(weights, rng, ws)
             }
             (Targets::Classes(classes), _) => {
                 self.builder(Entropy { classes }).grow(weights, rng, ws)
             }
+            (Targets::Values(y), C::Poisson) => {
+                self.builder(Poisson { y, k: 1 }).grow(weights, rng, ws)
+            }
+            (Targets::Values(y), C::AbsoluteError) => self
+                .builder(AbsoluteError { y, k: 1 })
+                .grow(weights, rng, ws),
             (Targets::Values(y), _) => self.builder(SquaredError { y }).grow(weights, rng, ws),
+            (&Targets::MultiClasses { ref slots, k }, C::Gini) => {
+                self.builder(MultiGini { slots, k }).grow(weights, rng, ws)
+            }
+            (&Targets::MultiClasses { ref slots, k }, _) => self
+                .builder(MultiEntropy { slots, k })
+                .grow(weights, rng, ws),
+            (&Targets::MultiValues { ref y, k }, C::Poisson) => {
+                self.builder(Poisson { y, k }).grow(weights, rng, ws)
+            }
+            (&Targets::MultiValues { ref y, k }, C::AbsoluteError) => {
+                self.builder(AbsoluteError { y, k }).grow(weights, rng, ws)
+            }
+            (&Targets::MultiValues { ref y, k }, _) => self
+                .builder(MultiSquaredError { y, k })
+                .grow(weights, rng, ws),
         }
     }
 
@@ -275,6 +300,8 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             w_node += w;
             self.crit.add_sample(&mut ws.node_sums, s as usize, w);
         }
+        self.crit
+            .finish_node(&mut ws.node_sums, &ws.samples[start..end], weights);
         let impurity = if w_node > 0.0 {
             self.crit.impurity(&ws.node_sums, w_node)
         } else {

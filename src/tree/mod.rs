@@ -15,7 +15,8 @@
 //! `sum_j w_j x_j` is `<= threshold[i]`, else to `right[i]` (always `left[i] + 1`).
 //! Node `i`'s projection is `proj_idx[proj_ptr[i]..proj_ptr[i+1]]` (with weights in
 //! `proj_w`, or a patch descriptor in patch forests); leaves have an empty range.
-//! Only leaves store values (class distribution or mean): for a leaf, `right[i]` is
+//! Only leaves store values (class distribution or mean, or for several outputs each
+//! output's block in output order): for a leaf, `right[i]` is
 //! its row `r` in the leaf-value table, `value[r*n_outputs..(r+1)*n_outputs]`. An
 //! inner node's value is the weighted mean of its children's ([`Tree::node_values`]).
 //!
@@ -41,7 +42,8 @@ pub const LEAF: u32 = u32::MAX;
 /// A fitted tree as a flat table.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Tree {
-    /// Values per leaf (classes, or 1).
+    /// Values per leaf: classes, or 1; for a multi-output task, the outputs' blocks side
+    /// by side (each output's classes, or one mean per output).
     pub n_outputs: usize,
     /// Left child of each node, or [`LEAF`].
     pub left: Vec<u32>,
@@ -265,7 +267,9 @@ impl Tree {
         {
             return bad("array lengths differ");
         }
-        if self.n_outputs == 0 || self.value.len() != self.n_leaves() * self.n_outputs {
+        if self.n_outputs == 0
+            || Some(self.value.len()) != self.n_leaves().checked_mul(self.n_outputs)
+        {
             return bad("value table size");
         }
         if self.depth[0] != 0 {

@@ -105,6 +105,10 @@ pub(super) struct Monotone<T> {
 
 impl<T: ScanStats> ScanStats for Monotone<T> {
     #[inline(always)]
+    fn prepare(&mut self, pairs: &[(f32, u32)], weights: &[f64]) {
+        self.inner.prepare(pairs, weights)
+    }
+    #[inline(always)]
     fn move_left(&mut self, sample: usize, w: f64) {
         self.inner.move_left(sample, w)
     }

@@ -85,6 +85,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                         // discrete (it gives up, and the values are sorted, when a bin turns
                         // out to hold two distinct values)
                         let hist = match self.cfg.splitter {
+                            _ if !self.crit.binned() => None,
                             Splitter::Histogram { max_bins }
                                 if n >= max_bins * Splitter::HIST_MIN_ROWS_PER_BIN =>
                             {
@@ -314,7 +315,8 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                 return None;
             }
         }
-        let proxy = self.crit.split_proxy(&ws.left, total, w_l, w_r);
+        let split = (&ws.samples[start..end], &ws.vals[..], t, weights);
+        let proxy = self.crit.split_proxy_at(&ws.left, total, (w_l, w_r), split);
         Some((proxy, t))
     }
 }
@@ -473,6 +475,7 @@ impl ScanDriver for Sorted<'_> {
         let n = pairs.len();
         let (mut w_l, mut w_r) = (0.0f64, w_node);
         let mut best: Option<(f64, usize)> = None;
+        stats.prepare(pairs, weights);
         for i in 0..n - 1 {
             let s = pairs[i].1 as usize;
             let w = weights[s];

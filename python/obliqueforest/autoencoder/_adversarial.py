@@ -39,6 +39,7 @@ def _forest_params(
         ccp_alpha=0.0,
         monotonic_cst=None,
         n_jobs=n_jobs,
+        n_outputs=1,  # one target column (a 2-D y is refused by the autoencoder)
     )
 
 

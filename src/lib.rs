@@ -52,6 +52,7 @@ pub mod projection;
 pub mod prune;
 pub mod rng;
 pub mod serialize;
+pub mod sparse;
 pub mod threads;
 pub mod tree;
 

@@ -389,7 +389,7 @@ impl<'a> FeatureMatrix<'a> {
     /// `out[k] = sum_t w_t * x[samples[k], j_t]` over the `(j_t, w_t)` of `terms`, added in
     /// term order from 0 (the order prediction uses, so values match bit for bit). Up to
     /// four columns of one kind (floats or bits) are read per pass over the rows. Sparse X
-    /// adds only its stored entries ([`project_sparse`]), which gives the same sums;
+    /// adds only its stored entries (`project_sparse`), which gives the same sums;
     /// `row_pos` is its scratch (left all `u32::MAX`; dense X does not touch it).
     pub fn project_rows(
         &self,

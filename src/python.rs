@@ -1071,7 +1071,7 @@ impl PyForestPart {
     #[allow(clippy::too_many_arguments)]
     fn grow(
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f32>,
+        x: XArg<'_>,
         y: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
         params: PyRef<'_, PyForestParams>,
@@ -1090,12 +1090,21 @@ impl PyForestPart {
         }
         let counter = progress.map(|p| p.done.clone());
         let (x, y) = (
-            x.as_array(),
+            x.view()?,
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
         );
         let w = weights_slice(&sample_weight)?;
         let inner = compute(py, || {
-            Forest::grow_part(&params, x, y, w, start, end, n_jobs, counter.as_deref())
+            Forest::grow_part(
+                &params,
+                x.features()?,
+                y,
+                w,
+                start,
+                end,
+                n_jobs,
+                counter.as_deref(),
+            )
         })?;
         Ok(PyForestPart { inner })
     }

@@ -63,7 +63,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._forest import FOREST_GROWER, _BaseForest
+from ._forest import FOREST_GROWER, CoreSparse, _BaseForest
 from ._progress import _make_bar
 
 __all__ = ["MODES", "apply", "fit", "predict", "predict_proba", "transform"]
@@ -294,7 +294,11 @@ def _worker_threads():
 
 def _aligned(a):
     """``a`` itself, or an aligned copy: arrays Dask deserialises may sit at any byte
-    offset, and the core borrows only aligned memory."""
+    offset, and the core borrows only aligned memory (sparse X: each of its arrays)."""
+    if isinstance(a, CoreSparse):
+        return a._replace(
+            indptr=_aligned(a.indptr), indices=_aligned(a.indices), data=_aligned(a.data)
+        )
     if a is None or not isinstance(a, np.ndarray):
         return a
     return np.require(a, requirements="A")

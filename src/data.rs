@@ -346,16 +346,14 @@ impl<'a> FeatureMatrix<'a> {
         let rows = (0..self.n_samples).step_by(step);
         match &self.store {
             Store::Sparse(x) => {
-                // the sampled rows' values, merged from the column's sorted rows
+                // evenly spaced stored values, and the zero of the rows not stored: sampled
+                // rows would see mostly zeros and call every sparse column discrete, sending
+                // its projections to an exact histogram that gives up (the hint chooses a
+                // path only; both grow the same tree)
                 let (stored, vals) = x.view().slice(j);
-                let mut k = 0;
-                few_distinct(rows.map(|i| {
-                    k += stored[k..].partition_point(|&r| (r as usize) < i);
-                    match stored.get(k) {
-                        Some(&r) if r as usize == i => vals[k],
-                        _ => 0.0,
-                    }
-                }))
+                let step = vals.len().div_ceil(DISCRETE_SAMPLE_ROWS).max(1);
+                let zero = (stored.len() < self.n_samples).then_some(0.0);
+                few_distinct(zero.into_iter().chain(vals.iter().step_by(step).copied()))
             }
             _ => few_distinct(rows.map(|i| self.get(i, j))),
         }

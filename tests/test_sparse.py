@@ -221,3 +221,25 @@ def test_autoencoder_encodes_sparse_rows_as_dense_ones():
     ae = ForestAutoencoder(n_components=2, n_estimators=10, random_state=0).fit(X)
     np.testing.assert_array_equal(ae.transform(sparse.csr_matrix(X)), ae.transform(X))
     np.testing.assert_array_equal(ae.transform(sparse.csc_array(X)), ae.transform(X))
+
+
+def test_dask_fit_refuses_sparse_x_but_its_part_grower_takes_it():
+    pytest.importorskip("distributed")
+    from obliqueforest import _core
+    from obliqueforest import dask as odask
+    from obliqueforest._forest import core_X
+
+    X, y, _ = _data(n=300, seed=6)
+    with pytest.raises(ValueError, match="sparse"):
+        odask.fit(of.SPORFClassifier(**KW), sparse.csr_matrix(X), y, client=object())
+    # the growers of the parts (what workers run) read sparse X as the local fit does
+    local = of.SPORFClassifier(**KW).fit(X, y)
+    params = local._core_params(X.shape[1], local._task_params(y))
+    y_core = y.astype(np.float64)
+    for data in (X.astype(np.float32), core_X(sparse.csc_matrix(X))):
+        part = _core.ForestPart.grow(data, y_core, None, params, 0, KW["n_estimators"])
+        assert _model_bytes_of(_core.ForestPart.join([part])) == _model_bytes(local)
+
+
+def _model_bytes_of(core_forest):
+    return bytes(core_forest.to_bytes())

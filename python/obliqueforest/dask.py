@@ -47,6 +47,7 @@ import threading
 import uuid
 
 import numpy as np
+from scipy import sparse
 
 try:
     import dask
@@ -119,6 +120,11 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if sparse.issparse(X):
+        raise ValueError(
+            "obliqueforest.dask.fit takes dense X (a dask array or DataFrame); fit scipy "
+            "sparse X with estimator.fit(X, y), which does not densify it"
+        )
     client = client or default_client()
     if getattr(estimator, "warm_start", False) and hasattr(estimator, "_forest"):
         raise ValueError(

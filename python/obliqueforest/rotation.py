@@ -750,6 +750,11 @@ class _BaseRotationEnsemble(BaseEstimator):
         s = total.sum()
         return total / s if s > 0 else total
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # scaled and rotated without densifying X
+        return tags
+
     def __sklearn_is_fitted__(self):
         # Fitted only once the forests exist (a failed fit may leave n_features_in_).
         return hasattr(self, "_forests")

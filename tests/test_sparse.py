@@ -243,3 +243,13 @@ def test_dask_fit_refuses_sparse_x_but_its_part_grower_takes_it():
 
 def _model_bytes_of(core_forest):
     return bytes(core_forest.to_bytes())
+
+
+def test_sparse_fit_does_not_depend_on_n_jobs_and_autoencoder_fit_needs_dense_x():
+    X, y, _ = _data(n=200, seed=7)
+    one = of.SPORFClassifier(**KW, n_jobs=1).fit(X, y)
+    two = of.SPORFClassifier(**KW, n_jobs=2).fit(sparse.csc_matrix(X), y)
+    assert _model_bytes(two) == _model_bytes(one)
+    np.testing.assert_array_equal(two.predict_proba(sparse.csr_matrix(X)), one.predict_proba(X))
+    with pytest.raises(TypeError, match="dense data is required"):
+        ForestAutoencoder(n_estimators=5, random_state=0).fit(sparse.csr_matrix(X))

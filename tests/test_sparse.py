@@ -163,6 +163,11 @@ def test_sparse_shape_and_index_errors_are_clear():
     broken.indices[0] = 10_000  # beyond the columns: scipy would not check it here
     with pytest.raises(ValueError, match="out of range"):
         est.predict(broken)
+    wide = sparse.csr_matrix(X)
+    wide.indices = wide.indices.astype(np.int64)
+    wide.indices[0] = 2**32 + 1  # would wrap to column 1 as uint32
+    with pytest.raises(ValueError, match="out of range"):
+        est.predict(wide)
     with pytest.raises(ValueError, match="sparse"):
         _fit(of.SPORFClassifier(**KW), X, sparse.csr_matrix(y.reshape(-1, 1)))
 

@@ -111,9 +111,15 @@ def core_X(X, order="C"):
     if n_minor > 2**32:
         raise ValueError(f"sparse X has shape {X.shape}; at most 2**32 rows and columns")
     indices = X.indices
-    # int32 indices are non-negative in a valid matrix: reinterpreted, not copied (a
-    # negative one becomes an index out of range, which the core rejects)
-    indices = indices.view(np.uint32) if indices.dtype == np.int32 else indices.astype(np.uint32)
+    if indices.dtype == np.int32:
+        # non-negative in a valid matrix: reinterpreted, not copied (a negative one becomes
+        # an index out of range, which the core rejects)
+        indices = indices.view(np.uint32)
+    else:
+        # checked before the cast, which would wrap an index out of range into range
+        if indices.size and (indices.min() < 0 or indices.max() >= n_minor):
+            raise ValueError(f"sparse X has an index out of range for its shape {X.shape}")
+        indices = indices.astype(np.uint32)
     return CoreSparse(
         X.format,
         X.shape,

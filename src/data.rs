@@ -1,9 +1,11 @@
 //! Training data as the builder sees it: the features as an f32 matrix borrowed from the
 //! caller when gathering from it is fast (Fortran order, or C order with narrow rows),
 //! copied once column by column otherwise, with two-valued columns packed into bits; the
-//! targets; and per-row weights.
+//! targets; and per-row weights. Sparse X is held as its nonzeros, column by column
+//! ([`crate::sparse`]), and a projection gathers only the stored entries of a node's rows.
 
 use crate::error::{Error, Result};
+use crate::sparse::{CowSparse, Features, Layout, SparseMatrix};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
@@ -32,6 +34,9 @@ enum Store<'a> {
     },
     /// A copy, one column at a time.
     Columns(Vec<Column>),
+    /// Sparse X in CSC layout (the caller's arrays, or a copy transposed from CSR): only
+    /// the stored entries, f32 values and u32 row indices.
+    Sparse(CowSparse<'a>),
 }
 
 #[derive(Clone, Debug)]
@@ -253,6 +258,35 @@ const DISCRETE_MAX_VALUES: usize = 32;
 const DISCRETE_SAMPLE_ROWS: usize = 1024;
 
 impl<'a> FeatureMatrix<'a> {
+    /// X from either input: dense as [`FeatureMatrix::from_view`]; sparse held as its
+    /// stored entries in CSC layout (borrowed when given as CSC, transposed once from CSR),
+    /// never densified. Values were checked finite when the [`crate::sparse::SparseView`]
+    /// was made.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for an empty matrix or a NaN / infinite dense value.
+    pub fn from_features(x: Features<'a>) -> Result<Self> {
+        let x = match x {
+            Features::Dense(x) => return Self::from_view(x),
+            Features::Sparse(x) => x,
+        };
+        let (n, p) = x.dim();
+        if n == 0 || p == 0 {
+            return Err(Error::InvalidInput(format!(
+                "X has shape ({n}, {p}); it needs at least one row and one column"
+            )));
+        }
+        let mut x = FeatureMatrix {
+            n_samples: n,
+            n_features: p,
+            max_abs: x.max_abs(),
+            store: Store::Sparse(SparseMatrix::in_layout(x, Layout::Csc)),
+            discrete: Vec::new(),
+        };
+        x.discrete = (0..p).map(|j| x.looks_discrete(j)).collect();
+        Ok(x)
+    }
+
     /// Borrows `x` when it is contiguous in Fortran order, or in C order with at most 16
     /// features; copies it column by column otherwise (two-valued columns as bits). Checks
     /// every value is finite.
@@ -309,17 +343,20 @@ impl<'a> FeatureMatrix<'a> {
 
     fn looks_discrete(&self, j: usize) -> bool {
         let step = self.n_samples.div_ceil(DISCRETE_SAMPLE_ROWS).max(1);
-        let mut seen: Vec<u32> = Vec::with_capacity(DISCRETE_MAX_VALUES + 1);
-        for i in (0..self.n_samples).step_by(step) {
-            let v = self.get(i, j).to_bits();
-            if !seen.contains(&v) {
-                if seen.len() == DISCRETE_MAX_VALUES {
-                    return false;
-                }
-                seen.push(v);
+        let rows = (0..self.n_samples).step_by(step);
+        match &self.store {
+            Store::Sparse(x) => {
+                // evenly spaced stored values, and the zero of the rows not stored: sampled
+                // rows would see mostly zeros and call every sparse column discrete, sending
+                // its projections to an exact histogram that gives up (the hint chooses a
+                // path only; both grow the same tree)
+                let (stored, vals) = x.view().slice(j);
+                let step = vals.len().div_ceil(DISCRETE_SAMPLE_ROWS).max(1);
+                let zero = (stored.len() < self.n_samples).then_some(0.0);
+                few_distinct(zero.into_iter().chain(vals.iter().step_by(step).copied()))
             }
+            _ => few_distinct(rows.map(|i| self.get(i, j))),
         }
-        true
     }
 
     /// Column `j`, read at offset `row * self.row_stride()`.
@@ -333,6 +370,8 @@ impl<'a> FeatureMatrix<'a> {
                 Column::Dense(d) => ColRef::Strided(d),
                 Column::Binary { bits, values } => ColRef::Binary(Bits(bits, *values)),
             },
+            // every reader of a sparse store branches to its own path first
+            Store::Sparse(_) => unreachable!("a sparse store has no dense columns"),
         }
     }
 
@@ -341,14 +380,28 @@ impl<'a> FeatureMatrix<'a> {
     fn row_stride(&self) -> usize {
         match self.store {
             Store::Borrowed { row_stride, .. } => row_stride,
-            Store::Columns(_) => 1,
+            Store::Columns(_) | Store::Sparse(_) => 1,
         }
     }
 
     /// `out[k] = sum_t w_t * x[samples[k], j_t]` over the `(j_t, w_t)` of `terms`, added in
     /// term order from 0 (the order prediction uses, so values match bit for bit). Up to
-    /// four columns of one kind (floats or bits) are read per pass over the rows.
-    pub fn project_rows(&self, terms: &[(usize, f32)], samples: &[u32], out: &mut Vec<f32>) {
+    /// four columns of one kind (floats or bits) are read per pass over the rows. Sparse X
+    /// adds only its stored entries (`project_sparse`), which gives the same sums;
+    /// `row_pos` is its scratch (left all `u32::MAX`; dense X does not touch it).
+    pub fn project_rows(
+        &self,
+        terms: &[(usize, f32)],
+        samples: &[u32],
+        row_pos: &mut Vec<u32>,
+        out: &mut Vec<f32>,
+    ) {
+        if let Store::Sparse(x) = &self.store {
+            // one branch per projection, like the column kinds below; each path is its
+            // own loop
+            row_pos.resize(self.n_samples, u32::MAX);
+            return project_sparse(x.view(), terms, samples, row_pos, out);
+        }
         out.clear();
         out.resize(samples.len(), 0.0);
         let rs = self.row_stride();
@@ -439,7 +492,83 @@ impl<'a> FeatureMatrix<'a> {
     /// Value at (row, column).
     #[inline]
     pub fn get(&self, row: usize, col: usize) -> f32 {
+        if let Store::Sparse(x) = &self.store {
+            let (rows, vals) = x.view().slice(col);
+            return match rows.binary_search(&(row as u32)) {
+                Ok(k) => vals[k],
+                Err(_) => 0.0,
+            };
+        }
         self.column(col).at(row * self.row_stride())
+    }
+}
+
+/// Whether `values` hold at most [`DISCRETE_MAX_VALUES`] distinct bit patterns.
+fn few_distinct(values: impl Iterator<Item = f32>) -> bool {
+    let mut seen: Vec<u32> = Vec::with_capacity(DISCRETE_MAX_VALUES + 1);
+    for v in values {
+        let v = v.to_bits();
+        if !seen.contains(&v) {
+            if seen.len() == DISCRETE_MAX_VALUES {
+                return false;
+            }
+            seen.push(v);
+        }
+    }
+    true
+}
+
+/// [`FeatureMatrix::project_rows`] on sparse X (CSC), term by term: each term adds
+/// `w * value` for the stored entries of its column that fall in the node's rows, so
+/// every row's sum adds its nonzero terms in term order, from 0 — the dense sums, bit for
+/// bit (adding ±0 to a sum that starts at +0 changes nothing). A term finds its entries by
+/// the cheaper of two ways, as scikit-learn's sparse splitter chooses: a binary search of
+/// the column per node row (m·log2(nnz) steps; deep nodes on long columns), or a scan of
+/// the column through `row_pos`, each training row's position among the node's rows
+/// (nnz lookups, plus filling and clearing the map once per call, 2m).
+#[inline(never)]
+fn project_sparse(
+    x: crate::sparse::SparseView<'_>,
+    terms: &[(usize, f32)],
+    samples: &[u32],
+    row_pos: &mut [u32],
+    out: &mut Vec<f32>,
+) {
+    out.clear();
+    out.resize(samples.len(), 0.0);
+    let m = samples.len();
+    let mut mapped = false;
+    for &(j, w) in terms {
+        let (rows, vals) = x.slice(j);
+        let nnz = rows.len();
+        if nnz == 0 {
+            continue;
+        }
+        if (m as f64) * (nnz as f64).log2().max(1.0) < nnz as f64 {
+            for (o, s) in out.iter_mut().zip(samples) {
+                if let Ok(k) = rows.binary_search(s) {
+                    *o += w * vals[k];
+                }
+            }
+        } else {
+            if !mapped {
+                for (k, &s) in samples.iter().enumerate() {
+                    row_pos[s as usize] = k as u32;
+                }
+                mapped = true;
+            }
+            for (&r, &v) in rows.iter().zip(vals) {
+                let k = row_pos[r as usize];
+                if k != u32::MAX {
+                    out[k as usize] += w * v;
+                }
+            }
+        }
+    }
+    if mapped {
+        for &s in samples {
+            row_pos[s as usize] = u32::MAX;
+        }
     }
 }
 
@@ -739,8 +868,8 @@ mod tests {
         });
         for terms in random.chain(binary).chain(whole) {
             let (mut a, mut b) = (Vec::new(), Vec::new());
-            xc.project_rows(&terms, &samples, &mut a);
-            xf.project_rows(&terms, &samples, &mut b);
+            xc.project_rows(&terms, &samples, &mut Vec::new(), &mut a);
+            xf.project_rows(&terms, &samples, &mut Vec::new(), &mut b);
             for (r, (&s, (&va, &vb))) in samples.iter().zip(a.iter().zip(&b)).enumerate() {
                 let mut want = 0.0f32;
                 for &(j, w) in &terms {
@@ -789,7 +918,12 @@ mod tests {
         m.keep_sums_finite(&mut cand, 1);
         assert_eq!(&cand.w[1..], &[0.25, -0.25]);
         let (mut out, samples) = (Vec::new(), [0u32, 1, 2, 3]);
-        m.project_rows(&[(0, 0.25), (1, -0.25)], &samples, &mut out);
+        m.project_rows(
+            &[(0, 0.25), (1, -0.25)],
+            &samples,
+            &mut Vec::new(),
+            &mut out,
+        );
         assert!(out.iter().all(|v| v.is_finite()));
         let small = Array2::from_elem((2, 2), 1e30f32);
         let m = FeatureMatrix::from_view(small.view()).unwrap();

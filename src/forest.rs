@@ -10,6 +10,7 @@ use crate::params::{Criterion, ForestParams, Task, TreeConfig};
 use crate::projection::{AnySampler, CompactDescriptors};
 use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
+use crate::sparse::{Features, Layout, RowBlock, SparseMatrix};
 use crate::threads::{n_threads, thread_pool};
 use crate::tree::{normalise, Grower, PackedTree, Tree, Workspace};
 use ndarray::{Array2, Array3, ArrayView2};
@@ -81,9 +82,11 @@ pub(crate) struct FitData<'a> {
 }
 
 impl Forest {
-    /// Grows a forest on `x` (n_samples × n_features, any memory order) and `y` (class codes
+    /// Grows a forest on `x` (n_samples × n_features: a dense array in any memory order,
+    /// or a [`crate::sparse::SparseView`], CSR or CSC, never densified) and `y` (class codes
     /// `0..n_classes` as floats, or real targets; for the multi-output tasks
     /// n_samples × n_outputs values, row-major, each output's codes in `0..n_classes[o]`).
+    /// Sparse X grows the forest its dense array grows, bit for bit ([`crate::sparse`]).
     ///
     /// Runs in a pool of `params.n_jobs` threads (see [`crate::threads`]); stops early
     /// under a cancelled [`crate::Cancel`] token or over the memory limit
@@ -94,9 +97,9 @@ impl Forest {
     /// targets too large for the criterion's sums, Poisson targets that are negative or sum
     /// to zero; [`Error::Cancelled`];
     /// [`Error::ResourceLimit`] when the model would outgrow the memory limit.
-    pub fn fit(
+    pub fn fit<'x>(
         params: &ForestParams,
-        x: ArrayView2<'_, f32>,
+        x: impl Into<Features<'x>>,
         y: &[f64],
         sample_weight: Option<&[f64]>,
     ) -> Result<Forest> {
@@ -107,9 +110,9 @@ impl Forest {
     ///
     /// # Errors
     /// As [`Forest::fit`].
-    pub fn fit_with_progress(
+    pub fn fit_with_progress<'x>(
         params: &ForestParams,
-        x: ArrayView2<'_, f32>,
+        x: impl Into<Features<'x>>,
         y: &[f64],
         sample_weight: Option<&[f64]>,
         progress: Option<&AtomicUsize>,
@@ -141,9 +144,9 @@ impl Forest {
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
     #[allow(clippy::too_many_arguments)] // the fit's inputs plus the three per-call overrides
-    pub fn grow_more(
+    pub fn grow_more<'x>(
         &mut self,
-        x: ArrayView2<'_, f32>,
+        x: impl Into<Features<'x>>,
         y: &[f64],
         sample_weight: Option<&[f64]>,
         n_more: usize,
@@ -152,6 +155,7 @@ impl Forest {
         monotonic_cst: Option<&[i8]>,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
+        let x = x.into();
         if x.ncols() != self.n_features {
             return Err(Error::FeatureMismatch {
                 expected: self.n_features,
@@ -305,13 +309,17 @@ impl Forest {
     }
 
     /// Calls `f(tree index, row index in block, leaf)` for every tree (in index order) and
-    /// every row of a row-major block.
+    /// every row of a block.
     #[inline]
-    fn leaves_of_block(&self, rows: &[f32], mut f: impl FnMut(usize, usize, usize)) {
-        let p = self.n_features;
-        let mut leaves = vec![0u32; rows.len() / p];
+    fn leaves_of_block(&self, rows: RowBlock<'_>, mut f: impl FnMut(usize, usize, usize)) {
+        let mut leaves = vec![0u32; rows.len()];
         for (t, tree) in self.packed().iter().enumerate() {
-            tree.leaves(rows, p, &mut leaves);
+            match rows {
+                RowBlock::Dense { rows, p } => tree.leaves(rows, p, &mut leaves),
+                RowBlock::Csr { x, start, .. } => {
+                    tree.leaves_by(|k| RowBlock::sparse_row(&x, start + k), &mut leaves)
+                }
+            }
             for (r, &leaf) in leaves.iter().enumerate() {
                 f(t, r, leaf as usize);
             }
@@ -380,21 +388,46 @@ impl Forest {
     }
 
     /// Runs `f(rows, out)` over blocks of rows in parallel; `rows` holds whole rows
-    /// (row-major, n_features wide) and `out` their `width`-wide output rows. Blocks let a
-    /// caller walk one tree over many rows while its nodes are in cache.
-    fn per_block<T: Send + Clone + Default>(
+    /// (row-major and n_features wide, or CSR rows of sparse X, converted once from CSC)
+    /// and `out` their `width`-wide output rows. Blocks let a caller walk one tree over
+    /// many rows while its nodes are in cache.
+    fn per_block<'x, T: Send + Clone + Default>(
         &self,
-        x: ArrayView2<'_, f32>,
+        x: impl Into<Features<'x>>,
         width: usize,
         n_jobs: i64,
-        f: impl Fn(&[f32], &mut [T]) + Sync,
+        f: impl Fn(RowBlock<'_>, &mut [T]) + Sync,
     ) -> Result<Vec<T>> {
-        let rows = self.rows(&x)?;
         let p = self.n_features;
-        let flat = rows
-            .as_slice()
-            .ok_or_else(|| Error::Internal("rows not contiguous".into()))?;
-        let mut out = vec![T::default(); rows.nrows() * width];
+        let (dense, csr);
+        let (flat, csr) = match x.into() {
+            Features::Dense(x) => {
+                dense = x;
+                (Some(self.rows(&dense)?), None)
+            }
+            Features::Sparse(x) => {
+                if x.dim().1 != p {
+                    return Err(Error::FeatureMismatch {
+                        expected: p,
+                        got: x.dim().1,
+                    });
+                }
+                csr = SparseMatrix::in_layout(x, Layout::Csr);
+                (None, Some(&csr))
+            }
+        };
+        let n_rows = match (&flat, csr) {
+            (Some(rows), _) => rows.nrows(),
+            (None, Some(x)) => x.view().dim().0,
+            (None, None) => 0,
+        };
+        let flat = match &flat {
+            Some(rows) => rows
+                .as_slice()
+                .ok_or_else(|| Error::Internal("rows not contiguous".into()))?,
+            None => &[],
+        };
+        let mut out = vec![T::default(); n_rows * width];
         if width == 0 || out.is_empty() {
             return Ok(out);
         }
@@ -403,20 +436,27 @@ impl Forest {
         let threads = n_threads(Some(n_jobs))?;
         // ... as long as its rows sit in half of a 1 MiB L2 while the trees walk it
         let fits_cache = (1usize << 19) / (4 * p.max(1));
-        let block = rows
-            .nrows()
-            .div_ceil(threads)
-            .min(fits_cache)
-            .clamp(64, 16384);
+        let block = n_rows.div_ceil(threads).min(fits_cache).clamp(64, 16384);
         // a cancelled call skips its remaining blocks (and returns an error, not `out`)
         let run = |(b, chunk): (usize, &mut [T])| {
             if cancel::requested() {
                 return;
             }
-            let n_rows = chunk.len() / width;
-            f(&flat[b * block * p..(b * block + n_rows) * p], chunk);
+            let (start, end) = (b * block, b * block + chunk.len() / width);
+            let rows = match csr {
+                Some(x) => RowBlock::Csr {
+                    x: x.view(),
+                    start,
+                    end,
+                },
+                None => RowBlock::Dense {
+                    rows: &flat[start * p..end * p],
+                    p,
+                },
+            };
+            f(rows, chunk);
         };
-        if threads == 1 || rows.nrows() <= block {
+        if threads == 1 || n_rows <= block {
             // no pool for small or single-threaded calls: latency matters there
             out.chunks_mut(block * width).enumerate().for_each(run);
         } else {
@@ -440,7 +480,8 @@ impl Forest {
     ///
     /// # Errors
     /// Wrong number of features, NaN/inf in `x`, `n_jobs == 0`, or [`Error::Cancelled`].
-    pub fn predict(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<f64>> {
+    pub fn predict<'x>(&self, x: impl Into<Features<'x>>, n_jobs: i64) -> Result<Array2<f64>> {
+        let x = x.into();
         let (k, n) = (self.n_outputs(), x.nrows());
         let n_trees = self.trees.len() as f64;
         let out = self.per_block(x, k, n_jobs, |rows, out| {
@@ -469,7 +510,12 @@ impl Forest {
     ///
     /// # Errors
     /// As [`Forest::predict`].
-    pub fn predict_trees(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array3<f64>> {
+    pub fn predict_trees<'x>(
+        &self,
+        x: impl Into<Features<'x>>,
+        n_jobs: i64,
+    ) -> Result<Array3<f64>> {
+        let x = x.into();
         let k = self.n_outputs();
         let (t, n) = (self.trees.len(), x.nrows());
         let out = self.per_block(x, k * t, n_jobs, |rows, out| {
@@ -487,7 +533,8 @@ impl Forest {
     ///
     /// # Errors
     /// As [`Forest::predict`].
-    pub fn apply(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<i64>> {
+    pub fn apply<'x>(&self, x: impl Into<Features<'x>>, n_jobs: i64) -> Result<Array2<i64>> {
+        let x = x.into();
         let (t, n) = (self.trees.len(), x.nrows());
         let out = self.per_block(x, t, n_jobs, |rows, out| {
             self.leaves_of_block(rows, |ti, r, leaf| out[r * t + ti] = leaf as i64);
@@ -509,7 +556,8 @@ impl Forest {
     ///
     /// # Errors
     /// As [`Forest::predict`].
-    pub fn apply_leaves(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<i64>> {
+    pub fn apply_leaves<'x>(&self, x: impl Into<Features<'x>>, n_jobs: i64) -> Result<Array2<i64>> {
+        let x = x.into();
         let off = self.leaf_offsets();
         let ranks: Vec<Vec<u32>> = self
             .trees
@@ -541,42 +589,23 @@ impl Forest {
     ///
     /// # Errors
     /// As [`Forest::predict`].
-    pub fn leaf_bounds(
+    pub fn leaf_bounds<'x>(
         &self,
-        x: ArrayView2<'_, f32>,
+        x: impl Into<Features<'x>>,
         n_jobs: i64,
     ) -> Result<(Array2<f64>, Array2<f64>)> {
-        let (p, n, g) = (self.n_features, x.nrows(), self.descriptors());
+        let x = x.into();
+        let (p, n) = (self.n_features, x.nrows());
         let out = self.per_block(x, 2 * p, n_jobs, |rows, out| {
-            for (row, o) in rows.chunks_exact(p).zip(out.chunks_exact_mut(2 * p)) {
-                let (lo, hi) = o.split_at_mut(p);
-                lo.fill(f64::NEG_INFINITY);
-                hi.fill(f64::INFINITY);
-                for tree in &self.trees {
-                    let mut node = 0usize;
-                    while !tree.is_leaf(node) {
-                        let proj = tree.proj(node, g);
-                        let v = proj.dot(row);
-                        let go_left = v <= tree.threshold[node];
-                        if let crate::projection::ProjRef::Sparse { idx: [j], w: [w] } = proj {
-                            if *w != 0.0 {
-                                let cut = tree.threshold[node] as f64 / *w as f64;
-                                let j = *j as usize;
-                                // w·x <= t  ⇔  x <= t/w for w > 0, x >= t/w for w < 0
-                                if go_left == (*w > 0.0) {
-                                    hi[j] = hi[j].min(cut);
-                                } else {
-                                    lo[j] = lo[j].max(cut);
-                                }
-                            }
-                        }
-                        node = if go_left {
-                            tree.left[node]
-                        } else {
-                            tree.right[node]
-                        } as usize;
-                    }
-                }
+            let out = out.chunks_exact_mut(2 * p);
+            match rows {
+                RowBlock::Dense { rows, p } => rows
+                    .chunks_exact(p)
+                    .zip(out)
+                    .for_each(|(row, o)| self.row_bounds(row, o)),
+                RowBlock::Csr { x, start, .. } => out
+                    .enumerate()
+                    .for_each(|(k, o)| self.row_bounds(RowBlock::sparse_row(&x, start + k), o)),
             }
         })?;
         let both =
@@ -585,6 +614,41 @@ impl Forest {
             both.slice(ndarray::s![.., ..p]).to_owned(),
             both.slice(ndarray::s![.., p..]).to_owned(),
         ))
+    }
+
+    /// [`Forest::leaf_bounds`] of one row into `out` (lower bounds, then upper ones).
+    fn row_bounds(&self, row: impl crate::sparse::Row, out: &mut [f64]) {
+        let g = self.descriptors();
+        let (lo, hi) = out.split_at_mut(self.n_features);
+        lo.fill(f64::NEG_INFINITY);
+        hi.fill(f64::INFINITY);
+        for tree in &self.trees {
+            let mut node = 0usize;
+            while !tree.is_leaf(node) {
+                let proj = tree.proj(node, g);
+                // the sum `ProjRef::dot` forms, in the same order
+                let mut v = 0.0f32;
+                proj.for_each(|j, w| v += w * row.at(j));
+                let go_left = v <= tree.threshold[node];
+                if let crate::projection::ProjRef::Sparse { idx: [j], w: [w] } = proj {
+                    if *w != 0.0 {
+                        let cut = tree.threshold[node] as f64 / *w as f64;
+                        let j = *j as usize;
+                        // w·x <= t  ⇔  x <= t/w for w > 0, x >= t/w for w < 0
+                        if go_left == (*w > 0.0) {
+                            hi[j] = hi[j].min(cut);
+                        } else {
+                            lo[j] = lo[j].max(cut);
+                        }
+                    }
+                }
+                node = if go_left {
+                    tree.left[node]
+                } else {
+                    tree.right[node]
+                } as usize;
+            }
+        }
     }
 
     /// Per leaf, in the forest-wide numbering of [`Forest::apply_leaves`], the box given by
@@ -737,9 +801,9 @@ impl Forest {
     /// # Errors
     /// As [`Forest::predict`].
     #[allow(clippy::type_complexity)]
-    pub fn decision_path(
+    pub fn decision_path<'x>(
         &self,
-        x: ArrayView2<'_, f32>,
+        x: impl Into<Features<'x>>,
         n_jobs: i64,
     ) -> Result<(Vec<i64>, Vec<i64>, Vec<i64>)> {
         let leaves = self.apply(x, n_jobs)?;
@@ -891,12 +955,13 @@ pub(crate) fn grow_trees(
     Ok(grown)
 }
 
-pub(crate) fn prepare<'a>(
+pub(crate) fn prepare<'a, 'x: 'a>(
     params: &'a ForestParams,
-    x: ArrayView2<'a, f32>,
+    x: impl Into<Features<'x>>,
     y: &[f64],
     sample_weight: Option<&[f64]>,
 ) -> Result<FitData<'a>> {
+    let x: Features<'a> = x.into().reborrow();
     let (n, p) = x.dim();
     let cfg = params.check(n, p)?;
     let k = params.task.n_targets();
@@ -918,7 +983,7 @@ pub(crate) fn prepare<'a>(
     check_target_scale(&y, &sample_weight)?;
     // in the fit's pool: a copy into Fortran order is split over its threads
     let x = cancel::install(&*thread_pool(params.n_threads())?, || {
-        FeatureMatrix::from_view(x)
+        FeatureMatrix::from_features(x)
     })?;
     // explicit projections have their weights halved when sums could overflow
     // (`FeatureMatrix::keep_sums_finite`); stored descriptors cannot be, so refuse instead
@@ -1514,6 +1579,96 @@ mod tests {
         let roomy = crate::limits::Tally::new(Some(per_tree * 100), 0, 50);
         roomy.add(&one.trees()[0]);
         assert!(!roomy.over());
+    }
+
+    /// `x` as (indptr, indices, data) of CSR (`by_rows`) or CSC, storing its nonzeros
+    /// and, where `explicit` says so, some of its zeros.
+    fn compressed(
+        x: &Array2<f32>,
+        by_rows: bool,
+        explicit: impl Fn(usize, usize) -> bool,
+    ) -> (Vec<u64>, Vec<u32>, Vec<f32>) {
+        let (n, p) = x.dim();
+        let (major, minor) = if by_rows { (n, p) } else { (p, n) };
+        let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
+        for a in 0..major {
+            for b in 0..minor {
+                let (i, j) = if by_rows { (a, b) } else { (b, a) };
+                if x[[i, j]] != 0.0 || explicit(i, j) {
+                    idx.push(b as u32);
+                    val.push(x[[i, j]]);
+                }
+            }
+            ptr.push(idx.len() as u64);
+        }
+        (ptr, idx, val)
+    }
+
+    #[test]
+    fn sparse_x_grows_and_predicts_the_dense_forest_bit_for_bit() {
+        use crate::sparse::{Layout, SparseView};
+        // mostly zeros, an empty column (3) and an empty row (7), -0.0 entries stored
+        let (mut x, _) = data(240, 12, 21);
+        for ((i, j), v) in x.indexed_iter_mut() {
+            if j == 3 || i == 7 || (i * 7 + j * 3) % 5 != 0 {
+                *v = 0.0;
+            }
+            if (i + j) % 31 == 0 && *v == 0.0 {
+                *v = -0.0;
+            }
+        }
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| f64::from(u8::from(r[0] + r[1] - r[2] > 0.0)))
+            .collect();
+        let explicit = |i: usize, j: usize| (i * j) % 11 == 1;
+        let csr = compressed(&x, true, explicit);
+        let csc = compressed(&x, false, explicit);
+        let csr = SparseView::new(Layout::Csr, (240, 12), &csr.0, &csr.1, &csr.2).unwrap();
+        let csc = SparseView::new(Layout::Csc, (240, 12), &csc.0, &csc.1, &csc.2).unwrap();
+        let kinds = [
+            ProjectionKind::AxisAligned,
+            ProjectionKind::SparseSigned {
+                density: Density::FeatureCombinations(2.0),
+            },
+            ProjectionKind::ForestRc { n_combined: 3 },
+            ProjectionKind::Gaussian,
+        ];
+        for kind in kinds {
+            let mut p = sporf(6);
+            p.projection = kind;
+            p.oob = true;
+            let dense = Forest::fit(&p, x.view(), &y, None).unwrap();
+            for sparse in [csr, csc] {
+                let f = Forest::fit(&p, sparse, &y, None).unwrap();
+                assert_eq!(f.to_bytes().unwrap(), dense.to_bytes().unwrap());
+                assert_eq!(f.oob(), dense.oob());
+                for test in [csr, csc] {
+                    assert_eq!(
+                        dense.predict(x.view(), 1).unwrap(),
+                        f.predict(test, 2).unwrap()
+                    );
+                    assert_eq!(dense.apply(x.view(), 1).unwrap(), f.apply(test, 1).unwrap());
+                    assert_eq!(
+                        dense.leaf_bounds(x.view(), 1).unwrap(),
+                        f.leaf_bounds(test, 1).unwrap()
+                    );
+                }
+            }
+        }
+        // a node whose rows are few against a long column takes the binary-search gather
+        let mut p = sporf(3);
+        p.max_depth = Some(40);
+        p.bootstrap = false;
+        let dense = Forest::fit(&p, x.view(), &y, None).unwrap();
+        let f = Forest::fit(&p, csc, &y, None).unwrap();
+        assert_eq!(f.to_bytes().unwrap(), dense.to_bytes().unwrap());
+        let narrow = SparseView::new(Layout::Csr, (1, 5), &[0, 0], &[], &[]).unwrap();
+        assert!(matches!(
+            f.predict(narrow, 1),
+            Err(Error::FeatureMismatch { .. })
+        ));
     }
 
     #[test]

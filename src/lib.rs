@@ -54,6 +54,7 @@ pub mod projection;
 pub mod prune;
 pub mod rng;
 pub mod serialize;
+pub mod sparse;
 pub mod threads;
 pub mod tree;
 

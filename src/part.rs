@@ -16,7 +16,6 @@
 use crate::error::{Error, Result};
 use crate::forest::{grow_trees, prepare, Forest, OobPrediction};
 use crate::params::ForestParams;
-use ndarray::ArrayView2;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicUsize;
 use std::sync::OnceLock;
@@ -121,9 +120,9 @@ impl Forest {
     /// # Errors
     /// As [`Forest::fit`], plus an empty range or one beyond `params.n_estimators`.
     #[allow(clippy::too_many_arguments)]
-    pub fn grow_part(
+    pub fn grow_part<'x>(
         params: &ForestParams,
-        x: ArrayView2<'_, f32>,
+        x: impl Into<crate::sparse::Features<'x>>,
         y: &[f64],
         sample_weight: Option<&[f64]>,
         start: usize,

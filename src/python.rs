@@ -9,6 +9,7 @@ use crate::error::Error;
 use crate::forest::Forest;
 use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
 use crate::projection::{ArgValue, Density, Family, FamilyArgs, PatchGeometry, ProjectionKind};
+use crate::sparse::{Features, Layout, SparseView};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray1 as R1,
     PyReadonlyArray2,
@@ -184,6 +185,99 @@ impl<'a, 'py> FromPyObject<'a, 'py> for SampleCount {
 /// A projection distribution for the core (`_core.Projection`), built by the classes of
 /// `obliqueforest.projections`. The constructors only convert; [`ProjectionKind::check`]
 /// validates when a forest is fitted.
+/// X from Python: a 2-D float32 numpy array (C or F order), or sparse X as the tuple
+/// `(format, (n_rows, n_cols), indptr, indices, data)` with format "csr" or "csc" and
+/// uint64, uint32 and float32 arrays (what `obliqueforest._forest.core_X` builds; the
+/// core checks the rest: sorted unique indices in range, finite values).
+enum XArg<'py> {
+    Dense(PyReadonlyArray2<'py, f32>),
+    Sparse {
+        layout: Layout,
+        shape: (usize, usize),
+        indptr: PyReadonlyArray1<'py, u64>,
+        indices: PyReadonlyArray1<'py, u32>,
+        data: PyReadonlyArray1<'py, f32>,
+    },
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for XArg<'py> {
+    type Error = PyErr;
+    fn extract(v: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if let Ok(x) = v.extract::<PyReadonlyArray2<'py, f32>>() {
+            return Ok(XArg::Dense(x));
+        }
+        type Parts<'py> = (
+            String,
+            (usize, usize),
+            PyReadonlyArray1<'py, u64>,
+            PyReadonlyArray1<'py, u32>,
+            PyReadonlyArray1<'py, f32>,
+        );
+        let (format, shape, indptr, indices, data) = v.extract::<Parts<'py>>().map_err(|_| {
+            bad(
+                "X",
+                "must be a 2-D float32 array or a (format, shape, indptr, indices, data) \
+                 tuple of uint64/uint32/float32 arrays",
+            )
+        })?;
+        let layout = match format.as_str() {
+            "csr" => Layout::Csr,
+            "csc" => Layout::Csc,
+            other => return Err(bad("X", &format!("unknown sparse format {other:?}"))),
+        };
+        Ok(XArg::Sparse {
+            layout,
+            shape,
+            indptr,
+            indices,
+            data,
+        })
+    }
+}
+
+/// The borrowed arrays of an [`XArg`], taken with the GIL and read without it.
+#[derive(Clone, Copy)]
+enum XRef<'a> {
+    Dense(ndarray::ArrayView2<'a, f32>),
+    Sparse(Layout, (usize, usize), &'a [u64], &'a [u32], &'a [f32]),
+}
+
+impl XArg<'_> {
+    fn view(&self) -> PyResult<XRef<'_>> {
+        Ok(match self {
+            XArg::Dense(x) => XRef::Dense(x.as_array()),
+            XArg::Sparse {
+                layout,
+                shape,
+                indptr,
+                indices,
+                data,
+            } => {
+                let contiguous = |_| bad("X", "sparse arrays must be contiguous");
+                XRef::Sparse(
+                    *layout,
+                    *shape,
+                    indptr.as_slice().map_err(contiguous)?,
+                    indices.as_slice().map_err(contiguous)?,
+                    data.as_slice().map_err(contiguous)?,
+                )
+            }
+        })
+    }
+}
+
+impl<'a> XRef<'a> {
+    /// The core's input, sparse arrays checked (one pass over them, without the GIL).
+    fn features(self) -> Result<Features<'a>, Error> {
+        Ok(match self {
+            XRef::Dense(x) => Features::Dense(x),
+            XRef::Sparse(layout, shape, indptr, indices, data) => {
+                Features::Sparse(SparseView::new(layout, shape, indptr, indices, data)?)
+            }
+        })
+    }
+}
+
 #[pyclass(name = "Projection", module = "obliqueforest._core", frozen)]
 #[derive(Clone)]
 struct PyProjection {
@@ -498,7 +592,7 @@ impl PyForest {
     #[pyo3(signature = (x, y, sample_weight, params, progress=None))]
     fn fit(
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f32>,
+        x: XArg<'_>,
         y: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
         params: PyRef<'_, PyForestParams>,
@@ -509,12 +603,12 @@ impl PyForest {
             .map(|p| (Some(p.done.clone()), p.cancel.clone()))
             .unwrap_or_default();
         let (x, y) = (
-            x.as_array(),
+            x.view()?,
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
         );
         let w = weights_slice(&sample_weight)?;
         let inner = compute_with(py, &cancel, || {
-            Forest::fit_with_progress(&params, x, y, w, counter.as_deref())
+            Forest::fit_with_progress(&params, x.features()?, y, w, counter.as_deref())
         })?;
         Ok(PyForest { inner })
     }
@@ -527,7 +621,7 @@ impl PyForest {
     fn fit_more(
         &mut self,
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f32>,
+        x: XArg<'_>,
         y: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
         n_more: &Bound<'_, PyAny>,
@@ -541,14 +635,14 @@ impl PyForest {
             .map(|p| (Some(p.done.clone()), p.cancel.clone()))
             .unwrap_or_default();
         let (x, y) = (
-            x.as_array(),
+            x.view()?,
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
         );
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
         compute_with(py, &cancel, || {
             inner.grow_more(
-                x,
+                x.features()?,
                 y,
                 w,
                 n_more,
@@ -648,44 +742,44 @@ impl PyForest {
     fn predict<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f32>,
+        x: XArg<'py>,
         n_jobs: i64,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let x = x.as_array();
-        Ok(compute(py, || self.inner.predict(x, n_jobs))?.into_pyarray(py))
+        let x = x.view()?;
+        Ok(compute(py, || self.inner.predict(x.features()?, n_jobs))?.into_pyarray(py))
     }
 
     #[pyo3(signature = (x, n_jobs=1))]
     fn predict_trees<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f32>,
+        x: XArg<'py>,
         n_jobs: i64,
     ) -> PyResult<Bound<'py, PyArray3<f64>>> {
-        let x = x.as_array();
-        Ok(compute(py, || self.inner.predict_trees(x, n_jobs))?.into_pyarray(py))
+        let x = x.view()?;
+        Ok(compute(py, || self.inner.predict_trees(x.features()?, n_jobs))?.into_pyarray(py))
     }
 
     #[pyo3(signature = (x, n_jobs=1))]
     fn apply<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f32>,
+        x: XArg<'py>,
         n_jobs: i64,
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        let x = x.as_array();
-        Ok(compute(py, || self.inner.apply(x, n_jobs))?.into_pyarray(py))
+        let x = x.view()?;
+        Ok(compute(py, || self.inner.apply(x.features()?, n_jobs))?.into_pyarray(py))
     }
 
     #[pyo3(signature = (x, n_jobs=1))]
     fn apply_leaves<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f32>,
+        x: XArg<'py>,
         n_jobs: i64,
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-        let x = x.as_array();
-        Ok(compute(py, || self.inner.apply_leaves(x, n_jobs))?.into_pyarray(py))
+        let x = x.view()?;
+        Ok(compute(py, || self.inner.apply_leaves(x.features()?, n_jobs))?.into_pyarray(py))
     }
 
     fn in_bag_counts<'py>(
@@ -702,15 +796,16 @@ impl PyForest {
     fn decision_path<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f32>,
+        x: XArg<'py>,
         n_jobs: i64,
     ) -> PyResult<(
         Bound<'py, PyArray1<i64>>,
         Bound<'py, PyArray1<i64>>,
         Bound<'py, PyArray1<i64>>,
     )> {
-        let x = x.as_array();
-        let (indptr, indices, n_nodes_ptr) = compute(py, || self.inner.decision_path(x, n_jobs))?;
+        let x = x.view()?;
+        let (indptr, indices, n_nodes_ptr) =
+            compute(py, || self.inner.decision_path(x.features()?, n_jobs))?;
         Ok((
             indptr.into_pyarray(py),
             indices.into_pyarray(py),
@@ -732,11 +827,11 @@ impl PyForest {
     fn leaf_bounds<'py>(
         &self,
         py: Python<'py>,
-        x: PyReadonlyArray2<'py, f32>,
+        x: XArg<'py>,
         n_jobs: i64,
     ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
-        let x = x.as_array();
-        let (lo, hi) = compute(py, || self.inner.leaf_bounds(x, n_jobs))?;
+        let x = x.view()?;
+        let (lo, hi) = compute(py, || self.inner.leaf_bounds(x.features()?, n_jobs))?;
         Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
     }
 
@@ -1032,7 +1127,7 @@ impl PyForestPart {
     #[allow(clippy::too_many_arguments)]
     fn grow(
         py: Python<'_>,
-        x: PyReadonlyArray2<'_, f32>,
+        x: XArg<'_>,
         y: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
         params: PyRef<'_, PyForestParams>,
@@ -1054,12 +1149,21 @@ impl PyForestPart {
         }
         let counter = progress.map(|p| p.done.clone());
         let (x, y) = (
-            x.as_array(),
+            x.view()?,
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
         );
         let w = weights_slice(&sample_weight)?;
         let inner = compute(py, || {
-            Forest::grow_part(&params, x, y, w, start, end, n_jobs, counter.as_deref())
+            Forest::grow_part(
+                &params,
+                x.features()?,
+                y,
+                w,
+                start,
+                end,
+                n_jobs,
+                counter.as_deref(),
+            )
         })?;
         Ok(PyForestPart { inner })
     }

@@ -6,10 +6,24 @@ parameters happens in Rust (``ForestParams::check``); errors arrive as
 :class:`ForestError`, a subclass of :class:`ValueError`.
 """
 
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import numpy as np
 import numpy.typing as npt
+
+# X: a 2-D float32 array (C or F order), or sparse X as ``(format, (n_rows, n_cols),
+# indptr, indices, data)`` with format "csr" or "csc" and uint64/uint32/float32 arrays in
+# canonical form (sorted unique indices), as ``obliqueforest._forest.core_X`` builds it.
+CoreX = Union[
+    npt.NDArray[np.float32],
+    tuple[
+        str,
+        tuple[int, int],
+        npt.NDArray[np.uint64],
+        npt.NDArray[np.uint32],
+        npt.NDArray[np.float32],
+    ],
+]
 
 __version__: str
 FORMAT_VERSION: int
@@ -119,7 +133,7 @@ class Forest:
 
     @staticmethod
     def fit(
-        X: npt.NDArray[np.float32],
+        X: CoreX,
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
         params: ForestParams,
@@ -135,7 +149,7 @@ class Forest:
         """
     def fit_more(
         self,
-        X: npt.NDArray[np.float32],
+        X: CoreX,
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
         n_more: int,
@@ -178,26 +192,26 @@ class Forest:
         """Classes of each target column; None for regression."""
     @property
     def is_classifier(self) -> bool: ...
-    def predict(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.float64]:
+    def predict(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
         """Mean over trees of leaf values, shape (n_samples, n_outputs).
 
         Class probabilities for classification, the prediction for regression.
         """
-    def predict_trees(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.float64]:
+    def predict_trees(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
         """Per-tree leaf values, shape (n_trees, n_samples, n_outputs)."""
-    def apply(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.int64]:
+    def apply(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.int64]:
         """Leaf node index (within its tree) per tree, shape (n_samples, n_trees)."""
     def in_bag_counts(self, tree: int, n_samples: int) -> npt.NDArray[np.uint32]:
         """How often tree ``tree`` drew each of the ``n_samples`` training rows (recomputed
         from its seed; all ones without bootstrap), shape (n_samples,)."""
     def decision_path(
-        self, X: npt.NDArray[np.float32], n_jobs: int = 1
+        self, X: CoreX, n_jobs: int = 1
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(indptr, indices, n_nodes_ptr): CSR of the forest-wide nodes each row visits."""
     def leaf_offsets(self) -> npt.NDArray[np.int64]:
         """Global leaf numbering: leaf ``l`` of tree ``t`` has global id
         ``leaf_offsets()[t] + leaf_rank[t][l]``; shape (n_trees + 1,)."""
-    def apply_leaves(self, X: npt.NDArray[np.float32], n_jobs: int = 1) -> npt.NDArray[np.int64]:
+    def apply_leaves(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.int64]:
         """Global leaf id (0..total_leaves) per tree, shape (n_samples, n_trees)."""
     def oob_prediction(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
         """(sum over OOB trees of leaf values (n_samples, n_outputs), OOB tree count (n_samples,)).
@@ -222,7 +236,7 @@ class Forest:
         Patch projections are expanded into their features with weight 1.
         """
     def leaf_bounds(
-        self, X: npt.NDArray[np.float32], n_jobs: int = 1
+        self, X: CoreX, n_jobs: int = 1
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Per row, the box (lower, upper), each shape (n_samples, n_features), that is the
         intersection over trees of the row's leaf regions, using the axis-aligned splits on
@@ -256,7 +270,7 @@ class ForestPart:
 
     @staticmethod
     def grow(
-        X: npt.NDArray[np.float32],
+        X: CoreX,
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
         params: ForestParams,

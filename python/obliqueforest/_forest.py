@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextvars
 import warnings
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 from joblib.parallel import get_active_backend
@@ -111,6 +112,54 @@ def as_float32(X, order="C"):
             "X has values too large for float32 (|x| > 3.4e38); the forests compute in float32"
         )
     return np.asarray(X, dtype=np.float32, order=order)
+
+
+# The sparse formats the forests take without densifying X (validate_data converts others).
+SPARSE_FORMATS = ["csr", "csc"]
+
+
+class CoreSparse(NamedTuple):
+    """Sparse X as the core reads it: scipy's CSR or CSC arrays in canonical form (sorted,
+    unique indices) with uint64 indptr, uint32 indices and float32 data."""
+
+    format: str
+    shape: tuple
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+
+
+def core_X(X, order="C"):
+    """X as the core takes it: dense X through :func:`as_float32`; a scipy CSR/CSC matrix or
+    array as a :class:`CoreSparse` (nonzeros only, never densified), duplicate entries
+    summed first as scipy sums them (in X's dtype, before the cast to float32)."""
+    if not sparse.issparse(X):
+        return as_float32(X, order)
+    if X.format not in SPARSE_FORMATS:
+        X = X.tocsr()
+    if not X.has_canonical_format:
+        X = X.copy()
+        X.sum_duplicates()  # also sorts each row's (column's) indices
+    n_minor = X.shape[1] if X.format == "csr" else X.shape[0]
+    if n_minor > 2**32:
+        raise ValueError(f"sparse X has shape {X.shape}; at most 2**32 rows and columns")
+    indices = X.indices
+    if indices.dtype == np.int32:
+        # non-negative in a valid matrix: reinterpreted, not copied (a negative one becomes
+        # an index out of range, which the core rejects)
+        indices = indices.view(np.uint32)
+    else:
+        # checked before the cast, which would wrap an index out of range into range
+        if indices.size and (indices.min() < 0 or indices.max() >= n_minor):
+            raise ValueError(f"sparse X has an index out of range for its shape {X.shape}")
+        indices = indices.astype(np.uint32)
+    return CoreSparse(
+        X.format,
+        X.shape,
+        np.ascontiguousarray(X.indptr, dtype=np.uint64),
+        np.ascontiguousarray(indices),
+        np.ascontiguousarray(as_float32(X.data)),
+    )
 
 
 TREE_PARAM_CONSTRAINTS: dict = {
@@ -216,17 +265,23 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
         check_is_fitted(self, "_forest")
         # NaN and infinity are refused by the core, in the same pass that reads X
         X = _validate_data(
-            self, X, dtype=[np.float32, np.float64], reset=False, ensure_all_finite=False
+            self,
+            X,
+            dtype=[np.float32, np.float64],
+            reset=False,
+            ensure_all_finite=False,
+            accept_sparse=SPARSE_FORMATS,
         )
-        return as_float32(X)
+        return core_X(X)
 
     def _fit_forest(self, X, y_core, sample_weight, task):
         """Grows (or, with warm_start, extends) the core forest."""
         # Gathering a column over a node's rows is fastest in Fortran order, so a conversion
         # that copies anyway produces it. Float32 data the caller already has is passed as
         # it is: the core borrows it, or copies wide C-order data once, column by column
-        # (two-valued columns as bits).
-        X32 = as_float32(X, order="K" if X.dtype == np.float32 else "F")
+        # (two-valued columns as bits). Sparse X goes as its nonzeros (CSC is borrowed, CSR
+        # transposed once).
+        X32 = core_X(X, order="K" if X.dtype == np.float32 else "F")
         # several outputs: n × k row-major, as the core reads them
         y_core = np.ascontiguousarray(np.ravel(y_core), dtype=np.float64)
         sw = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float64)
@@ -295,7 +350,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -351,6 +406,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True
         tags.non_deterministic = False
         tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
         return tags
@@ -375,8 +431,10 @@ class _ClassifierMixin(ClassifierMixin):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data; converted to float32 (NaN and infinity are rejected).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; converted to float32 (NaN and infinity are rejected). A scipy
+            CSR/CSC matrix or array is used without densifying it, and grows the same
+            forest as its dense array.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Class labels; a 2-D y grows multi-output trees (one tree per estimator whose
             splits serve every output, each output with its own classes).
@@ -396,6 +454,7 @@ class _ClassifierMixin(ClassifierMixin):
             ensure_all_finite=True,
             multi_output=True,
             reset=not warm,
+            accept_sparse=SPARSE_FORMATS,
         )
         y = target_columns(y)
         check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
@@ -461,7 +520,7 @@ class _ClassifierMixin(ClassifierMixin):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
@@ -512,8 +571,10 @@ class _RegressorMixin(RegressorMixin):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data; converted to float32 (NaN and infinity are rejected).
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; converted to float32 (NaN and infinity are rejected). A scipy
+            CSR/CSC matrix or array is used without densifying it, and grows the same
+            forest as its dense array.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Real targets; a 2-D y grows multi-output trees (one tree per estimator whose
             splits serve every output). ``criterion="poisson"`` needs y >= 0 with a
@@ -533,6 +594,7 @@ class _RegressorMixin(RegressorMixin):
             multi_output=True,
             y_numeric=True,
             reset=not (self.warm_start and hasattr(self, "_forest")),
+            accept_sparse=SPARSE_FORMATS,
         )
         y = np.asarray(target_columns(y), dtype=np.float64)
         if y.shape[1] == 1:

@@ -47,6 +47,7 @@ import threading
 import uuid
 
 import numpy as np
+from scipy import sparse
 
 try:
     import dask
@@ -63,7 +64,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
-from ._forest import FOREST_GROWER, _BaseForest
+from ._forest import FOREST_GROWER, CoreSparse, _BaseForest
 from ._progress import _make_bar
 
 __all__ = ["MODES", "apply", "fit", "predict", "predict_proba", "transform"]
@@ -119,6 +120,11 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if sparse.issparse(X):
+        raise ValueError(
+            "obliqueforest.dask.fit takes dense X (a dask array or DataFrame); fit scipy "
+            "sparse X with estimator.fit(X, y), which does not densify it"
+        )
     client = client or default_client()
     if getattr(estimator, "warm_start", False) and hasattr(estimator, "_forest"):
         raise ValueError(
@@ -300,7 +306,11 @@ def _worker_threads():
 
 def _aligned(a):
     """``a`` itself, or an aligned copy: arrays Dask deserialises may sit at any byte
-    offset, and the core borrows only aligned memory."""
+    offset, and the core borrows only aligned memory (sparse X: each of its arrays)."""
+    if isinstance(a, CoreSparse):
+        return a._replace(
+            indptr=_aligned(a.indptr), indices=_aligned(a.indices), data=_aligned(a.data)
+        )
     if a is None or not isinstance(a, np.ndarray):
         return a
     return np.require(a, requirements="A")

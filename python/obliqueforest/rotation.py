@@ -36,6 +36,7 @@ from numbers import Integral, Real
 from typing import ClassVar
 
 import numpy as np
+from scipy import sparse
 from scipy.stats import rankdata
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
@@ -49,6 +50,7 @@ from threadpoolctl import threadpool_limits
 from . import _core
 from ._forest import (
     _F32_MAX,
+    SPARSE_FORMATS,
     TREE_PARAM_CONSTRAINTS,
     _validate_data,
     resolve_n_jobs,
@@ -85,6 +87,40 @@ _MAX_SEED = np.iinfo(np.int32).max
 # ``fit(rotation, params)`` returns a new core forest, ``fit_more(forest, rotation,
 # params)`` extends one to ``params.n_estimators`` trees, as Forest.fit_more would.
 ROTATION_RUNNER: contextvars.ContextVar = contextvars.ContextVar("rotation_runner", default=None)
+
+
+def _canonical_csc(X):
+    """Sparse X as CSC with duplicate entries summed (scipy's meaning of them)."""
+    X = X.tocsc(copy=True)
+    X.sum_duplicates()
+    return X
+
+
+def _column_values(X, j):
+    """The distinct values of column j of X, dense or canonical CSC (unstored zeros
+    included)."""
+    if not sparse.issparse(X):
+        return np.unique(X[:, j])
+    stored = X.data[X.indptr[j] : X.indptr[j + 1]]
+    implicit = [0.0] if stored.size < X.shape[0] else []
+    return np.unique(np.concatenate([stored, implicit]))
+
+
+class _ScaledSparse:
+    """The scaled copy of sparse X, kept sparse: ``S + offset`` with ``S`` sparse (CSR) and
+    ``offset`` a row of shape (n_features,) added to every row. ``@ rotation`` is then a
+    sparse-dense product plus ``offset @ rotation``: the rotated data are dense (that is
+    their nature), X never is."""
+
+    def __init__(self, S, offset):
+        self.S, self.offset = S.tocsr(), offset
+
+    @property
+    def shape(self):
+        return self.S.shape
+
+    def __matmul__(self, rotation):
+        return np.asarray(self.S @ rotation) + self.offset @ rotation
 
 
 def rotate(X_scaled, rotation):
@@ -326,13 +362,18 @@ class _BaseRotationEnsemble(BaseEstimator):
         if self.scaling == "minmax":
             lo = X.min(axis=0)
             span = X.max(axis=0) - lo
+            if sparse.issparse(X):
+                lo, span = lo.toarray().ravel(), span.toarray().ravel()
             span[span == 0] = 1.0
             self._scale_min, self._scale_span = lo, span
         elif self.scaling == "rank":
-            self._rank_values = [np.unique(X[:, j]) for j in range(X.shape[1])]
+            columns = _canonical_csc(X) if sparse.issparse(X) else X
+            self._rank_values = [_column_values(columns, j) for j in range(X.shape[1])]
         return self._scale(X)
 
     def _scale(self, X):
+        if sparse.issparse(X):
+            return self._scale_sparse(X)
         if self.scaling == "minmax":
             return (X - self._scale_min) / self._scale_span
         if self.scaling == "rank":
@@ -346,6 +387,29 @@ class _BaseRotationEnsemble(BaseEstimator):
                     out[:, j] = np.interp(X[:, j], values, np.linspace(0.0, 1.0, values.size))
             return out
         return np.asarray(X, dtype=np.float64)
+
+    def _scale_sparse(self, X):
+        """:meth:`_scale` of sparse X as a :class:`_ScaledSparse` (equal to the dense
+        scaling up to floating-point rounding): every unstored zero of column j scales to
+        the same value ``offset[j]``, and a stored value v to ``offset[j] + S[i, j]``."""
+        X = _canonical_csc(X)
+        if self.scaling == "minmax":
+            offset = -self._scale_min / self._scale_span
+            return _ScaledSparse(X @ sparse.diags(1.0 / self._scale_span), offset)
+        if self.scaling == "rank":
+            offset = np.empty(X.shape[1])
+            S = X.astype(np.float64)
+            for j, values in enumerate(self._rank_values):
+                a, b = S.indptr[j], S.indptr[j + 1]
+                if values.size == 1:
+                    offset[j] = 0.0
+                    S.data[a:b] = 0.0
+                else:
+                    grid = np.linspace(0.0, 1.0, values.size)
+                    offset[j] = np.interp(0.0, values, grid)
+                    S.data[a:b] = np.interp(S.data[a:b], values, grid) - offset[j]
+            return _ScaledSparse(S, offset)
+        return _ScaledSparse(X, np.zeros(X.shape[1]))
 
     def _rotate(self, X_scaled, k):
         """One matrix product per rotation; the core takes float32."""
@@ -669,7 +733,7 @@ class _BaseRotationEnsemble(BaseEstimator):
     def _mean_prediction(self, X):
         """Mean over all trees of their leaf values on their rotated inputs."""
         check_is_fitted(self)
-        X = _validate_data(self, X, reset=False, dtype=np.float64)
+        X = _validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=SPARSE_FORMATS)
         X_scaled = self._scale(X)
         n_jobs = resolve_n_jobs(self.n_jobs)
         total = np.zeros((X.shape[0], self._n_outputs))
@@ -709,6 +773,7 @@ class _BaseRotationEnsemble(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
+        tags.input_tags.sparse = True  # scaled and rotated without densifying X
         return tags
 
     def save(self, path):
@@ -799,6 +864,12 @@ _DOC_SHARED_PARAMETERS = """
         to its rank among the distinct training values, divided by their number
         minus one, interpolating linearly for new values (clipped to [0, 1]).
         None uses the features as given.
+
+        Sparse X (scipy CSR/CSC) is scaled and rotated without densifying it: the
+        scaled data are kept as a sparse matrix plus a per-feature offset, and each
+        rotation is a sparse-dense product. The rotated data, and the forests grown on
+        them, are those of the dense array up to floating-point rounding (the sums are
+        taken in another order).
 """
 
 _DOC_TREE_PARAMETERS = """
@@ -1052,7 +1123,9 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
         self : RotationEnsembleClassifier
             The fitted estimator.
         """
-        X, y = _validate_data(self, X, y, dtype=np.float64, multi_output=True)
+        X, y = _validate_data(
+            self, X, y, dtype=np.float64, multi_output=True, accept_sparse=SPARSE_FORMATS
+        )
         y = target_columns(y)
         check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
         encoders = [LabelEncoder().fit(y[:, o]) for o in range(y.shape[1])]
@@ -1257,7 +1330,15 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
         self : RotationEnsembleRegressor
             The fitted estimator.
         """
-        X, y = _validate_data(self, X, y, dtype=np.float64, multi_output=True, y_numeric=True)
+        X, y = _validate_data(
+            self,
+            X,
+            y,
+            dtype=np.float64,
+            multi_output=True,
+            y_numeric=True,
+            accept_sparse=SPARSE_FORMATS,
+        )
         y = np.asarray(target_columns(y), dtype=np.float64)
         self.n_outputs_ = self._n_outputs = y.shape[1]
         if self.n_outputs_ == 1:

@@ -74,8 +74,17 @@ pub(crate) struct Workspace {
     pub(super) node_proj: Vec<(u32, u32)>,
     pub(super) node_values: Vec<f64>,
     pub(super) right_rows: Vec<u32>,
-    pub(super) terms: Vec<(usize, f32)>,
+    /// Scratch of [`Builder::project`] (the field keeps its old name for its callers).
+    pub(super) terms: Gather,
     pub(super) bins: Bins,
+}
+
+/// Memory [`Builder::project`] reuses: a projection's terms, and the row map sparse X
+/// gathers through ([`FeatureMatrix::project_rows`]).
+#[derive(Default)]
+pub(crate) struct Gather {
+    terms: Vec<(usize, f32)>,
+    row_pos: Vec<u32>,
 }
 
 /// Everything fixed while growing one tree.
@@ -398,12 +407,13 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         &self,
         proj: ProjRef<'_>,
         samples: &[u32],
-        terms: &mut Vec<(usize, f32)>,
+        gather: &mut Gather,
         out: &mut Vec<f32>,
     ) {
-        terms.clear();
-        proj.for_each(|j, w| terms.push((j, w)));
-        self.x.project_rows(terms, samples, out);
+        gather.terms.clear();
+        proj.for_each(|j, w| gather.terms.push((j, w)));
+        self.x
+            .project_rows(&gather.terms, samples, &mut gather.row_pos, out);
     }
 
     /// Moves the rows of `p` whose projection is `<= threshold` to the front, keeping the

@@ -4,6 +4,7 @@
 
 use super::{Tree, MULTI};
 use crate::projection::CompactDescriptors;
+use crate::sparse::Row;
 
 /// One node of a [`PackedTree`]: 16 bytes, one cache line holds four.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,15 +77,15 @@ impl PackedTree {
     }
 
     #[inline(always)]
-    fn project(&self, nd: PackedNode, row: &[f32]) -> f32 {
+    fn project<R: Row>(&self, nd: PackedNode, row: R) -> f32 {
         if nd.a & MULTI == 0 {
-            f32::from_bits(nd.b) * row[nd.a as usize]
+            f32::from_bits(nd.b) * row.at(nd.a as usize)
         } else {
             let start = (nd.a & !MULTI) as usize;
             let end = start + nd.b as usize;
             let mut s = 0.0f32;
             for &(j, w) in &self.proj[start..end] {
-                s += w * row[j as usize];
+                s += w * row.at(j as usize);
             }
             s
         }
@@ -93,6 +94,12 @@ impl PackedTree {
     /// The leaf (node index) a row reaches; identical to [`Tree::leaf`].
     #[inline]
     pub fn leaf(&self, row: &[f32]) -> usize {
+        self.leaf_of(row)
+    }
+
+    /// [`PackedTree::leaf`] of a row read through [`Row`].
+    #[inline]
+    fn leaf_of<R: Row>(&self, row: R) -> usize {
         let mut i = 0usize;
         loop {
             let nd = self.nodes[i];
@@ -108,17 +115,24 @@ impl PackedTree {
     /// loads are in flight instead of one; a lane that reaches its leaf takes the next row
     /// at once, so the work follows the total path length, not the deepest leaf.
     pub fn leaves(&self, rows: &[f32], p: usize, out: &mut [u32]) {
+        self.leaves_by(|k| &rows[k * p..(k + 1) * p], out);
+    }
+
+    /// [`PackedTree::leaves`] of rows `0..out.len()`, row `k` read through `row(k)` (a
+    /// dense slice, or a sparse row of a CSR matrix).
+    #[inline]
+    pub fn leaves_by<R: Row>(&self, row: impl Fn(usize) -> R, out: &mut [u32]) {
         const LANES: usize = 8;
         let n = out.len();
         if n < LANES {
             for (k, o) in out.iter_mut().enumerate() {
-                *o = self.leaf(&rows[k * p..(k + 1) * p]) as u32;
+                *o = self.leaf_of(row(k)) as u32;
             }
             return;
         }
-        let mut row = [0usize; LANES];
+        let mut lane_row = [0usize; LANES];
         let mut idx = [0u32; LANES];
-        for (l, r) in row.iter_mut().enumerate() {
+        for (l, r) in lane_row.iter_mut().enumerate() {
             *r = l;
         }
         let mut next = LANES;
@@ -133,9 +147,9 @@ impl PackedTree {
                 let nd = self.nodes[i as usize];
                 if nd.left == i {
                     // at its leaf: record it and start the next row in this lane
-                    out[row[l]] = i;
+                    out[lane_row[l]] = i;
                     if next < n {
-                        row[l] = next;
+                        lane_row[l] = next;
                         idx[l] = 0;
                         next += 1;
                     } else {
@@ -143,8 +157,7 @@ impl PackedTree {
                         active -= 1;
                     }
                 } else {
-                    let r = &rows[row[l] * p..(row[l] + 1) * p];
-                    idx[l] = nd.left + (self.project(nd, r) > nd.threshold) as u32;
+                    idx[l] = nd.left + (self.project(nd, row(lane_row[l])) > nd.threshold) as u32;
                 }
             }
         }

@@ -6,6 +6,7 @@ import numbers
 import warnings
 
 import numpy as np
+from scipy import sparse
 from sklearn.base import (
     BaseEstimator,
     ClassNamePrefixFeaturesOutMixin,
@@ -20,7 +21,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _core
 from ..plotting import plot_embedding
-from .._forest import resolve_n_jobs
+from .._forest import SPARSE_FORMATS, core_X, resolve_n_jobs
 from ._adversarial import (
     _core_forest,
     _fit_core,
@@ -524,7 +525,8 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
         Parameters
         ----------
-        X : ndarray or DataFrame of shape (n_samples, n_features)
+        X : ndarray, sparse matrix or DataFrame of shape (n_samples, n_features)
+            A scipy CSR/CSC matrix (of a numeric fit) is read without densifying it.
 
         Returns
         -------
@@ -532,8 +534,14 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             For the training rows this reproduces ``embedding_``.
         """
         check_is_fitted(self, "embedding_")
-        codes = self._encode_input(X, reset=False)
-        X32 = np.ascontiguousarray(codes, dtype=np.float32)
+        if sparse.issparse(X) and self._codec is None:
+            X = validate_data(
+                self, X=X, reset=False, dtype=[np.float32, np.float64], accept_sparse=SPARSE_FORMATS
+            )
+            X32 = core_X(X)
+        else:
+            codes = self._encode_input(X, reset=False)
+            X32 = np.ascontiguousarray(codes, dtype=np.float32)
         core = self._core()
         leaves = core.apply_leaves(X32, resolve_n_jobs(self.n_jobs))
         membership = _leaf_membership(leaves, self.leaf_map_.shape[0])

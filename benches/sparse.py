@@ -1,0 +1,174 @@
+"""Sparse X: fit time, peak memory and accuracy of our RF and SPORF on a wide scipy CSC
+matrix against scikit-learn's RandomForestClassifier (its sparse splitter on CSC input).
+
+The data (seeded): ``--rows`` x ``--cols`` float32 at ``--density`` (uniform values in
+[0, 1)), plus ``--informative`` columns at 30% density; the class is whether a fixed
+weighted sum of the informative columns exceeds its median. 75% of the rows train, 25% test.
+
+Each model runs in a fresh child process that builds the data, fits and scores: its
+``peak RSS`` is the child's high-water resident set during ``fit`` (``VmHWM``, reset through
+``/proc/self/clear_refs`` just before ``fit``, so data generation temporaries do not count
+but the training data do; Rust allocations included, which tracemalloc misses; falls back
+to ``ru_maxrss`` where the reset is unavailable) and ``fit RSS growth`` that peak minus the
+resident set just before ``fit`` (imports and data excluded). Models run one after the other
+(never two at a time), all with ``n_jobs=--n-jobs``, ``--trees`` trees, ``random_state=0``.
+Fit time is reported as wall time and as the child's CPU time (user + system); the ratios
+use CPU time, which with ``n_jobs=1`` is the fit's work and moves far less than wall time
+when other processes share the machine. SPORF draws ``--sporf-max-features`` candidate
+projections per node (default "sqrt", the random forests' count: its own default, p
+candidates, costs p projections of every node's rows). Ratios are ours over
+scikit-learn's, from the same run.
+
+Command (a few minutes; run it niced on a shared machine)::
+
+    nice -n 19 python benches/sparse.py --out benches/results/sparse.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+from scipy import sparse
+
+MODELS = ("sklearn_rf", "of_rf", "of_sporf")
+
+
+def make_data(rows, cols, density, informative, seed=0):
+    rng = np.random.default_rng(seed)
+    X = sparse.random(rows, cols, density=density, format="csc", dtype=np.float32, random_state=rng)
+    signal = sparse.random(
+        rows, informative, density=0.3, format="csc", dtype=np.float32, random_state=rng
+    )
+    X = sparse.hstack([signal, X[:, informative:]], format="csc")
+    weights = rng.choice([-1.0, 1.0], informative) * rng.uniform(0.5, 1.5, informative)
+    score = signal @ weights
+    y = (score > np.median(score)).astype(np.int64)
+    n_train = rows * 3 // 4
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+
+
+def rss_mb():
+    """The resident set now, from /proc (MB)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
+
+
+def reset_peak():
+    """Resets the kernel's high-water mark of the resident set; False where unsupported."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_mb(reset):
+    if reset:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def child(args):
+    Xtr, ytr, Xte, yte = make_data(args.rows, args.cols, args.density, args.informative)
+    kw = {"n_estimators": args.trees, "random_state": 0, "n_jobs": args.n_jobs}
+    if args.child == "sklearn_rf":
+        from sklearn.ensemble import RandomForestClassifier
+
+        est = RandomForestClassifier(**kw)
+    else:
+        import obliqueforest as of
+
+        if args.child == "of_rf":
+            est = of.RandomForestClassifier(**kw)
+        else:
+            mf = args.sporf_max_features
+            mf = None if mf == "None" else mf if mf in ("sqrt", "log2") else float(mf)
+            est = of.SPORFClassifier(max_features=mf, **kw)
+    reset = reset_peak()
+    before = rss_mb()
+    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    est.fit(Xtr, ytr)
+    fit_s = time.perf_counter() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu_s = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    peak = peak_mb(reset)
+    accuracy = float((est.predict(Xte.tocsr()) == yte).mean())
+    print(
+        json.dumps(
+            {
+                "fit_s": fit_s,
+                "cpu_s": cpu_s,
+                "peak_mb": peak,
+                "growth_mb": peak - before,
+                "accuracy": accuracy,
+            }
+        )
+    )
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=20_000)
+    ap.add_argument("--cols", type=int, default=10_000)
+    ap.add_argument("--density", type=float, default=0.005)
+    ap.add_argument("--informative", type=int, default=10)
+    ap.add_argument("--trees", type=int, default=20)
+    ap.add_argument("--n-jobs", type=int, default=1)
+    ap.add_argument("--sporf-max-features", default="sqrt")
+    ap.add_argument("--out", help="write the markdown table here")
+    ap.add_argument("--child", choices=MODELS, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        return child(args)
+    passed = [
+        f"--{name.replace('_', '-')}={getattr(args, name)}"
+        for name in ("rows", "cols", "density", "informative", "trees", "n_jobs")
+    ] + [f"--sporf-max-features={args.sporf_max_features}"]
+    results = {}
+    for model in MODELS:
+        out = subprocess.run(
+            [sys.executable, __file__, *passed, "--child", model],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        results[model] = json.loads(out.strip().splitlines()[-1])
+        print(model, results[model], flush=True)
+    base = results["sklearn_rf"]
+    lines = [
+        f"Sparse X: {args.rows} x {args.cols} CSC at density {args.density} "
+        f"(+{args.informative} informative columns at 0.3), {args.trees} trees, "
+        f"n_jobs={args.n_jobs}, SPORF max_features={args.sporf_max_features}; "
+        "`python benches/sparse.py` (one child process per model).",
+        "",
+        "| model | fit s (wall) | fit CPU s | peak RSS MB | fit RSS growth MB | accuracy | "
+        "fit CPU / sklearn | peak RSS / sklearn | growth / sklearn |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for model, r in results.items():
+        lines.append(
+            f"| {model} | {r['fit_s']:.2f} | {r['cpu_s']:.2f} | {r['peak_mb']:.0f} | "
+            f"{r['growth_mb']:.0f} | {r['accuracy']:.3f} | {r['cpu_s'] / base['cpu_s']:.2f} | "
+            f"{r['peak_mb'] / base['peak_mb']:.2f} | "
+            f"{r['growth_mb'] / max(base['growth_mb'], 1e-9):.2f} |"
+        )
+    table = "\n".join(lines) + "\n"
+    print(table)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(table)
+
+
+if __name__ == "__main__":
+    main()

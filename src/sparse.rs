@@ -1,0 +1,406 @@
+//! Sparse X: compressed sparse rows (CSR) or columns (CSC), as scipy.sparse stores them,
+//! and [`Features`], the one input type of fitting and prediction (dense or sparse).
+//!
+//! Invariants of a [`SparseView`] (checked once, by [`SparseView::new`]): `indptr` starts
+//! at 0 and never decreases, its last entry is the number of stored entries; within each
+//! major slice (a row of CSR, a column of CSC) the minor indices are strictly increasing
+//! (sorted, no duplicates) and below the minor dimension; every stored value is finite.
+//! An entry not stored is 0.0 (positive zero), as scipy's `toarray()` gives it.
+//!
+//! Sums over a sparse row or column add the stored entries only: adding `w * 0.0` (±0)
+//! to a running sum that starts at +0.0 never changes it, so the sums are those of the
+//! dense matrix, bit for bit, and a model fitted on sparse X is the one fitted on
+//! `X.toarray()`.
+
+use crate::error::{Error, Result};
+use ndarray::ArrayView2;
+
+/// Which axis the compressed slices run along.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// Compressed sparse rows (scipy's `csr_array`/`csr_matrix`).
+    Csr,
+    /// Compressed sparse columns (scipy's `csc_array`/`csc_matrix`).
+    Csc,
+}
+
+/// A borrowed, checked sparse matrix of f32 values (see the module's invariants).
+#[derive(Clone, Copy, Debug)]
+pub struct SparseView<'a> {
+    layout: Layout,
+    shape: (usize, usize),
+    indptr: &'a [u64],
+    indices: &'a [u32],
+    data: &'a [f32],
+}
+
+/// An owned sparse matrix with the same invariants (a transposed copy of a view).
+#[derive(Clone, Debug)]
+pub struct SparseMatrix {
+    layout: Layout,
+    shape: (usize, usize),
+    indptr: Vec<u64>,
+    indices: Vec<u32>,
+    data: Vec<f32>,
+}
+
+impl<'a> SparseView<'a> {
+    /// A view of scipy's arrays of a (n_rows, n_cols) matrix: slice `i` of the major axis
+    /// holds minor indices `indices[indptr[i]..indptr[i + 1]]` with values `data[...]`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when the arrays break an invariant of the module (lengths,
+    /// an index out of range, unsorted or repeated indices within a slice, a NaN or
+    /// infinite value), naming the first problem found.
+    pub fn new(
+        layout: Layout,
+        shape: (usize, usize),
+        indptr: &'a [u64],
+        indices: &'a [u32],
+        data: &'a [f32],
+    ) -> Result<Self> {
+        let (major, minor) = match layout {
+            Layout::Csr => shape,
+            Layout::Csc => (shape.1, shape.0),
+        };
+        let bad = |what: String| Err(Error::InvalidInput(format!("sparse X: {what}")));
+        if indptr.len() != major + 1 {
+            return bad(format!(
+                "indptr has {} entries, expected {}",
+                indptr.len(),
+                major + 1
+            ));
+        }
+        if indices.len() != data.len() {
+            return bad(format!(
+                "{} indices but {} values",
+                indices.len(),
+                data.len()
+            ));
+        }
+        if indptr[0] != 0 || indptr[major] != indices.len() as u64 {
+            return bad("indptr must start at 0 and end at the number of stored entries".into());
+        }
+        for (i, w) in indptr.windows(2).enumerate() {
+            if w[0] > w[1] {
+                return bad(format!("indptr decreases at {i}"));
+            }
+            let slice = &indices[w[0] as usize..w[1] as usize];
+            if slice.last().is_some_and(|&j| j as usize >= minor) {
+                return bad(format!(
+                    "an index is out of range (>= {minor}) in {} {i}",
+                    layout.major_name()
+                ));
+            }
+            if slice.windows(2).any(|p| p[0] >= p[1]) {
+                return bad(format!(
+                    "indices of {} {i} are not sorted and unique (scipy: X.sum_duplicates())",
+                    layout.major_name()
+                ));
+            }
+        }
+        if let Some(k) = data.iter().position(|v| !v.is_finite()) {
+            let at = indptr.partition_point(|&p| p <= k as u64) - 1;
+            let (row, col) = match layout {
+                Layout::Csr => (at, indices[k] as usize),
+                Layout::Csc => (indices[k] as usize, at),
+            };
+            return bad(format!(
+                "X contains NaN or infinity (row {row}, column {col}); missing values are \
+                 not supported in sparse X"
+            ));
+        }
+        Ok(SparseView {
+            layout,
+            shape,
+            indptr,
+            indices,
+            data,
+        })
+    }
+
+    /// (rows, columns).
+    pub fn dim(&self) -> (usize, usize) {
+        self.shape
+    }
+
+    /// CSR or CSC.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// The number of stored entries.
+    pub fn nnz(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Slice `i` of the major axis: (minor indices, values).
+    #[inline]
+    pub fn slice(&self, i: usize) -> (&'a [u32], &'a [f32]) {
+        let (a, b) = (self.indptr[i] as usize, self.indptr[i + 1] as usize);
+        (&self.indices[a..b], &self.data[a..b])
+    }
+
+    /// The largest |stored value| (0 for no entries).
+    pub fn max_abs(&self) -> f32 {
+        self.data.iter().fold(0.0f32, |m, v| m.max(v.abs()))
+    }
+
+    /// The same matrix in the other layout (a counting sort over the minor indices, so
+    /// every new slice is sorted).
+    pub fn transposed_layout(&self) -> SparseMatrix {
+        let (major, minor) = match self.layout {
+            Layout::Csr => self.shape,
+            Layout::Csc => (self.shape.1, self.shape.0),
+        };
+        let mut indptr = vec![0u64; minor + 1];
+        for &j in self.indices {
+            indptr[j as usize + 1] += 1;
+        }
+        for j in 0..minor {
+            indptr[j + 1] += indptr[j];
+        }
+        let mut next: Vec<u64> = indptr[..minor].to_vec();
+        let mut indices = vec![0u32; self.nnz()];
+        let mut data = vec![0.0f32; self.nnz()];
+        for i in 0..major {
+            let (idx, val) = self.slice(i);
+            for (&j, &v) in idx.iter().zip(val) {
+                let at = &mut next[j as usize];
+                indices[*at as usize] = i as u32;
+                data[*at as usize] = v;
+                *at += 1;
+            }
+        }
+        SparseMatrix {
+            layout: match self.layout {
+                Layout::Csr => Layout::Csc,
+                Layout::Csc => Layout::Csr,
+            },
+            shape: self.shape,
+            indptr,
+            indices,
+            data,
+        }
+    }
+}
+
+impl Layout {
+    fn major_name(self) -> &'static str {
+        match self {
+            Layout::Csr => "row",
+            Layout::Csc => "column",
+        }
+    }
+}
+
+impl SparseMatrix {
+    /// A view of the matrix (its invariants hold by construction).
+    pub fn view(&self) -> SparseView<'_> {
+        SparseView {
+            layout: self.layout,
+            shape: self.shape,
+            indptr: &self.indptr,
+            indices: &self.indices,
+            data: &self.data,
+        }
+    }
+
+    /// The matrix in `layout`: `x` borrowed when it has it, else a transposed copy.
+    pub fn in_layout<'v>(x: SparseView<'v>, layout: Layout) -> CowSparse<'v> {
+        if x.layout == layout {
+            CowSparse::Borrowed(x)
+        } else {
+            CowSparse::Owned(x.transposed_layout())
+        }
+    }
+}
+
+/// A sparse matrix borrowed from the caller or converted to another layout.
+#[derive(Clone, Debug)]
+pub enum CowSparse<'a> {
+    /// The caller's arrays.
+    Borrowed(SparseView<'a>),
+    /// A converted copy.
+    Owned(SparseMatrix),
+}
+
+impl CowSparse<'_> {
+    /// A view of either.
+    pub fn view(&self) -> SparseView<'_> {
+        match self {
+            CowSparse::Borrowed(v) => *v,
+            CowSparse::Owned(m) => m.view(),
+        }
+    }
+}
+
+/// X as fitting and prediction take it: a dense array (any memory order) or a sparse
+/// matrix. `ArrayView2` and [`SparseView`] convert into it, so `Forest::fit(&p, x.view(),
+/// ...)` keeps working.
+#[derive(Clone, Copy, Debug)]
+pub enum Features<'a> {
+    /// A dense array.
+    Dense(ArrayView2<'a, f32>),
+    /// A sparse matrix, CSR or CSC.
+    Sparse(SparseView<'a>),
+}
+
+impl<'a> From<ArrayView2<'a, f32>> for Features<'a> {
+    fn from(x: ArrayView2<'a, f32>) -> Self {
+        Features::Dense(x)
+    }
+}
+
+impl<'a> From<SparseView<'a>> for Features<'a> {
+    fn from(x: SparseView<'a>) -> Self {
+        Features::Sparse(x)
+    }
+}
+
+impl<'a> Features<'a> {
+    /// The same input under a shorter lifetime (ndarray's views are not covariant).
+    pub fn reborrow<'b>(self) -> Features<'b>
+    where
+        'a: 'b,
+    {
+        match self {
+            Features::Dense(x) => Features::Dense(x.reborrow()),
+            Features::Sparse(x) => Features::Sparse(x),
+        }
+    }
+
+    /// (rows, columns).
+    pub fn dim(&self) -> (usize, usize) {
+        match self {
+            Features::Dense(x) => x.dim(),
+            Features::Sparse(x) => x.dim(),
+        }
+    }
+    /// Columns.
+    pub fn ncols(&self) -> usize {
+        self.dim().1
+    }
+    /// Rows.
+    pub fn nrows(&self) -> usize {
+        self.dim().0
+    }
+}
+
+/// One row of X as a tree walk reads it: the value of feature `j`.
+pub trait Row: Copy {
+    /// Feature `j` of the row.
+    fn at(self, j: usize) -> f32;
+}
+
+impl Row for &[f32] {
+    #[inline(always)]
+    fn at(self, j: usize) -> f32 {
+        self[j]
+    }
+}
+
+/// A row of a CSR matrix: its sorted column indices and their values.
+#[derive(Clone, Copy, Debug)]
+pub struct SparseRow<'a> {
+    indices: &'a [u32],
+    data: &'a [f32],
+}
+
+impl Row for SparseRow<'_> {
+    /// A binary search of the row's sorted indices; 0.0 when `j` is not stored.
+    #[inline]
+    fn at(self, j: usize) -> f32 {
+        match self.indices.binary_search(&(j as u32)) {
+            Ok(k) => self.data[k],
+            Err(_) => 0.0,
+        }
+    }
+}
+
+/// A block of consecutive rows, as prediction walks trees over them.
+#[derive(Clone, Copy, Debug)]
+pub enum RowBlock<'a> {
+    /// Row-major rows, `p` values each.
+    Dense {
+        /// The rows' values, `p` per row.
+        rows: &'a [f32],
+        /// Features per row.
+        p: usize,
+    },
+    /// Rows `start..end` of a CSR matrix.
+    Csr {
+        /// The matrix (CSR).
+        x: SparseView<'a>,
+        /// First row of the block.
+        start: usize,
+        /// One past the last row.
+        end: usize,
+    },
+}
+
+impl<'a> RowBlock<'a> {
+    /// Rows in the block.
+    pub fn len(&self) -> usize {
+        match *self {
+            RowBlock::Dense { rows, p } => rows.len() / p.max(1),
+            RowBlock::Csr { start, end, .. } => end - start,
+        }
+    }
+
+    /// Whether the block has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Row `k` of a CSR block.
+    #[inline]
+    pub fn sparse_row(x: &SparseView<'a>, i: usize) -> SparseRow<'a> {
+        let (indices, data) = x.slice(i);
+        SparseRow { indices, data }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sparse_view_rejects_broken_arrays_and_transposes_exactly() {
+        // [[1, 0, 2], [0, 0, 3]]
+        let (ptr, idx, val) = ([0u64, 2, 3], [0u32, 2, 2], [1.0f32, 2.0, 3.0]);
+        let x = SparseView::new(Layout::Csr, (2, 3), &ptr, &idx, &val).unwrap();
+        let t = x.transposed_layout();
+        let v = t.view();
+        assert_eq!(v.layout(), Layout::Csc);
+        assert_eq!(v.slice(0), (&[0u32][..], &[1.0f32][..]));
+        assert_eq!(v.slice(1), (&[][..], &[][..]));
+        assert_eq!(v.slice(2), (&[0u32, 1][..], &[2.0f32, 3.0][..]));
+        let back = v.transposed_layout();
+        assert_eq!(back.view().slice(0), x.slice(0));
+        assert_eq!(back.view().slice(1), x.slice(1));
+        for (ptr, idx, val, what) in [
+            (
+                &[0u64, 2, 3][..],
+                &[2u32, 0, 2][..],
+                &[1.0f32, 2.0, 3.0][..],
+                "not sorted",
+            ),
+            (&[0, 2, 3], &[0, 0, 2], &[1.0, 2.0, 3.0], "not sorted"),
+            (&[0, 2, 3], &[0, 3, 2], &[1.0, 2.0, 3.0], "out of range"),
+            (&[0, 2, 2], &[0, 2, 2], &[1.0, 2.0, 3.0], "end at"),
+            (&[0, 2], &[0, 2], &[1.0, 2.0], "indptr has"),
+            (
+                &[0, 2, 3],
+                &[0, 2, 2],
+                &[1.0, f32::NAN, 3.0],
+                "row 0, column 2",
+            ),
+        ] {
+            let e = SparseView::new(Layout::Csr, (2, 3), ptr, idx, val).unwrap_err();
+            assert!(e.to_string().contains(what), "{e}");
+        }
+        let r = RowBlock::sparse_row(&x, 0);
+        assert_eq!([r.at(0), r.at(1), r.at(2)], [1.0, 0.0, 2.0]);
+    }
+}

@@ -297,16 +297,18 @@ impl Forest {
                 got: x.ncols(),
             });
         }
+        // NaN is a missing value (it follows each node's missing-value side); infinity is
+        // refused
+        let no_inf = |ok: bool, v: &f32| ok & (v.abs() != f32::INFINITY);
         let finite = match x.as_slice_memory_order() {
             // chunks without an early exit vectorise; the exit comes per chunk
-            Some(s) => s
-                .chunks(4096)
-                .all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite())),
-            None => x.iter().all(|v| v.is_finite()),
+            Some(s) => s.chunks(4096).all(|c| c.iter().fold(true, no_inf)),
+            None => x.iter().fold(true, no_inf),
         };
         if !finite {
             return Err(Error::InvalidInput(
-                "X contains NaN or infinity; missing values are not supported".into(),
+                "X contains infinity; infinite values are not supported (a missing value is NaN)"
+                    .into(),
             ));
         }
         Ok(x.as_standard_layout())
@@ -470,7 +472,9 @@ impl Forest {
     }
 
     /// Per row, the box given by the axis-aligned splits on its paths through all trees:
-    /// (lower, upper), each n_samples × n_features; ±inf where unconstrained.
+    /// (lower, upper), each n_samples × n_features; ±inf where unconstrained. A split the
+    /// row passed with its feature missing (NaN, following the node's missing-value side)
+    /// does not bound that feature.
     ///
     /// # Errors
     /// As [`Forest::predict`].
@@ -490,9 +494,11 @@ impl Forest {
                     while !tree.is_leaf(node) {
                         let proj = tree.proj(node, g);
                         let v = proj.dot(row);
-                        let go_left = v <= tree.threshold[node];
+                        let next = tree.child(node, v);
+                        let go_left = next == tree.left[node] as usize;
+                        // a missing value is not bounded by the split it went through
                         if let crate::projection::ProjRef::Sparse { idx: [j], w: [w] } = proj {
-                            if *w != 0.0 {
+                            if *w != 0.0 && !v.is_nan() {
                                 let cut = tree.threshold[node] as f64 / *w as f64;
                                 let j = *j as usize;
                                 // w·x <= t  ⇔  x <= t/w for w > 0, x >= t/w for w < 0
@@ -503,11 +509,7 @@ impl Forest {
                                 }
                             }
                         }
-                        node = if go_left {
-                            tree.left[node]
-                        } else {
-                            tree.right[node]
-                        } as usize;
+                        node = next;
                     }
                 }
             }
@@ -525,7 +527,9 @@ impl Forest {
     /// total leaves × n_features, ±inf where unconstrained. A leaf holds the points x with
     /// lower < x <= upper along every feature; multi-feature (oblique, patch) splits leave
     /// the box unconstrained, as in [`Forest::leaf_bounds`], which is the intersection of
-    /// the boxes of the leaves a row reaches.
+    /// the boxes of the leaves a row reaches. The box bounds present values only: a row
+    /// missing feature j (NaN) may reach a leaf whose box bounds j, through the
+    /// missing-value side of a split on j.
     pub fn leaf_boxes(&self) -> (Array2<f64>, Array2<f64>) {
         let (p, g) = (self.n_features, self.geometry());
         let n_leaves = self.leaf_offsets().last().copied().unwrap_or(0);
@@ -1272,9 +1276,11 @@ mod tests {
     fn bad_input_is_an_error_not_a_panic() {
         let (x, y) = data(50, 3, 7);
         let p = sporf(2);
-        let mut nan = x.clone();
-        nan[[3, 1]] = f32::NAN;
-        assert!(Forest::fit(&p, nan.view(), &y, None).is_err());
+        let mut inf = x.clone();
+        inf[[3, 1]] = f32::INFINITY;
+        assert!(Forest::fit(&p, inf.view(), &y, None).is_err());
+        let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+        assert!(f.predict(inf.view(), 1).is_err());
         assert!(Forest::fit(&p, x.view(), &y[..10], None).is_err());
         assert!(Forest::fit(&p, x.view(), &y, Some(&[-1.0; 50])).is_err());
         let f = Forest::fit(&p, x.view(), &y, None).unwrap();

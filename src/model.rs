@@ -9,6 +9,11 @@
 //! |---|---|
 //! | [`Header`] | estimator kind, task, classes with their numpy dtype, feature names, n_features, the estimator's parameters and Python-side fitted attributes as plain data |
 //! | [`Body`] | one core [`Forest`]; or a rotation ensemble (scaling, rotations, trees per rotation, one forest per rotation); or an autoencoder's forest with its Nyström leaf map |
+//! | missing section (version 2 only) | per tree of every forest (in [`Body::forests`] order), the nodes whose missing values go against the default side (see [`crate::serialize`]) |
+//!
+//! A model whose trees never learned a missing-value side (every model fitted on data
+//! without NaN) is written as version 1, byte for byte as before version 2 existed; a
+//! reader of version 1 only refuses a version 2 file by its version.
 //!
 //! Invariant: a [`Model`] exists only after [`check`] accepted it, on reading and on
 //! writing alike. `check` compares every header field with the core model (n_features,
@@ -35,8 +40,12 @@ pub const MODEL_MAGIC: &[u8; 8] = b"OBLQMODL";
 /// The model file version this library writes and reads.
 ///
 /// Version 1 replaced the Python-only layout `OBLQPY01` (a JSON header around core forest
-/// bytes) of obliqueforest 0.1, which is not read: refit and save again.
-pub const MODEL_FORMAT_VERSION: u32 = 1;
+/// bytes) of obliqueforest 0.1, which is not read: refit and save again. Version 2 is
+/// version 1 followed by a missing-value section, written only when some tree learned a
+/// missing-value side; other models are still written (and read) as version 1.
+pub const MODEL_FORMAT_VERSION: u32 = 2;
+/// The model file version without a missing-value section.
+const MODEL_FORMAT_VERSION_PLAIN: u32 = 1;
 /// The most features a model file may declare. A file's feature count sizes per-feature
 /// arrays (importances), and a bare count costs no bytes in the file, so it is capped.
 pub const MAX_FEATURES: u64 = 1 << 24;
@@ -858,7 +867,10 @@ pub fn write<F: Borrow<Forest> + Serialize, W: Write + Seek>(
 
 /// [`write()`] without [`check`]: only for tests that craft bad files.
 #[doc(hidden)]
-pub fn write_unchecked<F: Serialize, W: Write + Seek>(file: &ModelFile<F>, mut w: W) -> Result<()> {
+pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
+    file: &ModelFile<F>,
+    mut w: W,
+) -> Result<()> {
     let io = |e: std::io::Error| Error::InvalidInput(format!("cannot write the model: {e}"));
     let start = w.stream_position().map_err(io)?;
     w.write_all(&[0u8; HEADER]).map_err(io)?;
@@ -867,19 +879,26 @@ pub fn write_unchecked<F: Serialize, W: Write + Seek>(file: &ModelFile<F>, mut w
         hasher: crc32fast::Hasher::new(),
         len: 0,
     };
-    postcard::to_io(file, &mut cw).map_err(|e| Error::Internal(format!("encode: {e}")))?;
+    let encode = |e: postcard::Error| Error::Internal(format!("encode: {e}"));
+    postcard::to_io(file, &mut cw).map_err(encode)?;
+    let forests = file.body.forests();
+    let section =
+        serialize::missing_section(forests.iter().flat_map(|f| (*f).borrow().trees.iter()));
+    if let Some(section) = &section {
+        postcard::to_io(section, &mut cw).map_err(encode)?;
+    }
+    let version = if section.is_some() {
+        MODEL_FORMAT_VERSION
+    } else {
+        MODEL_FORMAT_VERSION_PLAIN
+    };
     cw.flush().map_err(io)?;
     let (len, crc) = (cw.len, cw.hasher.clone().finalize());
     drop(cw);
     let end = w.stream_position().map_err(io)?;
     w.seek(SeekFrom::Start(start)).map_err(io)?;
-    w.write_all(&serialize::frame_header(
-        MODEL_MAGIC,
-        MODEL_FORMAT_VERSION,
-        len,
-        crc,
-    ))
-    .map_err(io)?;
+    w.write_all(&serialize::frame_header(MODEL_MAGIC, version, len, crc))
+        .map_err(io)?;
     w.seek(SeekFrom::Start(end)).map_err(io)?;
     w.flush().map_err(io)
 }
@@ -895,7 +914,10 @@ pub fn save_file<F: Borrow<Forest> + Serialize>(file: &ModelFile<F>, path: &Path
 
 /// [`save_file`] without [`check`]: only for tests that craft bad files.
 #[doc(hidden)]
-pub fn save_file_unchecked<F: Serialize>(file: &ModelFile<F>, path: &Path) -> Result<()> {
+pub fn save_file_unchecked<F: Borrow<Forest> + Serialize>(
+    file: &ModelFile<F>,
+    path: &Path,
+) -> Result<()> {
     let io =
         |e: std::io::Error| Error::InvalidInput(format!("cannot write {}: {e}", path.display()));
     let mut tmp = path.as_os_str().to_owned();
@@ -911,7 +933,7 @@ pub fn save_file_unchecked<F: Serialize>(file: &ModelFile<F>, path: &Path) -> Re
     result
 }
 
-fn frame_of(head: &[u8]) -> Result<Frame> {
+fn frame_of(head: &[u8]) -> Result<(Frame, u32)> {
     if head.len() >= 8 && &head[..8] == b"OBLQPY01" {
         return Err(corrupt(
             "this model file was written by obliqueforest 0.1 (layout OBLQPY01), which this \
@@ -924,7 +946,32 @@ fn frame_of(head: &[u8]) -> Result<Frame> {
              with Forest::from_bytes",
         ));
     }
-    serialize::read_frame(head, MODEL_MAGIC, MODEL_FORMAT_VERSION)
+    serialize::read_frame(
+        head,
+        MODEL_MAGIC,
+        MODEL_FORMAT_VERSION_PLAIN,
+        MODEL_FORMAT_VERSION,
+    )
+}
+
+/// A decoded payload with its missing-value section given to its trees.
+fn with_section(
+    (mut file, section): (ModelFile<Forest>, Option<serialize::MissingSection>),
+) -> Result<ModelFile<Forest>> {
+    if let Some(section) = section {
+        let trees: Vec<&mut crate::tree::Tree> = match &mut file.body {
+            Body::Forest(f) => f.trees.iter_mut().collect(),
+            Body::Rotation(r) => r
+                .forests
+                .iter_mut()
+                .flatten()
+                .flat_map(|f| f.trees.iter_mut())
+                .collect(),
+            Body::Encoder(e) => e.forest.trees.iter_mut().collect(),
+        };
+        serialize::attach_missing(trees.into_iter(), section)?;
+    }
+    Ok(file)
 }
 
 fn finish(file: ModelFile<Forest>) -> Result<Model> {
@@ -989,7 +1036,7 @@ impl Model {
             .take(HEADER as u64)
             .read(&mut head)
             .map_err(io)?;
-        let frame = frame_of(&head[..got])?;
+        let (frame, version) = frame_of(&head[..got])?;
         let present = meta.len().saturating_sub(HEADER as u64);
         if present != frame.len {
             return Err(corrupt(format!(
@@ -1000,10 +1047,11 @@ impl Model {
         }
         serialize::check_crc(BufReader::new(&mut file), &frame)?;
         file.seek(SeekFrom::Start(HEADER as u64)).map_err(io)?;
-        finish(serialize::decode_reader(
+        finish(with_section(serialize::decode_reader(
             BufReader::with_capacity(1 << 16, file),
             frame.len,
-        )?)
+            version == MODEL_FORMAT_VERSION,
+        )?)?)
     }
 
     /// Reads and checks a model from the bytes of a model file.
@@ -1011,7 +1059,7 @@ impl Model {
     /// # Errors
     /// As [`Model::load`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
-        let frame = frame_of(bytes)?;
+        let (frame, version) = frame_of(bytes)?;
         let payload = &bytes[HEADER..];
         if payload.len() as u64 != frame.len {
             return Err(corrupt(format!(
@@ -1021,7 +1069,10 @@ impl Model {
             )));
         }
         serialize::check_crc(payload, &frame)?;
-        finish(serialize::decode_slice(payload)?)
+        finish(with_section(serialize::decode_slice(
+            payload,
+            version == MODEL_FORMAT_VERSION,
+        )?)?)
     }
 
     /// Builds a model from its parts, checking them as a loaded file is checked.
@@ -1113,9 +1164,10 @@ impl Model {
                 got: x.ncols(),
             });
         }
-        if !x.iter().all(|v| v.is_finite()) {
+        if x.iter().any(|v| v.is_infinite()) {
             return Err(Error::InvalidInput(
-                "X contains NaN or infinity; missing values are not supported".into(),
+                "X contains infinity; infinite values are not supported (a missing value is NaN)"
+                    .into(),
             ));
         }
         let mut out = x.to_owned();
@@ -1145,6 +1197,8 @@ impl Model {
     }
 
     /// Rotation k's input: `scaled @ Q_k` in float64 (each sum in feature order), as float32.
+    /// A rotated coordinate is missing (NaN) when a feature with a nonzero weight in it is
+    /// (terms of weight 0 are left out, as the Python estimator's `rotate` does).
     fn rotated(&self, r: &Rotation<Forest>, scaled: &Array2<f64>, k: usize) -> Array2<f32> {
         let p = self.n_features();
         let q = &r.rotations[k * p * p..(k + 1) * p * p];
@@ -1153,7 +1207,10 @@ impl Model {
             for j in 0..p {
                 let mut s = 0.0f64;
                 for (l, &v) in row.iter().enumerate() {
-                    s += v * q[l * p + j];
+                    let w = q[l * p + j];
+                    if w != 0.0 {
+                        s += v * w;
+                    }
                 }
                 o[j] = s as f32;
             }
@@ -1292,6 +1349,9 @@ impl Model {
 /// numpy's `interp(x, xp, linspace(0, 1, len(xp)))` for sorted, distinct `xp` of length ≥ 2,
 /// operation for operation, so a rank-scaled value is the same to the bit.
 fn interp(x: f64, xp: &[f64], step: f64) -> f64 {
+    if x.is_nan() {
+        return x; // a missing value stays missing
+    }
     let n = xp.len();
     let fp = |i: usize| {
         if i == n - 1 {

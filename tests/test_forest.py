@@ -202,7 +202,7 @@ def test_core_rejects_newer_format_version():
     raw[8:12] = (of.FORMAT_VERSION + 1).to_bytes(4, "little")
     with pytest.raises(of.ForestError, match="newer"):
         of._core.Forest.from_bytes(bytes(raw))
-    raw[8:12] = (of.FORMAT_VERSION - 1).to_bytes(4, "little")
+    raw[8:12] = (1).to_bytes(4, "little")  # version 1, older than every version read
     with pytest.raises(of.ForestError, match="older.*refit"):
         of._core.Forest.from_bytes(bytes(raw))
 

@@ -83,15 +83,24 @@ ROTATION_RUNNER: contextvars.ContextVar = contextvars.ContextVar("rotation_runne
 def rotate(X_scaled, rotation):
     """``X_scaled @ rotation`` as the float32 the core takes: one matrix product.
 
-    Raises ValueError when the rotated data leave float32's range (X itself is finite, so
-    only unscaled data near float32's limits can).
+    A rotated coordinate is missing (NaN) when a feature with a nonzero weight in it is
+    missing: the projection rule of every oblique split (terms of weight 0, as in the
+    identity rotation, are left out, so the identity keeps each feature's own missingness).
+
+    Raises ValueError when the rotated data leave float32's range (X itself has no
+    infinity, so only unscaled data near float32's limits can).
     """
-    rotated = X_scaled @ rotation
+    missing = np.isnan(X_scaled)
+    if missing.any():
+        rotated = np.where(missing, 0.0, X_scaled) @ rotation
+        rotated[(missing.astype(np.float64) @ (rotation != 0)) > 0] = np.nan
+    else:
+        rotated = X_scaled @ rotation
     with np.errstate(over="ignore"):
         out = np.ascontiguousarray(rotated, dtype=np.float32)
-    if not np.isfinite(out).all():
+    if np.isinf(out).any():
         raise ValueError(
-            f"a rotation maps X to values up to {np.abs(rotated).max():.3g} in magnitude, "
+            f"a rotation maps X to values up to {np.nanmax(np.abs(rotated)):.3g} in magnitude, "
             f"beyond float32's range ({_F32_MAX:.3g}) in which the engine computes; rescale "
             "X (e.g. divide it by a constant) or use scaling='minmax' or 'rank'"
         )
@@ -261,6 +270,11 @@ def _scheme_weights(weighting, n_rotations, h):
 class _BaseRotationEnsemble(BaseEstimator):
     """Shared fitting and prediction logic; see the public estimators."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value (see ``rotate``)
+        return tags
+
     _parameter_constraints: ClassVar[dict] = {
         "n_estimators": [Interval(Integral, 1, None, closed="left")],
         "n_rotations": [Interval(Integral, 1, None, closed="left")],
@@ -316,13 +330,19 @@ class _BaseRotationEnsemble(BaseEstimator):
     # ---- scaling (Sect. 6 of [1]_): fitted on the training data, applied at predict time
 
     def _fit_scaling(self, X):
+        # the training range and values of the present (non-NaN) entries; a column missing
+        # everywhere scales as a constant one
         if self.scaling == "minmax":
-            lo = X.min(axis=0)
-            span = X.max(axis=0) - lo
-            span[span == 0] = 1.0
+            lo = np.fmin.reduce(X, axis=0)
+            span = np.fmax.reduce(X, axis=0) - lo
+            lo[np.isnan(lo)] = 0.0
+            span[(span == 0) | np.isnan(span)] = 1.0
             self._scale_min, self._scale_span = lo, span
         elif self.scaling == "rank":
-            self._rank_values = [np.unique(X[:, j]) for j in range(X.shape[1])]
+            self._rank_values = [
+                np.unique(c[~np.isnan(c)]) if np.isnan(c).any() else np.unique(c) for c in X.T
+            ]
+            self._rank_values = [v if v.size else np.zeros(1) for v in self._rank_values]
         return self._scale(X)
 
     def _scale(self, X):
@@ -332,7 +352,7 @@ class _BaseRotationEnsemble(BaseEstimator):
             out = np.empty_like(X, dtype=np.float64)
             for j, values in enumerate(self._rank_values):
                 if values.size == 1:
-                    out[:, j] = 0.0
+                    out[:, j] = np.where(np.isnan(X[:, j]), np.nan, 0.0)
                 else:
                     # A training value maps to its (dense) rank / (n_unique - 1);
                     # new values interpolate between neighbours and clip to [0, 1].
@@ -648,7 +668,7 @@ class _BaseRotationEnsemble(BaseEstimator):
     def _mean_prediction(self, X):
         """Mean over all trees of their leaf values on their rotated inputs."""
         check_is_fitted(self)
-        X = _validate_data(self, X, reset=False, dtype=np.float64)
+        X = _validate_data(self, X, reset=False, dtype=np.float64, ensure_all_finite="allow-nan")
         X_scaled = self._scale(X)
         n_jobs = resolve_n_jobs(self.n_jobs)
         total = np.zeros((X.shape[0], self._n_outputs))
@@ -1015,7 +1035,7 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training inputs (finite numbers).
+            Training inputs; NaN marks a missing value (infinity is rejected).
         y : array-like of shape (n_samples,)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -1026,7 +1046,9 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
         self : RotationEnsembleClassifier
             The fitted estimator.
         """
-        X, y = _validate_data(self, X, y, dtype=np.float64, multi_output=False)
+        X, y = _validate_data(
+            self, X, y, dtype=np.float64, multi_output=False, ensure_all_finite="allow-nan"
+        )
         check_classification_targets(y)
         encoder = LabelEncoder()
         y_codes = encoder.fit_transform(y)
@@ -1202,7 +1224,7 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training inputs (finite numbers).
+            Training inputs; NaN marks a missing value (infinity is rejected).
         y : array-like of shape (n_samples,)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -1213,7 +1235,15 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
         self : RotationEnsembleRegressor
             The fitted estimator.
         """
-        X, y = _validate_data(self, X, y, dtype=np.float64, multi_output=False, y_numeric=True)
+        X, y = _validate_data(
+            self,
+            X,
+            y,
+            dtype=np.float64,
+            multi_output=False,
+            y_numeric=True,
+            ensure_all_finite="allow-nan",
+        )
         sample_weight = self._check_sample_weight(sample_weight, X)
         return self._fit_rotations(X, np.ascontiguousarray(y, dtype=np.float64), sample_weight)
 

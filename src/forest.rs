@@ -1092,6 +1092,158 @@ mod tests {
         }
     }
 
+    /// XOR data whose feature 2 is missing exactly on the rows of class 1 with x0 > 0.5,
+    /// and 10% of every other entry missing at random.
+    fn missing_data(n: usize, seed: u64) -> (Array2<f32>, Vec<f64>) {
+        let (mut x, y) = data(n, 4, seed);
+        let mut rng = Rng::from_seed(seed + 100);
+        for i in 0..n {
+            for j in 0..4 {
+                if j == 2 && y[i] == 1.0 && x[[i, 0]] > 0.5 || j != 2 && rng.unit() < 0.1 {
+                    x[[i, j]] = f32::NAN;
+                }
+            }
+        }
+        (x, y)
+    }
+
+    #[test]
+    fn missing_values_learn_a_side_and_every_walk_follows_it() {
+        let (x, y) = missing_data(600, 21);
+        for (proj, splitter) in [
+            (ProjectionKind::AxisAligned, Splitter::Best),
+            (
+                ProjectionKind::SparseSigned {
+                    density: Density::FeatureCombinations(2.0),
+                },
+                Splitter::Best,
+            ),
+            (ProjectionKind::AxisAligned, Splitter::Random),
+            (
+                ProjectionKind::AxisAligned,
+                Splitter::Histogram { max_bins: 16 },
+            ),
+        ] {
+            let mut p = sporf(6);
+            p.projection = proj;
+            p.splitter = splitter;
+            let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+            f.validate().unwrap();
+            assert!(
+                f.trees().iter().any(|t| !t.missing_flip.is_empty()),
+                "{splitter:?}: some split sends its missing rows against the default"
+            );
+            // fully grown trees fit the training rows, missing ones included
+            let proba = f.predict(x.view(), 1).unwrap();
+            let wrong = proba
+                .rows()
+                .into_iter()
+                .zip(&y)
+                .filter(|(r, &c)| (r[1] > r[0]) != (c == 1.0))
+                .count();
+            assert!(
+                wrong * 50 < y.len(),
+                "{splitter:?}: {wrong} training rows wrong"
+            );
+            // plain and packed walks agree on rows with missing values
+            for (t, pt) in f.trees().iter().zip(f.packed()) {
+                let mut out = vec![0u32; x.nrows()];
+                let flat: Vec<f32> = x.iter().copied().collect();
+                pt.leaves(&flat, 4, &mut out);
+                for (i, row) in x.rows().into_iter().enumerate() {
+                    let row = row.to_vec();
+                    let leaf = t.leaf(f.geometry(), &row);
+                    assert_eq!(leaf, pt.leaf(&row));
+                    assert_eq!(leaf, out[i] as usize);
+                    assert_eq!(leaf, t.leaf_by(f.geometry(), |j| row[j]));
+                }
+            }
+            // the directions survive the bytes, which carry the next format version
+            let bytes = f.to_bytes().unwrap();
+            assert_eq!(bytes[8..12], crate::FORMAT_VERSION.to_le_bytes());
+            let back = Forest::from_bytes(&bytes).unwrap();
+            assert!(back == f);
+            assert_eq!(back.predict(x.view(), 1).unwrap(), proba);
+        }
+    }
+
+    #[test]
+    fn missing_directions_in_bytes_are_validated_and_absent_without_nan() {
+        let (x, y) = data(300, 4, 5);
+        let plain = Forest::fit(&sporf(3), x.view(), &y, None).unwrap();
+        let bytes = plain.to_bytes().unwrap();
+        assert_eq!(
+            bytes[8..12],
+            2u32.to_le_bytes(),
+            "no NaN: the version before"
+        );
+        // a row with NaN at prediction goes to the heavier child where no NaN was seen
+        let t = &plain.trees()[0];
+        let row = [f32::NAN; 4];
+        let mut node = 0;
+        while !t.is_leaf(node) {
+            let (l, r) = (t.left[node] as usize, t.right[node] as usize);
+            let w = &t.weighted_n_node_samples;
+            node = if w[l] > w[r] { l } else { r };
+        }
+        assert_eq!(t.leaf(plain.geometry(), &row), node);
+        // a direction at a leaf, out of order or out of range is refused
+        let (xm, ym) = missing_data(300, 6);
+        let f = Forest::fit(&sporf(3), xm.view(), &ym, None).unwrap();
+        let leaf = (0..f.trees[0].n_nodes())
+            .find(|&i| f.trees[0].is_leaf(i))
+            .unwrap();
+        for bad in [vec![leaf as u32], vec![0, 0], vec![u32::MAX]] {
+            let mut g = f.clone();
+            g.trees[0].missing_flip = bad.clone();
+            assert!(
+                matches!(
+                    Forest::from_bytes(&g.to_bytes().unwrap()),
+                    Err(Error::CorruptModel(_))
+                ),
+                "{bad:?}"
+            );
+        }
+        // an older reader refuses the version with the section by its number
+        let mut newer = f.to_bytes().unwrap();
+        newer[8] = 4;
+        assert!(matches!(
+            Forest::from_bytes(&newer),
+            Err(Error::UnsupportedVersion { found: 4, .. })
+        ));
+    }
+
+    #[test]
+    fn missing_values_grow_the_same_trees_by_histogram_and_by_sorting() {
+        // integer features with missing entries, integer targets: the exact histogram
+        // path and the sort must choose the same splits and the same missing sides
+        let mut rng = Rng::from_seed(4);
+        let mut x = Array2::from_shape_fn((3000, 4), |(_, j)| (rng.below(3 + 2 * j) as f32) - 2.0);
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| ((r[0] + r[1] > 0.0) as u8 + (r[2] > 1.0) as u8) as f64)
+            .collect();
+        for (i, mut row) in x.rows_mut().into_iter().enumerate() {
+            if y[i] == 2.0 && i % 3 == 0 {
+                row[1] = f32::NAN;
+            }
+            if i % 7 == 0 {
+                row[3] = f32::NAN;
+            }
+        }
+        let mut p = ForestParams::regression();
+        p.n_estimators = 4;
+        p.projection = ProjectionKind::AxisAligned;
+        let hist = fit_with_hint(&p, &x, &y, true);
+        let sort = fit_with_hint(&p, &x, &y, false);
+        assert!(hist.trees().iter().any(|t| !t.missing_flip.is_empty()));
+        assert!(
+            hist == sort,
+            "the histogram path changed a split or a missing side"
+        );
+    }
+
     #[test]
     fn histogram_splitter_is_exact_when_bins_resolve_every_value_and_close_otherwise() {
         let mut p = sporf(6);

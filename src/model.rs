@@ -1184,7 +1184,9 @@ impl Model {
                 for (j, xp) in values.iter().enumerate() {
                     let step = 1.0 / (xp.len().max(2) - 1) as f64;
                     for v in out.column_mut(j) {
-                        *v = if xp.len() == 1 {
+                        *v = if v.is_nan() {
+                            f64::NAN // a missing value stays missing
+                        } else if xp.len() == 1 {
                             0.0
                         } else {
                             interp(*v, xp, step)

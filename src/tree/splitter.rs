@@ -1058,6 +1058,154 @@ mod tests {
         );
     }
 
+    /// Best (proxy, position) of the sorted scan of `vals` (present rows 0..) with the
+    /// rows `missing` (numbered after them) on the side `missing_left`.
+    fn scan_missing(
+        vals: &[f32],
+        classes: &[u32],
+        missing_left: bool,
+        min_leaf: usize,
+    ) -> Option<(f64, usize)> {
+        let n_present = vals.len();
+        let missing: Vec<u32> = (n_present as u32..classes.len() as u32).collect();
+        let weights = vec![1.0; classes.len()];
+        let crit = Gini { classes };
+        let mut total = vec![0.0; 2];
+        for s in 0..classes.len() {
+            crit.add_sample(&mut total, s, 1.0);
+        }
+        let (mut left, mut right) = (vec![0.0; 2], vec![0.0; 2]);
+        let mut scan = crit.scan(&total, &mut left, &mut right);
+        if missing_left {
+            for &s in &missing {
+                scan.move_left(s as usize, 1.0);
+            }
+        }
+        let n_m = missing.len();
+        let pairs = sorted(vals);
+        Sorted {
+            pairs: &pairs,
+            weights: &weights,
+            limits: (classes.len() as f64, min_leaf, 0.0),
+            missing: Missing {
+                n: n_m,
+                n_left: if missing_left { n_m } else { 0 },
+                w_left: if missing_left { n_m as f64 } else { 0.0 },
+                to_end: !missing_left,
+            },
+        }
+        .run(scan)
+    }
+
+    #[test]
+    fn nan_scan_sends_missing_rows_to_the_side_they_resemble() {
+        // present: 0.1 0.2 (class 0), 0.8 0.9 (class 1); two missing rows of class 1
+        let vals = [0.1f32, 0.9, 0.2, 0.8];
+        let classes = [0, 1, 0, 1, 1, 1];
+        let (right, at_r) = scan_missing(&vals, &classes, false, 1).unwrap();
+        let (left, at_l) = scan_missing(&vals, &classes, true, 1).unwrap();
+        // with the missing rows right the cut after 0.2 is pure on both sides: gini proxy
+        // 2^2/2 + 4^2/4 = 6, the most a 6-row node can reach
+        assert_eq!((right, at_r), (6.0, 1));
+        assert!(left < right, "missing rows on the left mix the classes");
+        assert_eq!(at_l, 1);
+        // mirrored classes: the missing rows belong left
+        let classes = [1, 0, 1, 0, 1, 1];
+        let (right, _) = scan_missing(&vals, &classes, false, 1).unwrap();
+        let (left, at) = scan_missing(&vals, &classes, true, 1).unwrap();
+        assert_eq!((left, at), (6.0, 1));
+        assert!(right < left);
+    }
+
+    #[test]
+    fn nan_scan_offers_present_against_missing_and_honours_min_samples_leaf() {
+        // every present value equal (class 0), the missing rows class 1: the only cut is
+        // after the last present value, which the scan with missing rows right offers
+        let vals = [3.0f32; 4];
+        let classes = [0, 0, 0, 0, 1, 1];
+        assert_eq!(scan_missing(&vals, &classes, false, 1), Some((6.0, 3)));
+        assert_eq!(scan_missing(&vals, &classes, true, 1), None);
+        // min_samples_leaf counts the missing rows on their side: 2 missing rows < 3
+        assert_eq!(scan_missing(&vals, &classes, false, 3), None);
+        // with missing rows on the left, the left child starts with them: at
+        // min_samples_leaf = 3 the first cut (1 present row + 2 missing) is admissible and
+        // the pure one (2 rows right) is not
+        let vals = [1.0f32, 2.0, 3.0, 4.0];
+        let classes = [1, 1, 0, 0, 1, 1];
+        assert_eq!(scan_missing(&vals, &classes, true, 2), Some((6.0, 1)));
+        let (proxy, at) = scan_missing(&vals, &classes, true, 3).unwrap();
+        assert_eq!(at, 0);
+        assert!((proxy - (3.0 + 5.0 / 3.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn nan_scan_binned_matches_sorted_with_missing_rows() {
+        let vals: Vec<f32> = (0..40).map(|i| ((i * 7) % 5) as f32).collect();
+        let n_miss = 9;
+        let classes: Vec<u32> = (0..40 + n_miss)
+            .map(|i| {
+                if i < 40 {
+                    u32::from(vals[i] >= 3.0)
+                } else {
+                    (i % 3 == 0) as u32
+                }
+            })
+            .collect();
+        let weights: Vec<f64> = (0..40 + n_miss).map(|i| 1.0 + (i % 3) as f64).collect();
+        let present: Vec<u32> = (0..40).collect();
+        let missing: Vec<u32> = (40..40 + n_miss as u32).collect();
+        let w_m: f64 = missing.iter().map(|&s| weights[s as usize]).sum();
+        let crit = Gini { classes: &classes };
+        let mut total = vec![0.0; 2];
+        let w_node: f64 = weights.iter().sum();
+        for (s, &w) in weights.iter().enumerate() {
+            crit.add_sample(&mut total, s, w);
+        }
+        let mut bins = Bins::default();
+        assert!(bins.assign(&vals, 0.0, 4.0, exact_bins(0.0, 4.0, 40), true));
+        bins.fill(&present, &weights, 2, |s| crit.bin_slot(s));
+        let pairs = sorted(&vals);
+        for left_side in [false, true] {
+            let missing_of = |_| Missing {
+                n: n_miss,
+                n_left: if left_side { n_miss } else { 0 },
+                w_left: if left_side { w_m } else { 0.0 },
+                to_end: !left_side,
+            };
+            let run = |binned: bool| {
+                let (mut l, mut r) = (vec![0.0; 2], vec![0.0; 2]);
+                let mut scan = crit.scan(&total, &mut l, &mut r);
+                if left_side {
+                    for &s in &missing {
+                        scan.move_left(s as usize, weights[s as usize]);
+                    }
+                }
+                if binned {
+                    Binned {
+                        bins: &bins,
+                        per_bin: 2,
+                        n: 40 + n_miss,
+                        limits: (w_node, 1, 0.0),
+                        missing: missing_of(()),
+                    }
+                    .run(scan)
+                } else {
+                    Sorted {
+                        pairs: &pairs,
+                        weights: &weights,
+                        limits: (w_node, 1, 0.0),
+                        missing: missing_of(()),
+                    }
+                    .run(scan)
+                }
+            };
+            let ((p_bin, b), (p_sort, at)) = (run(true).unwrap(), run(false).unwrap());
+            assert!((p_bin - p_sort).abs() < 1e-9, "missing left: {left_side}");
+            // the same cut: after bin b holds exactly the pairs up to `at`
+            assert_eq!(bins.value[b], pairs[at].0);
+        }
+    }
+
     #[test]
     fn radix_sort_orders_like_total_cmp() {
         let mut rng = crate::rng::Rng::from_seed(5);

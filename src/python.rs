@@ -830,6 +830,14 @@ impl PyForest {
             "weighted_n_node_samples",
             t.weighted_n_node_samples.clone().into_pyarray(py),
         )?;
+        d.set_item(
+            "missing_go_to_left",
+            t.missing_go_to_left()
+                .into_iter()
+                .map(u8::from)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         let value = ndarray::Array2::from_shape_vec((n, t.n_outputs), t.node_values())
             .map_err(|e| PyErr::from(Error::Internal(e.to_string())))?;
         d.set_item("value", value.into_pyarray(py))?;

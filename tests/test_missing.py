@@ -1,6 +1,9 @@
 """Native missing values (NaN): every estimator whose trees can use them, on every walk."""
 
+import shutil
 import struct
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +16,7 @@ import scipy.sparse as sp
 from obliqueforest.projections import Dictionary, ForestRC, Gaussian, GraphNeighbourhood
 
 N_FEATURES = 12
+ROOT = Path(__file__).resolve().parent.parent
 
 ESTIMATORS = {
     "rf": lambda **kw: of.RandomForestClassifier(40, random_state=0, **kw),
@@ -235,3 +239,27 @@ def test_autoencoder_refuses_missing_values_by_name():
     Xtr, _ = informative(100, 0)
     with pytest.raises(ValueError, match="NaN"):
         of.ForestAutoencoder(n_estimators=5, random_state=0).fit(Xtr)
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+@pytest.mark.parametrize("name", ["sporf", "rotation"])
+def test_rust_example_reads_empty_and_nan_cells_as_missing(name, tmp_path):
+    Xtr, ytr = informative(500, 0)
+    Xte, _ = informative(60, 1)
+    est = ESTIMATORS[name]().fit(Xtr, ytr)
+    est.save(tmp_path / "m.of")
+    # an empty cell and the text "NaN" both mean missing
+    cells = [
+        ",".join("" if np.isnan(v) and i % 2 else repr(float(v)) for v in row)
+        for i, row in enumerate(Xte)
+    ]
+    (tmp_path / "rows.csv").write_text("\n".join(cells) + "\n")
+    out = subprocess.run(
+        ["cargo", "run", "--quiet", "--release", "--example", "predict", "--",
+         str(tmp_path / "m.of"), str(tmp_path / "rows.csv")],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    lines = [line.split(",") for line in out.stdout.splitlines()]
+    rust = np.array([[float(v) for v in line[1:]] for line in lines])
+    np.testing.assert_array_equal(rust, est.predict_proba(Xte))

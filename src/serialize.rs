@@ -11,7 +11,7 @@
 //!
 //! Missing-value directions: a tree's `missing_flip` (see [`crate::tree::Tree`]) is not
 //! in its serde encoding. When some tree of the payload has one, the payload is followed,
-//! inside the same checksummed length, by a [`MissingSection`] (postcard: per tree, its
+//! inside the same checksummed length, by a missing section (postcard: per tree, its
 //! list) and the frame carries the next format version, which older readers refuse by
 //! version instead of misreading; without one, the bytes are those of the version before,
 //! unchanged.
@@ -33,7 +33,7 @@ pub const MAGIC: &[u8; 8] = b"OBLQFRST";
 ///
 /// Version 2 stores leaf values only (version 1, from before the first release, stored a
 /// value row for every node and is not read). Version 3 is version 2 followed by a
-/// [`MissingSection`]; it is written only when some tree has missing-value directions,
+/// missing-value section; it is written only when some tree has missing-value directions,
 /// so forests grown without NaN are still written (and read) as version 2.
 pub const FORMAT_VERSION: u32 = 3;
 /// The core forest version without a missing-value section.

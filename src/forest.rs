@@ -89,8 +89,8 @@ impl Forest {
     /// ([`crate::limits`]).
     ///
     /// # Errors
-    /// Invalid parameters, NaN/inf in the data, mismatched lengths, bad weights, regression
-    /// targets too large for the criterion's sums; [`Error::Cancelled`];
+    /// Invalid parameters, infinity in the data (NaN is a missing value), mismatched
+    /// lengths, bad weights, regression targets too large for the criterion's sums; [`Error::Cancelled`];
     /// [`Error::ResourceLimit`] when the model would outgrow the memory limit.
     pub fn fit(
         params: &ForestParams,
@@ -374,7 +374,8 @@ impl Forest {
     /// blocks.
     ///
     /// # Errors
-    /// Wrong number of features, NaN/inf in `x`, `n_jobs == 0`, or [`Error::Cancelled`].
+    /// Wrong number of features, infinity in `x` (NaN is a missing value), `n_jobs == 0`,
+    /// or [`Error::Cancelled`].
     pub fn predict(&self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<Array2<f64>> {
         let (k, n) = (self.n_outputs(), x.nrows());
         let n_trees = self.trees.len() as f64;

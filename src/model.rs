@@ -1224,7 +1224,7 @@ impl Model {
     /// (n_samples, n_outputs): what the Python estimator's `predict_proba` / `predict` give.
     ///
     /// # Errors
-    /// Wrong number of columns, NaN/inf or values beyond float32 in `x`.
+    /// Wrong number of columns, infinity or values beyond float32 in `x`.
     pub fn predict_raw(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         match &self.file.body {
             Body::Forest(f) => f.predict(self.to_f32(x)?.view(), self.n_jobs),

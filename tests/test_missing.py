@@ -263,3 +263,14 @@ def test_rust_example_reads_empty_and_nan_cells_as_missing(name, tmp_path):
     lines = [line.split(",") for line in out.stdout.splitlines()]
     rust = np.array([[float(v) for v in line[1:]] for line in lines])
     np.testing.assert_array_equal(rust, est.predict_proba(Xte))
+
+
+def test_pickle_keeps_missing_sides():
+    import pickle
+
+    Xtr, ytr = informative(400, 0)
+    Xte, _ = informative(200, 1)
+    est = ESTIMATORS["rf"]().fit(Xtr, ytr)
+    back = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(back.predict_proba(Xte), est.predict_proba(Xte))
+    assert struct.unpack("<I", est._forest.to_bytes()[8:12])[0] == of.FORMAT_VERSION

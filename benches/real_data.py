@@ -217,6 +217,10 @@ SPORF_GRID = {
     "of_sporf_dsqrt_fc3": {"max_features": "sqrt", "feature_combinations": 3.0},
     "of_sporf_d2_fc1.5": {"max_features": 2.0, "feature_combinations": 1.5},
     "of_sporf_d2_fc3": {"max_features": 2.0, "feature_combinations": 3.0},
+    # other knobs at the defaults' d and lambda: row subsampling, no bootstrap, sparser
+    "of_sporf_ms0.5": {"max_samples": 0.5},
+    "of_sporf_nobs": {"bootstrap": False},
+    "of_sporf_d2_fc1": {"max_features": 2.0, "feature_combinations": 1.0},
 }
 for _name, _params in SPORF_GRID.items():
     MODELS[_name] = _of("SPORF", **_params)
@@ -238,6 +242,8 @@ DEFAULT_MODELS = [
     "ydf_rf",
 ]
 OPTIONAL = {"treeple_of": "treeple", "ydf_rf": "ydf"}
+# the forests as their libraries ship them (no variants): ranked again among themselves
+DEFAULT_FORESTS = ["of_rf", "of_sporf", "of_rotation", "sk_rf", "sk_et", "treeple_of", "ydf_rf"]
 PAIRS = [
     ("of_sporf", "sk_rf"),
     ("of_sporf", "sk_et"),
@@ -403,19 +409,31 @@ def summarize(cache, datasets, models, out=sys.stdout):
         }
     for task, names in (("classification", CLASSIFICATION), ("regression", REGRESSION)):
         subset = [d for d in datasets if d in names]
-        complete, ranks = rank_table({d: errors[d] for d in subset}, models)
+        complete, _ = rank_table({d: errors[d] for d in subset}, models)
         if not complete:
             continue
-        lines.append("")
-        lines.append(f"## mean rank over {len(complete)} {task} data sets (1 = best; +- 1 SE)")
-        lines.append("")
-        table = []
-        for m in models:
-            r = np.array([ranks[d][m] for d in complete])
-            table.append((r.mean(), m, r.std(ddof=1) / np.sqrt(len(r)) if len(r) > 1 else 0.0))
-        for mean, m, se in sorted(table):
-            lines.append(f"{m:<24}{mean:6.2f} +- {se:.2f}")
-        result[f"mean_rank_{task}"] = {m: mean for mean, m, _ in table}
+        forests = [m for m in DEFAULT_FORESTS if m in models]
+        tables = [(f"mean_rank_{task}", models, f"over {len(complete)} {task} data sets")]
+        if 1 < len(forests) < len(models):
+            tables.append(
+                (
+                    f"mean_rank_defaults_{task}",
+                    forests,
+                    f"among the forests at their defaults ({task})",
+                )
+            )
+        for key, ranked, title in tables:
+            _, ranks = rank_table({d: errors[d] for d in complete}, ranked)
+            lines.append("")
+            lines.append(f"## mean rank {title} (1 = best; +- 1 SE)")
+            lines.append("")
+            table = []
+            for m in ranked:
+                r = np.array([ranks[d][m] for d in complete])
+                table.append((r.mean(), m, r.std(ddof=1) / np.sqrt(len(r)) if len(r) > 1 else 0.0))
+            for mean, m, se in sorted(table):
+                lines.append(f"{m:<24}{mean:6.2f} +- {se:.2f}")
+            result[key] = {m: mean for mean, m, _ in table}
         lines.append("")
         lines.append(
             f"## win / tie / loss over {task} data sets (tie: |mean paired fold difference|"

@@ -34,10 +34,13 @@ GRID = {
         for d, mf in (("sqrt", "sqrt"), ("1", 1.0), ("2", 2.0))
         for fc in (1.5, 2.0, 3.0)
     },
-    "sporf_d2_fc1.5_random": {
-        "max_features": 2.0,
-        "feature_combinations": 1.5,
-        "splitter": "random",
+    **{
+        f"sporf_d{d}_fc1.5_random": {
+            "max_features": float(d),
+            "feature_combinations": 1.5,
+            "splitter": "random",
+        }
+        for d in (2, 4, 8)
     },
 }
 

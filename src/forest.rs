@@ -131,13 +131,14 @@ impl Forest {
 
     /// Grows `n_more` further trees with the same parameters and seed (warm start), on
     /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's,
-    /// and pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model).
+    /// pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model), and
+    /// under `monotonic_cst` when given, else the first fit's (none for a loaded model).
     /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
     /// to mean anything.
     ///
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
-    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the two per-call overrides
+    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the three per-call overrides
     pub fn grow_more(
         &mut self,
         x: ArrayView2<'_, f32>,
@@ -146,6 +147,7 @@ impl Forest {
         n_more: usize,
         n_jobs: Option<i64>,
         ccp_alpha: Option<f64>,
+        monotonic_cst: Option<&[i8]>,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         if x.ncols() != self.n_features {
@@ -157,11 +159,15 @@ impl Forest {
         let mut params = self.params.clone();
         params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
         params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
+        if let Some(cst) = monotonic_cst {
+            params.monotonic_cst = cst.to_vec();
+        }
         // the grown forest's size is checked like a first fit's (bounded before growing)
         params.n_estimators = self.trees.len().saturating_add(n_more);
         let data = prepare(&params, x, y, sample_weight)?;
         self.params.n_jobs = params.n_jobs;
         self.params.ccp_alpha = params.ccp_alpha;
+        self.params.monotonic_cst.clone_from(&params.monotonic_cst);
         self.grow(&data, n_more, progress)?;
         self.params.n_estimators = self.trees.len();
         Ok(())
@@ -174,7 +180,7 @@ impl Forest {
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         let first = self.trees.len();
-        let geometry = data.params.projection.descriptors();
+        let descriptors = data.params.projection.descriptors();
         let held = self.trees.iter().map(limits::tree_bytes).sum();
         let grown = grow_trees(data, first..first + n_more, held, progress)?;
         let n = data.x.n_samples;
@@ -191,7 +197,7 @@ impl Forest {
             }
             for (tree, rows) in &grown {
                 for &row in rows.iter().flatten() {
-                    let leaf = tree.leaf_by(geometry, |j| data.x.get(row as usize, j));
+                    let leaf = tree.leaf_by(descriptors, |j| data.x.get(row as usize, j));
                     oob.add(row as usize, tree.leaf_value(leaf));
                 }
             }
@@ -219,7 +225,7 @@ impl Forest {
     }
     /// How the stored projections' compact descriptors read as terms (patch and
     /// dictionary forests), `None` when they are explicit.
-    pub fn geometry(&self) -> Option<&dyn CompactDescriptors> {
+    pub fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
         self.params.projection.descriptors()
     }
     /// Out-of-bag predictions, when fitted with `oob = true`.
@@ -227,12 +233,71 @@ impl Forest {
         self.oob.as_ref()
     }
 
+    /// Computes the out-of-bag predictions of every tree from scratch on the training rows
+    /// `x`, from the in-bag rows each tree's seed draws ([`Forest::in_bag_counts`]), and
+    /// keeps them as if the forest had been grown with `oob = true` (later warm starts add
+    /// to them): what a warm start that switches OOB on needs. The sums are added tree by
+    /// tree in index order, rows ascending, so they equal a fit with `oob = true`.
+    ///
+    /// # Errors
+    /// A forest grown without bootstrap (no row is out of bag), a feature-count mismatch,
+    /// `x`'s row count rejected by `max_samples`, or cancellation.
+    pub fn compute_oob(&mut self, x: ArrayView2<'_, f32>, n_jobs: i64) -> Result<()> {
+        if !self.params.bootstrap {
+            return Err(Error::InvalidParameter {
+                name: "oob_score",
+                reason: "Out of bag estimation only available if bootstrap=True".into(),
+            });
+        }
+        let rows = self.rows(&x)?;
+        let (n, k) = (rows.nrows(), self.n_outputs());
+        let descriptors = self.descriptors();
+        let mut oob = OobPrediction {
+            sums: vec![0.0; n * k],
+            counts: vec![0; n],
+        };
+        // (row, leaf) of one tree's out-of-bag rows
+        let walk = |t: usize| -> Result<Vec<(u32, u32)>> {
+            cancel::check()?;
+            let tree = &self.trees[t];
+            let counts = self.in_bag_counts(t, n)?;
+            Ok((0..n)
+                .filter(|&i| counts[i] == 0)
+                .map(|i| {
+                    let row = rows.row(i);
+                    (i as u32, tree.leaf_by(descriptors, |j| row[j]) as u32)
+                })
+                .collect())
+        };
+        let threads = n_threads(Some(n_jobs))?;
+        // trees in chunks, so that memory stays a few trees' out-of-bag rows per thread
+        let ids: Vec<usize> = (0..self.trees.len()).collect();
+        for chunk in ids.chunks(4 * threads) {
+            let walked: Vec<Result<Vec<(u32, u32)>>> = if threads == 1 {
+                chunk.iter().map(|&t| walk(t)).collect()
+            } else {
+                let carried = cancel::carry();
+                cancel::install(&*thread_pool(threads)?, || {
+                    chunk.par_iter().map(|&t| carried.run(|| walk(t))).collect()
+                })
+            };
+            for (&t, leaves) in chunk.iter().zip(walked) {
+                for (row, leaf) in leaves? {
+                    oob.add(row as usize, self.trees[t].leaf_value(leaf as usize));
+                }
+            }
+        }
+        self.oob = Some(oob);
+        self.params.oob = true;
+        Ok(())
+    }
+
     /// The packed prediction layout, built on first use.
     pub fn packed(&self) -> &[PackedTree] {
         self.packed.get_or_init(|| {
             self.trees
                 .iter()
-                .map(|t| PackedTree::new(t, self.geometry()))
+                .map(|t| PackedTree::new(t, self.descriptors()))
                 .collect()
         })
     }
@@ -484,7 +549,7 @@ impl Forest {
         x: ArrayView2<'_, f32>,
         n_jobs: i64,
     ) -> Result<(Array2<f64>, Array2<f64>)> {
-        let (p, n, g) = (self.n_features, x.nrows(), self.geometry());
+        let (p, n, g) = (self.n_features, x.nrows(), self.descriptors());
         let out = self.per_block(x, 2 * p, n_jobs, |rows, out| {
             for (row, o) in rows.chunks_exact(p).zip(out.chunks_exact_mut(2 * p)) {
                 let (lo, hi) = o.split_at_mut(p);
@@ -532,7 +597,7 @@ impl Forest {
     /// missing feature j (NaN) may reach a leaf whose box bounds j, through the
     /// missing-value side of a split on j.
     pub fn leaf_boxes(&self) -> (Array2<f64>, Array2<f64>) {
-        let (p, g) = (self.n_features, self.geometry());
+        let (p, g) = (self.n_features, self.descriptors());
         let n_leaves = self.leaf_offsets().last().copied().unwrap_or(0);
         let mut lower = Array2::from_elem((n_leaves, p), f64::NEG_INFINITY);
         let mut upper = Array2::from_elem((n_leaves, p), f64::INFINITY);
@@ -721,7 +786,7 @@ impl Forest {
         for t in &self.trees {
             for (a, b) in imp
                 .iter_mut()
-                .zip(t.feature_importances(self.n_features, self.geometry()))
+                .zip(t.feature_importances(self.n_features, self.descriptors()))
             {
                 *a += b;
             }
@@ -735,7 +800,7 @@ impl Forest {
     pub fn projection_counts(&self) -> Vec<f64> {
         let mut c = vec![0.0; self.n_features];
         for t in &self.trees {
-            t.add_projection_counts(self.geometry(), &mut c);
+            t.add_projection_counts(self.descriptors(), &mut c);
         }
         normalise(&mut c);
         c
@@ -760,7 +825,7 @@ impl Forest {
             if t.n_outputs != self.n_outputs() {
                 return Err(Error::CorruptModel("tree output width".into()));
             }
-            t.validate(self.n_features, self.geometry())?;
+            t.validate(self.n_features, self.descriptors())?;
         }
         Ok(())
     }
@@ -843,6 +908,14 @@ pub(crate) fn prepare<'a>(
     let x = cancel::install(&*thread_pool(params.n_threads())?, || {
         FeatureMatrix::from_view(x)
     })?;
+    // as scikit-learn: a constrained split has no rule for rows whose projection is missing
+    if x.has_missing() && !cfg.monotonic_cst.is_empty() {
+        return Err(Error::InvalidInput(
+            "monotonic_cst is not supported with missing values (NaN in X), as in \
+             scikit-learn; impute X or drop the constraints"
+                .into(),
+        ));
+    }
     // explicit projections have their weights halved when sums could overflow
     // (`FeatureMatrix::keep_sums_finite`); stored descriptors cannot be, so refuse instead
     // of growing trees that cannot split
@@ -1007,6 +1080,13 @@ mod tests {
         );
         assert!(forest.in_bag_counts(4, 200).is_err());
 
+        // OOB computed afterwards from the seeds equals OOB gathered while growing
+        let mut later = Forest::fit(&sporf(4), x.view(), &y, None).unwrap();
+        assert!(later.oob().is_none());
+        later.compute_oob(x.view(), 2).unwrap();
+        assert_eq!(later.oob().unwrap().sums, oob.sums);
+        assert_eq!(later.oob().unwrap().counts, oob.counts);
+
         let leaves = forest.apply(x.view(), 1).unwrap();
         let (indptr, indices, ptr) = forest.decision_path(x.view(), 1).unwrap();
         assert_eq!(indptr.len(), 201);
@@ -1153,10 +1233,10 @@ mod tests {
                 pt.leaves(&flat, 4, &mut out);
                 for (i, row) in x.rows().into_iter().enumerate() {
                     let row = row.to_vec();
-                    let leaf = t.leaf(f.geometry(), &row);
+                    let leaf = t.leaf(f.descriptors(), &row);
                     assert_eq!(leaf, pt.leaf(&row));
                     assert_eq!(leaf, out[i] as usize);
-                    assert_eq!(leaf, t.leaf_by(f.geometry(), |j| row[j]));
+                    assert_eq!(leaf, t.leaf_by(f.descriptors(), |j| row[j]));
                 }
             }
             // the directions survive the bytes, which carry the next format version
@@ -1187,7 +1267,7 @@ mod tests {
             let w = &t.weighted_n_node_samples;
             node = if w[l] > w[r] { l } else { r };
         }
-        assert_eq!(t.leaf(plain.geometry(), &row), node);
+        assert_eq!(t.leaf(plain.descriptors(), &row), node);
         // a direction at a leaf, out of order or out of range is refused
         let (xm, ym) = missing_data(300, 6);
         let f = Forest::fit(&sporf(3), xm.view(), &ym, None).unwrap();
@@ -1337,7 +1417,7 @@ mod tests {
                 pt.leaves(&flat, 6, &mut lanes);
                 for (row, &lane_leaf) in x.rows().into_iter().zip(&lanes) {
                     let row = row.to_vec();
-                    let plain = t.leaf(f.geometry(), &row);
+                    let plain = t.leaf(f.descriptors(), &row);
                     assert_eq!(plain, pt.leaf(&row));
                     assert_eq!(plain, lane_leaf as usize);
                     assert_eq!(t.leaf_row(pt.leaf_row(plain)), t.leaf_value(plain));

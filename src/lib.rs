@@ -6,8 +6,10 @@
 //! Sect. 3.1). Axis-aligned random forests, SPORF (sparse ±1 projections),
 //! Forest-RC, dense Gaussian projections and MORF patches (Perry et al.,
 //! *Manifold Oblique Random Forests*) are [`projection`] samplers of the same
-//! tree builder; so are user dictionaries ([`Dictionary`], e.g. graph neighbourhood
-//! averages) and samplers defined outside the crate ([`UserSampler`]).
+//! tree builder; so are the registered families ([`Family`]: user dictionaries
+//! ([`Dictionary`], e.g. graph neighbourhood averages), patch differences, or a
+//! [`RegisteredFamily`] of your own) and samplers defined outside the crate
+//! ([`UserSampler`]).
 //!
 //! The crate has no Python in its dependency tree; the pyo3 boundary lives in
 //! the `python` module behind the `python` cargo feature.
@@ -76,8 +78,8 @@ pub use model::{ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
 pub use part::ForestPart;
 pub use projection::{
-    CompactDescriptors, Density, Dictionary, PatchGeometry, ProjectionKind, ProjectionSampler,
-    UserSampler,
+    CompactDescriptors, Density, Dictionary, Family, PatchGeometry, ProjectionFamily,
+    ProjectionKind, ProjectionSampler, RegisteredFamily, UserSampler,
 };
 pub use serialize::FORMAT_VERSION;
 pub use tree::Tree;

@@ -154,7 +154,10 @@ impl Estimator {
             SPORFClassifier | SPORFRegressor => {
                 matches!(projection, ProjectionKind::SparseSigned { .. })
             }
-            MORFClassifier | MORFRegressor => matches!(projection, ProjectionKind::Patch(_)),
+            MORFClassifier | MORFRegressor => {
+                matches!(projection, ProjectionKind::Patch(_))
+                    || projection.family().is_some_and(|f| f.tag() == "haar")
+            }
             ObliqueForestClassifier | ObliqueForestRegressor | ForestAutoencoder => true,
         }
     }

@@ -19,6 +19,9 @@ pub const MAX_ESTIMATORS: usize = 1 << 20;
 /// Each candidate costs a pass over the node's rows, so more is never useful; the bound
 /// keeps the candidate buffers and the samplers' index arithmetic (p·d) far from overflow.
 pub const MAX_CANDIDATES: usize = 1 << 20;
+/// The largest number of bootstrap draws per tree (`max_samples` resolved): a row's draw
+/// count is a `u32`, and each draw takes time.
+pub const MAX_DRAWS: usize = u32::MAX as usize;
 
 /// Classification (with its number of classes) or regression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -145,6 +148,15 @@ pub struct ForestParams {
     /// the value is not part of the serialized model (a warm start is told it again).
     #[serde(skip)]
     pub ccp_alpha: f64,
+    /// Monotonic constraint per feature (scikit-learn's `monotonic_cst`): 1 increasing, -1
+    /// decreasing, 0 none; empty for no constraint. Regression and binary classification
+    /// (on the probability of class 1). An oblique projection `sum_j w_j x_j` may split
+    /// only when its constrained terms agree in direction (`sign(w_j) * cst_j`), and then
+    /// orders its children that way, so predictions are monotonic for every family.
+    /// Applied while growing, so, like `ccp_alpha`, not part of the serialized model (a
+    /// warm start is told it again).
+    #[serde(skip)]
+    pub monotonic_cst: Vec<i8>,
     /// Worker threads; -1 means all cores. Never changes the fitted model, so it is not
     /// part of the serialized model either (a loaded model uses one thread until told).
     #[serde(skip, default = "one_thread")]
@@ -173,6 +185,7 @@ impl ForestParams {
             oob: false,
             seed: 0,
             ccp_alpha: 0.0,
+            monotonic_cst: Vec::new(),
             n_jobs: 1,
         }
     }
@@ -288,6 +301,29 @@ impl ForestParams {
         if !(self.ccp_alpha >= 0.0 && self.ccp_alpha.is_finite()) {
             return Err(invalid("ccp_alpha", "must be a finite number >= 0"));
         }
+        if !self.monotonic_cst.is_empty() {
+            if self.monotonic_cst.len() != n_features {
+                return Err(invalid(
+                    "monotonic_cst",
+                    format!(
+                        "has {} entries for {n_features} features",
+                        self.monotonic_cst.len()
+                    ),
+                ));
+            }
+            if let Some(c) = self.monotonic_cst.iter().find(|c| !(-1..=1).contains(*c)) {
+                return Err(invalid(
+                    "monotonic_cst",
+                    format!("entries must be -1, 0 or 1, got {c}"),
+                ));
+            }
+            if matches!(self.task, Task::Classification { n_classes } if n_classes > 2) {
+                return Err(invalid(
+                    "monotonic_cst",
+                    "monotonicity constraints are not supported with multiclass classification",
+                ));
+            }
+        }
         if let Some(m) = self.max_leaf_nodes {
             if m < 2 {
                 return Err(invalid("max_leaf_nodes", "must be at least 2 or None"));
@@ -304,27 +340,30 @@ impl ForestParams {
             (true, Some(SampleCount::Count(0))) => {
                 return Err(invalid("max_samples", "must be at least 1"))
             }
-            (true, Some(SampleCount::Count(c))) if c > n_samples => {
-                return Err(invalid(
-                    "max_samples",
-                    format!("must be <= n_samples = {n_samples}, got {c}"),
-                ))
-            }
             (true, Some(SampleCount::Count(c))) => c,
-            (true, Some(SampleCount::Fraction(f))) if !(f > 0.0 && f <= 1.0) => {
+            (true, Some(SampleCount::Fraction(f))) if !(f > 0.0 && f.is_finite()) => {
                 return Err(invalid(
                     "max_samples",
-                    format!("fraction must be in (0, 1], got {f}"),
+                    format!("fraction must be a finite number > 0, got {f}"),
                 ))
             }
             (true, Some(SampleCount::Fraction(f))) => {
+                // (saturating: a huge fraction is refused below)
                 ((f * n_samples as f64).round() as usize).max(1)
             }
         };
+        // draws may outnumber the rows (with replacement), as scikit-learn >= 1.9 allows;
+        // each takes time, so they are bounded
+        if n_draws > MAX_DRAWS {
+            return Err(invalid(
+                "max_samples",
+                format!("asks for {n_draws} bootstrap draws per tree; at most {MAX_DRAWS}"),
+            ));
+        }
         if self.oob && !self.bootstrap {
             return Err(invalid(
                 "oob_score",
-                "out-of-bag estimates need bootstrap=True",
+                "Out of bag estimation only available if bootstrap=True",
             ));
         }
         if self.class_weight_subsample && !matches!(self.task, Task::Classification { .. }) {
@@ -356,6 +395,7 @@ impl ForestParams {
             min_impurity_decrease: self.min_impurity_decrease,
             max_leaf_nodes: self.max_leaf_nodes,
             n_draws,
+            monotonic_cst: self.monotonic_cst.clone(),
         })
     }
 
@@ -386,6 +426,8 @@ pub struct TreeConfig {
     pub(crate) max_leaf_nodes: Option<usize>,
     /// Bootstrap draws per tree (or n_samples without bootstrap).
     pub(crate) n_draws: usize,
+    /// Monotonic constraint per feature, empty for none.
+    pub(crate) monotonic_cst: Vec<i8>,
 }
 
 impl TreeConfig {
@@ -486,15 +528,26 @@ mod tests {
         };
         assert_eq!(rejected_param(&p, 10, 4), "n_estimators");
         let p = ForestParams {
-            max_samples: Some(SampleCount::Count(11)),
+            max_samples: Some(SampleCount::Count(MAX_DRAWS + 1)),
             ..base.clone()
         };
         assert_eq!(rejected_param(&p, 10, 4), "max_samples");
         let p = ForestParams {
-            max_samples: Some(SampleCount::Count(10)),
+            max_samples: Some(SampleCount::Fraction(1e300)),
             ..base.clone()
         };
-        assert_eq!(p.check(10, 4).unwrap().n_draws(), 10);
+        assert_eq!(rejected_param(&p, 10, 4), "max_samples");
+        for (max_samples, draws) in [
+            (SampleCount::Count(10), 10),
+            (SampleCount::Count(11), 11),
+            (SampleCount::Fraction(2.5), 25),
+        ] {
+            let p = ForestParams {
+                max_samples: Some(max_samples),
+                ..base.clone()
+            };
+            assert_eq!(p.check(10, 4).unwrap().n_draws(), draws);
+        }
     }
 
     #[test]

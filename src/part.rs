@@ -141,7 +141,7 @@ impl Forest {
         grow_params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
         let data = prepare(&grow_params, x, y, sample_weight)?;
         let grown = grow_trees(&data, start..end, 0, progress)?;
-        let geometry = params.projection.descriptors();
+        let descriptors = params.projection.descriptors();
         let oob = if params.oob {
             grown
                 .iter()
@@ -149,7 +149,7 @@ impl Forest {
                     rows.iter()
                         .flatten()
                         .map(|&r| {
-                            let leaf = tree.leaf_by(geometry, |j| data.x.get(r as usize, j));
+                            let leaf = tree.leaf_by(descriptors, |j| data.x.get(r as usize, j));
                             (r, leaf as u32)
                         })
                         .collect()
@@ -358,7 +358,7 @@ mod tests {
         let (x, y) = data(300, 4, 4);
         let mut here = Forest::fit(&params(3), x.view(), &y, None).unwrap();
         let mut there = here.clone();
-        here.grow_more(x.view(), &y, None, 4, None, None, None)
+        here.grow_more(x.view(), &y, None, 4, None, None, None, None)
             .unwrap();
         let part = Forest::grow_part(&params(7), x.view(), &y, None, 3, 7, None, None).unwrap();
         let part = ForestPart::from_bytes(&part.to_bytes().unwrap()).unwrap();

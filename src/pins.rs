@@ -54,6 +54,7 @@ fn params(task: Task, criterion: Criterion, projection: ProjectionKind) -> Fores
         oob: false,
         seed: 11,
         ccp_alpha: 0.0,
+        monotonic_cst: Vec::new(),
         n_jobs: 1,
     }
 }

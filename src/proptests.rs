@@ -4,13 +4,13 @@
 
 use crate::forest::Forest;
 use crate::params::{ForestParams, MaxFeatures, SampleCount, Splitter};
-use crate::projection::{Density, Dictionary, PatchGeometry, ProjectionKind};
+use crate::projection::{Density, Dictionary, Family, PatchGeometry, ProjectionKind};
 use ndarray::Array2;
 use proptest::prelude::*;
 
 fn projection(kind: u8, p: usize) -> ProjectionKind {
     match kind % 6 {
-        5 => ProjectionKind::Dictionary(Dictionary {
+        5 => ProjectionKind::Family(Family::new(Dictionary {
             // every feature, and the mean of each adjacent pair
             n_features: p,
             atom_ptr: (0..p as u32)
@@ -26,7 +26,7 @@ fn projection(kind: u8, p: usize) -> ProjectionKind {
                 .chain(std::iter::repeat_n(0.5, 2 * p))
                 .collect(),
             n_candidates: Some(1 + kind as usize % 3),
-        }),
+        })),
         0 => ProjectionKind::AxisAligned,
         1 => ProjectionKind::SparseSigned {
             density: Density::FeatureCombinations(1.5),
@@ -92,7 +92,7 @@ proptest! {
         for (tree, packed) in forest.trees().iter().zip(forest.packed()) {
             for row in x.rows() {
                 let row = row.to_vec();
-                prop_assert_eq!(tree.leaf(forest.geometry(), &row), packed.leaf(&row));
+                prop_assert_eq!(tree.leaf(forest.descriptors(), &row), packed.leaf(&row));
             }
         }
         let proba = forest.predict(x.view(), 1).unwrap();

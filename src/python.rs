@@ -8,14 +8,14 @@ use crate::cancel::Cancel;
 use crate::error::Error;
 use crate::forest::Forest;
 use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
-use crate::projection::{Density, Dictionary, PatchGeometry, ProjectionKind};
+use crate::projection::{ArgValue, Density, Family, FamilyArgs, PatchGeometry, ProjectionKind};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray1 as R1,
     PyReadonlyArray2,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{IntoPyDict, PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -258,26 +258,20 @@ impl PyProjection {
         })
     }
 
-    /// A projection dictionary: CSC arrays of an `n_features × n_atoms` matrix whose
-    /// columns are the atoms.
+    /// A registered projection family by its tag, with its arguments (None, bools, ints,
+    /// floats, strings and 1-D sequences or arrays of them) converted generically; the
+    /// family's own file builds and checks it.
     #[staticmethod]
-    #[pyo3(signature = (*, n_features, indptr, indices, data, n_candidates))]
-    fn dictionary(
-        n_features: &Bound<'_, PyAny>,
-        indptr: PyReadonlyArray1<'_, i64>,
-        indices: PyReadonlyArray1<'_, i64>,
-        data: PyReadonlyArray1<'_, f32>,
-        n_candidates: &Bound<'_, PyAny>,
-    ) -> PyResult<Self> {
-        let dictionary = Dictionary::from_csc(
-            named::<Count>(n_features, "atoms")?.0,
-            &indptr.as_array().to_vec(),
-            &indices.as_array().to_vec(),
-            &data.as_array().to_vec(),
-            named_opt::<Count>(n_candidates, "n_candidates")?.map(|c| c.0),
-        )?;
+    #[pyo3(signature = (tag, **args))]
+    fn family(tag: &str, args: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut family_args = FamilyArgs::new();
+        for (k, v) in args.into_iter().flat_map(|d| d.iter()) {
+            let k: String = k.extract()?;
+            let v = to_arg(&k, &v)?;
+            family_args = family_args.with(&k, v);
+        }
         Ok(PyProjection {
-            kind: ProjectionKind::Dictionary(dictionary),
+            kind: ProjectionKind::Family(Family::from_args(tag, family_args)?),
         })
     }
 
@@ -303,7 +297,7 @@ impl PyForestParams {
         *, task, n_classes, criterion, splitter, max_bins, projection, max_features,
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
-        max_samples, class_weight_subsample, oob, seed, ccp_alpha, n_jobs
+        max_samples, class_weight_subsample, oob, seed, ccp_alpha, monotonic_cst, n_jobs
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -327,6 +321,7 @@ impl PyForestParams {
         oob: bool,
         seed: &Bound<'_, PyAny>,
         ccp_alpha: f64,
+        monotonic_cst: Option<Vec<i8>>,
         n_jobs: &Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let n_classes = named_opt::<Count>(n_classes, "n_classes")?.map(|c| c.0);
@@ -373,6 +368,7 @@ impl PyForestParams {
                 oob,
                 seed,
                 ccp_alpha,
+                monotonic_cst: monotonic_cst.unwrap_or_default(),
                 n_jobs,
             },
         })
@@ -384,7 +380,9 @@ impl PyForestParams {
         slf: &Bound<'py, Self>,
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let py = slf.py();
-        let bytes = postcard::to_stdvec(&slf.get().inner)
+        let p = &slf.get().inner;
+        // with the fields a model file leaves out (they matter to a fit on a worker)
+        let bytes = postcard::to_stdvec(&(p, p.ccp_alpha, &p.monotonic_cst, p.n_jobs))
             .map_err(|e| PyErr::from(Error::Internal(format!("encode: {e}"))))?;
         let from_bytes = slf.get_type().getattr("_from_bytes")?;
         Ok((from_bytes, (PyBytes::new(py, &bytes),)))
@@ -392,8 +390,12 @@ impl PyForestParams {
 
     #[staticmethod]
     fn _from_bytes(data: &[u8]) -> PyResult<Self> {
-        let inner = postcard::from_bytes(data)
-            .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
+        let (mut inner, ccp_alpha, monotonic_cst, n_jobs): (ForestParams, f64, Vec<i8>, i64) =
+            postcard::from_bytes(data)
+                .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
+        inner.ccp_alpha = ccp_alpha;
+        inner.monotonic_cst = monotonic_cst;
+        inner.n_jobs = n_jobs;
         Ok(PyForestParams { inner })
     }
 
@@ -487,7 +489,10 @@ impl PyForest {
         Ok(PyForest { inner })
     }
 
-    #[pyo3(signature = (x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None))]
+    #[pyo3(signature = (
+        x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None,
+        monotonic_cst=None
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn fit_more(
         &mut self,
@@ -499,6 +504,7 @@ impl PyForest {
         progress: Option<PyRef<'_, Progress>>,
         n_jobs: Option<i64>,
         ccp_alpha: Option<f64>,
+        monotonic_cst: Option<Vec<i8>>,
     ) -> PyResult<()> {
         let n_more = named::<Count>(n_more, "n_more")?.0;
         let (counter, cancel) = progress
@@ -511,7 +517,16 @@ impl PyForest {
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
         compute_with(py, &cancel, || {
-            inner.grow_more(x, y, w, n_more, n_jobs, ccp_alpha, counter.as_deref())
+            inner.grow_more(
+                x,
+                y,
+                w,
+                n_more,
+                n_jobs,
+                ccp_alpha,
+                monotonic_cst.as_deref(),
+                counter.as_deref(),
+            )
         })
     }
 
@@ -542,37 +557,21 @@ impl PyForest {
         })
     }
 
-    /// The atoms of a dictionary forest as CSC arrays `(n_features, indptr, indices, data,
-    /// n_candidates)`, or None: what a model file restores a `Dictionary` from.
-    #[allow(clippy::type_complexity)]
-    fn dictionary_atoms<'py>(
+    /// A forest of a registered family: `(tag, args)`, the arguments that
+    /// `_core.Projection.family(tag, **args)` builds the same family from (integer
+    /// sequences as int64 arrays, float ones as float64 arrays); None for other families.
+    fn projection_family<'py>(
         &self,
         py: Python<'py>,
-    ) -> Option<(
-        usize,
-        Bound<'py, PyArray1<i64>>,
-        Bound<'py, PyArray1<i64>>,
-        Bound<'py, PyArray1<f32>>,
-        Option<usize>,
-    )> {
-        match &self.inner.params().projection {
-            ProjectionKind::Dictionary(d) => Some((
-                d.n_features,
-                d.atom_ptr
-                    .iter()
-                    .map(|&v| i64::from(v))
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
-                d.atom_idx
-                    .iter()
-                    .map(|&v| i64::from(v))
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
-                d.atom_w.clone().into_pyarray(py),
-                d.n_candidates,
-            )),
-            _ => None,
+    ) -> PyResult<Option<(String, Bound<'py, PyDict>)>> {
+        let Some(f) = self.inner.params().projection.family() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        for (k, v) in f.get().args().iter() {
+            d.set_item(k, from_arg(py, v)?)?;
         }
+        Ok(Some((f.tag().to_string(), d)))
     }
 
     #[getter]
@@ -733,6 +732,31 @@ impl PyForest {
         .into_pyarray(py))
     }
 
+    /// The forest's seed: tree t draws from the streams keyed by (seed, t).
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.inner.params().seed
+    }
+
+    /// Whether the forest keeps out-of-bag predictions.
+    #[getter]
+    fn has_oob(&self) -> bool {
+        self.inner.oob().is_some()
+    }
+
+    /// Computes the out-of-bag predictions of every tree on the training rows `x` (a warm
+    /// start that switches `oob_score` on).
+    fn compute_oob(
+        &mut self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f32>,
+        n_jobs: i64,
+    ) -> PyResult<()> {
+        let x = x.as_array();
+        let inner = &mut self.inner;
+        compute(py, || inner.compute_oob(x, n_jobs))
+    }
+
     #[allow(clippy::type_complexity)]
     fn oob_prediction<'py>(
         &self,
@@ -784,7 +808,7 @@ impl PyForest {
             .trees()
             .get(tree)
             .ok_or_else(|| bad("tree", &format!("{tree} is out of range")))?;
-        let g = self.inner.geometry();
+        let g = self.inner.descriptors();
         let n = t.n_nodes();
         // scikit-learn's convention: -1 for the children of a leaf
         let child = |v: &Vec<u32>| {
@@ -1539,4 +1563,80 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_save_model_unchecked_for_test, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::MODEL_FORMAT_VERSION)?;
     Ok(())
+}
+
+/// A family argument from Python: None, a bool, int, float or str (numpy scalars
+/// included), or a 1-D sequence or array of bools, ints or floats.
+fn to_arg(name: &str, obj: &Bound<'_, PyAny>) -> PyResult<ArgValue> {
+    let np = obj.py().import("numpy")?;
+    let obj = if obj.is_instance(&np.getattr("generic")?)? {
+        obj.call_method0("item")?
+    } else {
+        obj.clone()
+    };
+    if obj.is_none() {
+        return Ok(ArgValue::None);
+    }
+    if obj.is_instance_of::<PyBool>() {
+        return Ok(ArgValue::Bool(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(ArgValue::Int(int_arg(&obj, name)?));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return Ok(ArgValue::Float(obj.extract()?));
+    }
+    if obj.is_instance_of::<PyString>() {
+        return Ok(ArgValue::Str(obj.extract()?));
+    }
+    let arr = np.call_method1("asarray", (&obj,)).map_err(|_| {
+        bad(
+            name,
+            "must be a number, a string or a 1-D sequence of numbers",
+        )
+    })?;
+    if arr.getattr("ndim")?.extract::<usize>()? != 1 {
+        return Err(bad(name, "must be a 1-D sequence"));
+    }
+    let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
+    match kind.as_str() {
+        "b" => Ok(ArgValue::Bools(arr.call_method0("tolist")?.extract()?)),
+        "i" | "u" => {
+            let a = arr
+                .call_method(
+                    "astype",
+                    ("int64",),
+                    Some(&[("casting", "safe")].into_py_dict(obj.py())?),
+                )
+                .map_err(|_| bad(name, "integers beyond int64"))?;
+            Ok(ArgValue::Ints(
+                a.extract::<PyReadonlyArray1<'_, i64>>()?
+                    .as_array()
+                    .to_vec(),
+            ))
+        }
+        "f" => {
+            let a = arr.call_method1("astype", ("float64",))?;
+            Ok(ArgValue::Floats(
+                a.extract::<PyReadonlyArray1<'_, f64>>()?
+                    .as_array()
+                    .to_vec(),
+            ))
+        }
+        _ => Err(bad(name, "must hold bools, ints or floats")),
+    }
+}
+
+/// A family argument for Python: sequences of ints or floats as numpy arrays.
+fn from_arg<'py>(py: Python<'py>, v: &ArgValue) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match v {
+        ArgValue::None => py.None().into_bound(py),
+        ArgValue::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        ArgValue::Int(i) => i.into_pyobject(py)?.into_any(),
+        ArgValue::Float(f) => f.into_pyobject(py)?.into_any(),
+        ArgValue::Str(s) => PyString::new(py, s).into_any(),
+        ArgValue::Bools(v) => v.clone().into_pyarray(py).into_any(),
+        ArgValue::Ints(v) => v.clone().into_pyarray(py).into_any(),
+        ArgValue::Floats(v) => v.clone().into_pyarray(py).into_any(),
+    })
 }

@@ -118,6 +118,17 @@ def test_autoencoder_knn_k1_decodes_inside_neighbour_region(fitted):
     assert np.all(X_hat >= lower - tol) and np.all(X_hat <= upper + tol)
 
 
+def test_autoencoder_knn_decodes_inverse_square_distance_mean_of_neighbour_rows(fitted):
+    # numeric columns: the mean of the k nearest training rows (searched among their
+    # leave-self-out embeddings) weighted by 1 / distance**2
+    ae, X, _ = fitted
+    Z = ae.transform(X[:7]) + 0.01  # off the training points: no exact match
+    dist, idx = ae._nn.kneighbors(Z, n_neighbors=ae.k)
+    w = 1.0 / dist**2
+    expected = np.einsum("mk,mkp->mp", w / w.sum(axis=1, keepdims=True), X[idx])
+    np.testing.assert_allclose(ae.inverse_transform(Z), expected, rtol=1e-5, atol=1e-5)
+
+
 def test_out_of_sample_embedding_drops_self_similarity(fitted):
     # (Z_i - K_ii Z_i / lambda) / (1 - K_ii) is the Nystroem embedding of row i with its
     # own kernel entry removed and the kernel row renormalised
@@ -424,7 +435,7 @@ def test_autoencoder_penguins_distortion_below_reference():
 
 @pytest.mark.slow
 def test_autoencoder_breast_cancer_distortion_beats_paper():
-    # paper Table 2: 0.333; benches/rfae_compression.py (10 bootstraps) measures 0.301
+    # paper Table 2: 0.333; benches/rfae_compression.py (10 bootstraps) measures 0.297
     pd = pytest.importorskip("pandas")
     from sklearn.datasets import load_breast_cancer
 

@@ -302,3 +302,24 @@ def test_core_parameters_and_parts_pickle_for_the_workers():
     assert of._core.ForestPart.join(parts).to_bytes() == whole.to_bytes()
     with pytest.raises(ValueError, match="gap or overlap"):
         of._core.ForestPart.join(parts[:1])
+
+
+def test_pruning_and_monotonic_constraints_reach_the_workers(client):
+    # fields the model file leaves out (ccp_alpha, monotonic_cst) still travel with the
+    # parameters a worker receives
+    X, _ = data(600, 4, seed=7)
+    y = X[:, 0] - 0.5 * X[:, 1] + np.sin(3 * X[:, 2])
+
+    def make():
+        return of.SPORFRegressor(
+            n_estimators=6, random_state=3, ccp_alpha=0.01, monotonic_cst=[1, -1, 0, 0]
+        )
+
+    params = make().set_params()
+    params._seed = 0
+    core = params._core_params(4, params._task_params(y))
+    assert repr(pickle.loads(pickle.dumps(core))) == repr(core)
+    local = make().fit(X, y)
+    Xd, yd = chunked(X, y)
+    est = odask.fit(make(), Xd, yd, client=client, mode="replicate")
+    assert est._forest.to_bytes() == local._forest.to_bytes()

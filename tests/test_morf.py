@@ -4,7 +4,7 @@ axis-aligned forest, geometry validation and importance maps."""
 import numpy as np
 import obliqueforest as of
 import pytest
-from obliqueforest import datasets
+from obliqueforest import datasets, projections
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
@@ -139,3 +139,89 @@ def test_morf_regressor_learns_a_local_signal():
     ).fit(X, y)
     rf = of.RandomForestRegressor(50, random_state=0, n_jobs=2).fit(X, y)
     assert morf.score(Xt, yt) > rf.score(Xt, yt)
+
+
+def _mean_errors(estimators, X, y, splits):
+    """Mean test error of each named estimator factory over ``splits``."""
+    errors = {name: [] for name in estimators}
+    for seed, (train, test) in enumerate(splits):
+        for name, make in estimators.items():
+            est = make(seed).fit(X[train], y[train])
+            errors[name].append(np.mean(est.predict(X[test]) != y[test]))
+    return {name: float(np.mean(e)) for name, e in errors.items()}
+
+
+def test_morf_at_defaults_beats_random_forest_and_sporf_on_digits_over_splits():
+    from sklearn.model_selection import StratifiedKFold
+
+    X, y = load_digits(return_X_y=True)
+    splits = list(StratifiedKFold(3, shuffle=True, random_state=0).split(X, y))
+    err = _mean_errors(
+        {
+            "morf": lambda s: of.MORFClassifier(data_shape=(8, 8), random_state=s, n_jobs=2),
+            "rf": lambda s: of.RandomForestClassifier(random_state=s, n_jobs=2),
+            "sporf": lambda s: of.SPORFClassifier(random_state=s, n_jobs=2),
+        },
+        X,
+        y,
+        splits,
+    )
+    assert err["morf"] < min(err["rf"], err["sporf"]), err
+
+
+def test_morf_at_defaults_beats_random_forest_and_sporf_on_mnist1d_subset():
+    data = pytest.importorskip("mnist1d.data")
+    d = data.make_dataset(data.get_dataset_args())  # built from templates, offline
+    X = np.vstack([d["x"][:2000], d["x_test"]]).astype(np.float32)
+    y = np.concatenate([d["y"][:2000], d["y_test"]])
+    splits = [(np.arange(2000), np.arange(2000, len(y)))]
+    err = _mean_errors(
+        {
+            "morf": lambda s: of.MORFClassifier(data_shape=(40,), random_state=s, n_jobs=2),
+            "rf": lambda s: of.RandomForestClassifier(random_state=s, n_jobs=2),
+            "sporf": lambda s: of.SPORFClassifier(random_state=s, n_jobs=2),
+        },
+        X,
+        y,
+        splits,
+    )
+    assert err["morf"] < min(err["rf"], err["sporf"]) - 0.02, err
+
+
+def test_morf_without_differences_is_the_papers_patch_forest():
+    X, y = load_digits(return_X_y=True)
+    kw = dict(data_shape=(8, 8), max_patch_size=3, max_features=8, random_state=0)
+    paper = of.MORFClassifier(10, differences=0.0, **kw).fit(X, y)
+    plain = of.ObliqueForestClassifier(
+        projections.Patch((8, 8), max_patch_size=3), 10, max_features=8, random_state=0
+    ).fit(X, y)
+    assert paper._forest.to_bytes() == plain._forest.to_bytes()
+    haar = of.MORFClassifier(10, differences=0.5, **kw).fit(X, y)
+    assert haar._forest.projection_family()[0] == "haar"
+    assert paper._forest.projection_family() is None
+
+
+def test_morf_haar_patches_save_load_and_pickle(tmp_path):
+    import pickle
+
+    X, y = load_digits(return_X_y=True)
+    morf = of.MORFClassifier(10, data_shape=(8, 8), differences=0.7, random_state=0).fit(X, y)
+    morf.save(tmp_path / "m.of")
+    for again in (of.load(tmp_path / "m.of"), pickle.loads(pickle.dumps(morf))):
+        assert again.differences == 0.7
+        np.testing.assert_array_equal(again.predict_proba(X), morf.predict_proba(X))
+    family = projections.HaarPatch([8, 8], max_patch_size=2, differences=1.0)
+    est = of.ObliqueForestClassifier(family, 10, random_state=0).fit(X, y)
+    est.save(tmp_path / "h.of")
+    assert of.load(tmp_path / "h.of").projection == family
+
+
+@pytest.mark.parametrize("differences", [-0.1, 1.5])
+def test_morf_differences_out_of_range_is_a_value_error(differences):
+    X, y = load_digits(return_X_y=True)
+    with pytest.raises(ValueError, match="differences"):
+        of.MORFClassifier(2, data_shape=(8, 8), differences=differences).fit(X, y)
+    with pytest.raises(ValueError, match="differences"):
+        of.ObliqueForestClassifier(projections.HaarPatch((8, 8), differences=differences), 2).fit(
+            X, y
+        )

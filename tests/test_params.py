@@ -55,14 +55,15 @@ def test_max_features_bound_counts_the_projection_size():
     of.RandomForestClassifier(1, max_features=10**6, max_depth=1).fit(Xw, Xw[:, 0] > 0)
 
 
-@pytest.mark.parametrize("value", [61, 2**40, 2**64 + 1])
-def test_max_samples_above_n_samples_is_a_value_error(value):
+@pytest.mark.parametrize("value", [2**32, 2**40, 2**64 + 1, 1e12])
+def test_max_samples_beyond_the_draw_bound_is_a_value_error(value):
     with pytest.raises(ValueError, match="max_samples"):
         _fit(of.RandomForestClassifier(2, max_samples=value))
 
 
-def test_max_samples_equal_to_n_samples_is_accepted():
-    _fit(of.RandomForestClassifier(2, max_samples=len(X)))
+@pytest.mark.parametrize("value", [len(X), len(X) + 1, 1.5])
+def test_max_samples_up_to_and_beyond_n_samples_is_accepted(value):
+    _fit(of.RandomForestClassifier(2, max_samples=value))
 
 
 @pytest.mark.parametrize("value", [2**20 + 1, 10**7, 2**64, 2**100])
@@ -151,6 +152,7 @@ def _all_fields(**overrides):
         oob=False,
         seed=0,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         n_jobs=1,
     )
     fields.update(overrides)

@@ -202,3 +202,31 @@ def test_dictionary_regressor():
     Xt, _ = ring_signal(500, seed=4)
     tt = Xt[:, [8, 9, 10, 11, 12]].mean(axis=1)
     assert est.score(Xt, tt) > rf.score(Xt, tt) + 0.15  # measured 0.91 vs 0.71
+
+
+def test_registered_family_unknown_tag_or_argument_is_a_value_error():
+    from obliqueforest import _core
+
+    with pytest.raises(ValueError, match='registered as "nope"'):
+        _core.Projection.family("nope")
+    with pytest.raises(ValueError, match="bogus"):
+        _core.Projection.family(
+            "dictionary", n_features=2, indptr=[0, 1], indices=[1], data=[1.0], bogus=3
+        )
+    with pytest.raises(ValueError, match="n_candidates"):
+        _core.Projection.family(
+            "dictionary", n_features=2, indptr=[0, 1], indices=[1], data=[1.0], n_candidates=-1
+        )
+    with pytest.raises(ValueError, match="indptr"):
+        _core.Projection.family(
+            "dictionary", n_features=2, indptr=[[0, 1]], indices=[1], data=[1.0]
+        )
+
+
+def test_dictionary_forest_reports_its_family_args():
+    X, y = ring_signal(50)
+    est = of.ObliqueForestClassifier(projections.Dictionary(np.eye(60)), 2, random_state=0)
+    tag, args = est.fit(X, y)._forest.projection_family()
+    assert tag == "dictionary"
+    assert args["n_features"] == 60 and args["indptr"].dtype == np.int64
+    np.testing.assert_array_equal(args["data"], np.ones(60))

@@ -215,14 +215,16 @@ def test_min_impurity_decrease_stops_weak_splits(name):
 
 
 # -- bootstrap and max_samples -----------------------------------------------------------
-@pytest.mark.parametrize("max_samples, expected", [(0.25, 100), (37, 37), (None, 400)])
+@pytest.mark.parametrize(
+    "max_samples, expected", [(0.25, 100), (37, 37), (None, 400), (2.0, 800), (1000, 1000)]
+)
 def test_max_samples_sets_the_bootstrap_size(max_samples, expected):
     X, y = make_classification(400, n_features=5, random_state=0)
     clf = of.SPORFClassifier(n_estimators=3, max_samples=max_samples, random_state=0).fit(X, y)
     assert [len(s) for s in clf.estimators_samples_] == [expected] * 3
 
 
-@pytest.mark.parametrize("max_samples", [0.0, 1.5, 0, -3])
+@pytest.mark.parametrize("max_samples", [0.0, float("inf"), 0, -3, 2**40])
 def test_bad_max_samples_is_rejected(max_samples):
     with pytest.raises(ValueError, match="max_samples"):
         of.RandomForestClassifier(n_estimators=2, max_samples=max_samples).fit(X_TOY, Y_TOY)
@@ -244,6 +246,40 @@ def test_warm_start_equals_a_one_shot_fit(name):
     once = CLASSIFIERS[name](5, n_estimators=9, random_state=7).fit(X, y)
     assert len(grown) == 9
     assert grown._forest.to_bytes() == once._forest.to_bytes()
+
+
+@pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("name", FORESTS)
+def test_warm_start_can_switch_oob_score_on(name, n_jobs):
+    X, y = make_classification(200, n_features=5, random_state=0)
+    clf = CLASSIFIERS[name](5, n_estimators=4, warm_start=True, random_state=7, n_jobs=n_jobs)
+    clf.fit(X, y)
+    assert not hasattr(clf, "oob_score_")
+    clf.set_params(oob_score=True, n_estimators=9).fit(X, y)
+    once = CLASSIFIERS[name](5, n_estimators=9, oob_score=True, random_state=7).fit(X, y)
+    np.testing.assert_array_equal(clf.oob_decision_function_, once.oob_decision_function_)
+    assert clf.oob_score_ == once.oob_score_
+    assert clf._forest.to_bytes() == once._forest.to_bytes()
+
+
+@pytest.mark.filterwarnings("ignore:Some inputs do not have OOB scores")
+@pytest.mark.parametrize("name", ["rf", "sporf"])
+def test_warm_start_switches_oob_score_on_without_new_trees(name):
+    X, y = make_friedman1(200, n_features=6, random_state=0)
+    reg = REGRESSORS[name](6, n_estimators=6, warm_start=True, random_state=3).fit(X, y)
+    with pytest.warns(UserWarning, match="not fit new trees"):
+        reg.set_params(oob_score=True).fit(X, y)
+    once = REGRESSORS[name](6, n_estimators=6, oob_score=True, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(reg.oob_prediction_, once.oob_prediction_)
+    assert reg.oob_score_ == once.oob_score_
+
+
+def test_warm_start_switching_oob_on_without_bootstrap_is_a_value_error():
+    X, y = make_classification(100, n_features=4, random_state=0)
+    clf = of.RandomForestClassifier(n_estimators=3, warm_start=True, bootstrap=False).fit(X, y)
+    with pytest.raises(ValueError, match="bootstrap"):
+        clf.set_params(oob_score=True, n_estimators=5).fit(X, y)
 
 
 def test_warm_start_smaller_n_estimators_and_equal_n_estimators():

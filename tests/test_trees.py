@@ -5,7 +5,7 @@ import pickle
 import numpy as np
 import pytest
 from scipy import sparse
-from sklearn.datasets import load_diabetes, load_iris
+from sklearn.datasets import load_diabetes, load_iris, make_classification
 from sklearn.ensemble import RandomForestClassifier as SkRF
 
 import obliqueforest as of
@@ -201,3 +201,20 @@ def test_estimators_samples_survive_save_and_load(tmp_path):
     again = of.load(tmp_path / "f.of")
     for a, b in zip(forest.estimators_samples_, again.estimators_samples_):
         np.testing.assert_array_equal(a, b)
+
+
+def test_trees_carry_their_parameters_and_random_state_like_scikit_learns():
+    X, y = make_classification(200, n_features=5, random_state=0)
+    grown = of.RandomForestClassifier(
+        n_estimators=3, min_impurity_decrease=0.01, warm_start=True, random_state=4
+    ).fit(X, y)
+    grown.set_params(n_estimators=6).fit(X, y)
+    once = of.RandomForestClassifier(n_estimators=6, min_impurity_decrease=0.01, random_state=4)
+    once.fit(X, y)
+    states = [t.random_state for t in grown.estimators_]
+    assert states == [t.random_state for t in once.estimators_]
+    assert len(set(states)) == 6
+    assert all(t.min_impurity_decrease == 0.01 and t.criterion == "gini" for t in grown)
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        grown[0].nonsense  # noqa: B018
+    assert all(s.dtype == np.int32 for s in grown.estimators_samples_)

@@ -67,15 +67,9 @@ class Projection:
         periodic: list[bool],
     ) -> Projection: ...
     @staticmethod
-    def dictionary(
-        *,
-        n_features: int,
-        indptr: npt.NDArray[np.int64],
-        indices: npt.NDArray[np.int64],
-        data: npt.NDArray[np.float32],
-        n_candidates: Optional[int],
-    ) -> Projection:
-        """Atoms: the columns of a CSC matrix of shape (n_features, n_atoms)."""
+    def family(tag: str, **args: Any) -> Projection:
+        """The registered family ``tag`` (one Rust file in src/projection/) built from its
+        arguments: None, bools, ints, floats, strings and 1-D sequences or arrays of them."""
 
 class ForestParams:
     """The typed parameters of one fit. Every field is required (defaults live in the
@@ -148,19 +142,10 @@ class Forest:
         """Grow ``n_more`` further trees (tree indices continue), same params and seed,
         on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it),
         pruned with ``ccp_alpha`` (default: the first fit's; 0 for a loaded model)."""
-    def dictionary_atoms(
-        self,
-    ) -> Optional[
-        tuple[
-            int,
-            npt.NDArray[np.int64],
-            npt.NDArray[np.int64],
-            npt.NDArray[np.float32],
-            Optional[int],
-        ]
-    ]:
-        """A dictionary forest's atoms as CSC arrays (n_features, indptr, indices, data,
-        n_candidates); None for other families."""
+    def projection_family(self) -> Optional[tuple[str, dict[str, Any]]]:
+        """A registered family's ``(tag, args)`` (int and float sequences as int64 and
+        float64 arrays), what ``Projection.family(tag, **args)`` rebuilds it from; None
+        for other families."""
     @property
     def n_jobs(self) -> int:
         """The ``n_jobs`` the forest was last grown with (1 after loading from bytes)."""

@@ -25,7 +25,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from . import _core
 from ._progress import run_with_progress
-from ._params import core_params
+from ._params import core_params, monotonic_cst_vector
 from ._trees import PerTreeMixin
 from .projections import AxisAligned, SparseSigned, _Projection
 
@@ -34,7 +34,10 @@ def _validate_data(est, *args, **kwargs):
     """scikit-learn's ``validate_data``, refusing a sparse y with a ValueError as
     scikit-learn's forests do (its own check raises TypeError)."""
     if len(args) > 1 and sparse.issparse(args[1]):
-        raise ValueError("y is a sparse matrix; the forests take dense targets (pass y.toarray())")
+        raise ValueError(
+            "sparse multilabel-indicator for y is not supported: the forests take dense "
+            "targets (pass y.toarray())"
+        )
     return validate_data(est, *args, **kwargs)
 
 
@@ -102,7 +105,7 @@ TREE_PARAM_CONSTRAINTS: dict = {
     "bootstrap": ["boolean"],
     "max_samples": [
         None,
-        Interval(RealNotInt, 0.0, 1.0, closed="right"),
+        Interval(RealNotInt, 0.0, None, closed="neither"),
         Interval(Integral, 1, None, closed="left"),
     ],
     "n_jobs": [Integral, None],
@@ -129,6 +132,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
         ],
         "oob_score": ["boolean", callable],
         "ccp_alpha": [Interval(Real, 0.0, None, closed="left")],
+        "monotonic_cst": ["array-like", None],
         "warm_start": ["boolean"],
     }
 
@@ -161,6 +165,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
             max_samples=self.max_samples,
             oob=self.oob_score,
             ccp_alpha=self.ccp_alpha,
+            monotonic_cst=self.monotonic_cst,
             seed=self._seed,
             n_jobs=self._n_threads(),
         )
@@ -213,13 +218,25 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
                     UserWarning,
                     stacklevel=3,
                 )
-                return
+                if not (self.oob_score and not fitted.has_oob):
+                    return
             # grown on a copy and swapped in: predictions from other threads meanwhile use
             # the old forest, whole
             grown = fitted.copy()
+            if self.oob_score and not grown.has_oob:
+                # oob_score switched on for a warm start: the existing trees' out-of-bag
+                # rows follow from their seeds; the new trees add to the same sums
+                grown.compute_oob(X32, self._n_threads())
             run_with_progress(
                 lambda p: grown.fit_more(
-                    X32, y_core, sw, n_more, p, self._n_threads(), self.ccp_alpha
+                    X32,
+                    y_core,
+                    sw,
+                    n_more,
+                    p,
+                    self._n_threads(),
+                    self.ccp_alpha,
+                    monotonic_cst_vector(self.monotonic_cst),
                 ),
                 n_more,
                 self.verbose,
@@ -353,6 +370,15 @@ class _ClassifierMixin(ClassifierMixin):
         self.n_classes_ = len(classes)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if self.warm_start and self.class_weight in ("balanced", "balanced_subsample"):
+            warnings.warn(
+                f"class_weight={self.class_weight!r} with warm_start=True weighs each fit's "
+                "classes by that fit's data: trees added on other data are balanced "
+                "differently. For the same weights throughout, pass class_weight as a dict "
+                "(e.g. from sklearn.utils.class_weight.compute_class_weight on all the data).",
+                UserWarning,
+                stacklevel=2,
+            )
         if self.class_weight is not None and self.class_weight != "balanced_subsample":
             cw = compute_sample_weight(self.class_weight, y)
             sample_weight = cw if sample_weight is None else sample_weight * cw
@@ -499,7 +525,9 @@ _COMMON_DOC = """
     bootstrap : bool, default=True
         Draw a bootstrap sample per tree.
     oob_score : bool or callable, default=False
-        Estimate the generalisation score on out-of-bag samples.
+        Estimate the generalisation score on out-of-bag samples. May be switched on for a
+        warm start: the trees already grown find their out-of-bag rows from their seeds,
+        giving the same estimate as a forest grown with it from the start.
     n_jobs : int, default=None
         Threads for fit and predict (-1 = all cores, capped at the cores). None follows an
         enclosing ``joblib.parallel_config(n_jobs=...)`` and is 1 otherwise, as in
@@ -511,12 +539,24 @@ _COMMON_DOC = """
     warm_start : bool, default=False
         Add trees to the fitted forest instead of growing a new one.
     max_samples : int or float, default=None
-        Bootstrap sample size (a float is a fraction of n_samples).
+        Bootstrap draws per tree (with replacement): an int is a count, a float a multiple
+        of n_samples; either may exceed n_samples, as scikit-learn 1.9 allows (at most
+        2**32 - 1 draws). None draws n_samples.
     ccp_alpha : float, default=0.0
         Minimal cost-complexity pruning of each grown tree: the smallest subtree minimising
         ``R(T) + ccp_alpha * n_leaves(T)``, where R sums the leaves' weighted impurities
         (Breiman et al. 1984), as scikit-learn's trees; 0 prunes nothing. OOB estimates,
         importances and per-tree access see the pruned trees.
+    monotonic_cst : array-like of int of shape (n_features,), default=None
+        Monotonic constraint per feature, as in scikit-learn: 1 increasing, -1 decreasing,
+        0 none. For regression and binary classification (on the probability of
+        ``classes_[1]``); a ValueError for multiclass. Axis-aligned splits follow
+        scikit-learn's rule (each split's children ordered, their values bounding their
+        subtrees). Oblique projections too: a projection ``sum_j w_j x_j`` grows with
+        feature j when ``w_j > 0``, so its split orders its children by the sign of
+        ``w_j * monotonic_cst[j]``; a candidate whose constrained terms disagree in sign
+        is not used. The forest's prediction is then monotonic in each constrained
+        feature for every projection family.
     splitter : {"best", "random", "hist"}, default="best"
         "best" scans every threshold of each candidate projection; "random" draws one
         threshold per candidate (extremely randomized trees); "hist" scans ``max_bins``
@@ -602,6 +642,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         class_weight=None,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -624,6 +665,7 @@ class ObliqueForestClassifier(_ClassifierMixin, _BaseForest):
         self.class_weight = class_weight
         self.max_samples = max_samples
         self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
         self.splitter = splitter
         self.max_bins = max_bins
 
@@ -668,6 +710,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         warm_start=False,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -689,6 +732,7 @@ class ObliqueForestRegressor(_RegressorMixin, _BaseForest):
         self.warm_start = warm_start
         self.max_samples = max_samples
         self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
         self.splitter = splitter
         self.max_bins = max_bins
 
@@ -735,6 +779,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
         class_weight=None,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -758,6 +803,7 @@ class RandomForestClassifier(ObliqueForestClassifier):
             class_weight=class_weight,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -800,6 +846,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
         warm_start=False,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -822,6 +869,7 @@ class RandomForestRegressor(ObliqueForestRegressor):
             warm_start=warm_start,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -876,6 +924,7 @@ class SPORFClassifier(ObliqueForestClassifier):
         class_weight=None,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -899,6 +948,7 @@ class SPORFClassifier(ObliqueForestClassifier):
             class_weight=class_weight,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -950,6 +1000,7 @@ class SPORFRegressor(ObliqueForestRegressor):
         warm_start=False,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -972,6 +1023,7 @@ class SPORFRegressor(ObliqueForestRegressor):
             warm_start=warm_start,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )

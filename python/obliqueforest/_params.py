@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _core
 
-__all__ = ["core_params"]
+__all__ = ["core_params", "monotonic_cst_vector"]
 
 
 def _plain(value):
@@ -28,6 +28,29 @@ def _plain(value):
     if isinstance(value, Real):
         return float(value)
     return value
+
+
+def monotonic_cst_vector(monotonic_cst):
+    """``monotonic_cst`` as a list of ints for the core (None stays None); the core checks
+    its length and that each entry is -1, 0 or 1.
+
+    Raises
+    ------
+    ValueError
+        When it is not a 1-D array of integral numbers.
+    """
+    if monotonic_cst is None:
+        return None
+    cst = np.asarray(monotonic_cst)
+    integral = cst.dtype.kind in "iub" or (
+        cst.dtype.kind == "f" and bool(np.all(np.isfinite(cst) & (cst == np.round(cst))))
+    )
+    if cst.ndim != 1 or not integral:
+        raise ValueError(
+            "monotonic_cst must be None or a 1-D array-like of -1, 0 or 1 per feature, "
+            f"got {monotonic_cst!r}"
+        )
+    return [int(np.clip(c, -2, 2)) for c in cst]
 
 
 def core_params(
@@ -52,6 +75,7 @@ def core_params(
     oob,
     seed,
     ccp_alpha,
+    monotonic_cst,
     n_jobs,
 ):
     """The core's parameters of one fit.
@@ -93,5 +117,6 @@ def core_params(
         oob=bool(oob),
         seed=int(seed),
         ccp_alpha=float(ccp_alpha),
+        monotonic_cst=monotonic_cst_vector(monotonic_cst),
         n_jobs=int(n_jobs),
     )

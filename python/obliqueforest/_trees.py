@@ -138,6 +138,33 @@ class ForestTree:
         one = self._one()
         return one, self._owner._validate_X_predict(X)
 
+    # the tree parameters scikit-learn's trees carry, read from the forest
+    _TREE_PARAMS = (
+        "criterion",
+        "splitter",
+        "max_depth",
+        "min_samples_split",
+        "min_samples_leaf",
+        "min_weight_fraction_leaf",
+        "max_features",
+        "max_leaf_nodes",
+        "min_impurity_decrease",
+        "ccp_alpha",
+        "monotonic_cst",
+    )
+
+    def __getattr__(self, name):
+        if name in ForestTree._TREE_PARAMS and name in self._owner.get_params(deep=False):
+            return getattr(self._owner, name)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def random_state(self) -> int:
+        """Identifies this tree's random streams: tree t of a forest seeded s draws from
+        the streams keyed by (s, t), given here as ``s * 2**20 + t`` (so a warm-started
+        forest's trees carry the same values as a forest grown in one go)."""
+        return int(self._core.seed) * 2**20 + self._index
+
     @property
     def tree_(self) -> TreeNodes:
         return TreeNodes(self._core.tree_nodes(self._index), self.n_features_in_)
@@ -240,7 +267,7 @@ class PerTreeMixin:
                 "does not record (fitted on a cluster in partitions mode, or saved by an "
                 "older version)"
             )
+        rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # scikit-learn's dtype
         return [
-            np.repeat(np.arange(n), self._forest.in_bag_counts(t, n))
-            for t in range(self._forest.n_trees)
+            np.repeat(rows, self._forest.in_bag_counts(t, n)) for t in range(self._forest.n_trees)
         ]

@@ -7,7 +7,7 @@ contiguous patches (Perry et al., Sect. 3.1); the tree engine is the same.
 
 from __future__ import annotations
 
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -21,7 +21,7 @@ from ._forest import (
     ObliqueForestClassifier,
     ObliqueForestRegressor,
 )
-from .projections import Patch
+from .projections import HaarPatch, Patch
 
 __all__ = ["MORFClassifier", "MORFRegressor"]
 
@@ -31,6 +31,7 @@ _GEOMETRY_CONSTRAINTS = {
     "min_patch_size": [tuple, list, Interval(Integral, 1, None, closed="left")],
     "max_patch_size": [tuple, list, Interval(Integral, 1, None, closed="left"), None],
     "periodic": ["boolean", tuple, list],
+    "differences": [Interval(Real, 0, 1, closed="both")],
 }
 
 _GEOMETRY_DOC = """
@@ -44,11 +45,19 @@ _GEOMETRY_DOC = """
     min_patch_size, max_patch_size : int or tuple of int, default=1 and None
         Patch size bounds, one entry per non-channel axis (an int applies to every axis).
         A size is drawn uniformly between them. ``max_patch_size=None`` means a quarter of
-        each axis (at least ``min_patch_size``).
+        each axis, and at most 2 when ``differences > 0`` (the default; at least
+        ``min_patch_size``): small windows and their differences keep the local structure
+        that wide sums average away (benches/results/structured.md).
     periodic : bool or tuple of bool, default=False
         Whether each non-channel axis wraps around (cyclic data, e.g. angles).
-    max_features : int, float, "sqrt", "log2" or None, default="sqrt"
-        Number d of candidate patches per node (a float is a fraction of n_features)."""
+    differences : float in [0, 1], default=0.5
+        Probability that a candidate is the difference of two adjacent patches of the same
+        shape (a Haar-like edge filter, :class:`~obliqueforest.projections.HaarPatch`)
+        rather than a sum over one patch. 0 gives the paper's MORF (sums only).
+    max_features : int, float, "sqrt", "log2" or None, default=0.25
+        Number d of candidate patches per node (a float is a fraction of n_features): a
+        quarter of n_features by default, which wins on digits and mnist1d
+        (benches/results/structured.md; "sqrt" was the default before)."""
 
 _MORF_REF = """
     .. [3] A. Li, R. Perry, C. Huynh, T. M. Tomita, R. Mehta, J. Arroyo, J. Patsolic,
@@ -59,13 +68,16 @@ _MORF_REF = """
 
 class _MORFMixin:
     def _patch(self):
-        return Patch(
+        geometry = (
             self.data_shape,
             self.channel_axis,
             self.min_patch_size,
             self.max_patch_size,
             self.periodic,
         )
+        if self.differences == 0:
+            return Patch(*geometry)
+        return HaarPatch(*geometry, differences=self.differences)
 
     def _projection(self, n_features):
         return self._patch()._core_projection(n_features)
@@ -127,12 +139,13 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
         min_patch_size=1,
         max_patch_size=None,
         periodic=False,
+        differences=0.5,
         criterion="gini",
         max_depth=None,
         min_samples_split=2,
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
-        max_features="sqrt",
+        max_features=0.25,
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,
@@ -144,6 +157,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
         class_weight=None,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -167,6 +181,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
             class_weight=class_weight,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -176,6 +191,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
         self.min_patch_size = min_patch_size
         self.max_patch_size = max_patch_size
         self.periodic = periodic
+        self.differences = differences
 
 
 class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
@@ -200,12 +216,13 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
         min_patch_size=1,
         max_patch_size=None,
         periodic=False,
+        differences=0.5,
         criterion="squared_error",
         max_depth=None,
         min_samples_split=2,
         min_samples_leaf=1,
         min_weight_fraction_leaf=0.0,
-        max_features="sqrt",
+        max_features=0.25,
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,
@@ -216,6 +233,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
         warm_start=False,
         max_samples=None,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         splitter="best",
         max_bins=256,
     ):
@@ -238,6 +256,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
             warm_start=warm_start,
             max_samples=max_samples,
             ccp_alpha=ccp_alpha,
+            monotonic_cst=monotonic_cst,
             splitter=splitter,
             max_bins=max_bins,
         )
@@ -247,3 +266,4 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
         self.min_patch_size = min_patch_size
         self.max_patch_size = max_patch_size
         self.periodic = periodic
+        self.differences = differences

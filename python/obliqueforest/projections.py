@@ -26,6 +26,7 @@ __all__ = [
     "ForestRC",
     "Gaussian",
     "GraphNeighbourhood",
+    "HaarPatch",
     "Patch",
     "SparseSigned",
 ]
@@ -38,8 +39,19 @@ class _Projection:
     (its errors name the parameter).
     """
 
+    #: The registry tag of a family defined in its own Rust file (``src/projection/``);
+    #: such a class only says which arguments it hands over (``_family_args``).
+    _tag: str | None = None
+
     def _core_projection(self, n_features: int):
         """The core's ``_core.Projection`` for data with ``n_features`` columns."""
+        if self._tag is None:
+            raise NotImplementedError
+        return _core.Projection.family(self._tag, **self._family_args(n_features))
+
+    def _family_args(self, n_features: int) -> dict:
+        """The arguments of the registered family ``_tag`` (converted generically: None,
+        bools, ints, floats, strings and 1-D sequences or arrays of them)."""
         raise NotImplementedError
 
     def _state(self) -> dict:
@@ -129,8 +141,12 @@ class Patch(_Projection):
     """MORF patches over structured samples (Perry et al., Sect. 3.1).
 
     See :class:`~obliqueforest.MORFClassifier` for the meaning of the parameters; this
-    object is what the MORF estimators hand to the core.
+    object is what the MORF estimators hand to the core (with ``differences=0``).
+    ``max_patch_size=None`` means a quarter of each axis.
     """
+
+    #: The largest default ``max_patch_size`` (None: a quarter of the axis, however long).
+    _default_max_patch = float("inf")
 
     def __init__(
         self, data_shape, channel_axis=None, min_patch_size=1, max_patch_size=None, periodic=False
@@ -145,7 +161,8 @@ class Patch(_Projection):
         """The geometry with its defaults filled in for ``n_features`` columns: a plain
         ``data_shape`` (one axis of ``n_features`` by default), a non-negative
         ``channel_axis``, and one patch size and periodicity per non-channel axis
-        (``max_patch_size`` defaults to a quarter of each axis). The core checks it."""
+        (``max_patch_size`` defaults to a quarter of each axis, at most
+        ``_default_max_patch``). The core checks it."""
         shape = [n_features] if self.data_shape is None else _per_axis(self.data_shape, 1)
         ca = self.channel_axis
         if isinstance(ca, Integral) and ca < 0:
@@ -155,7 +172,9 @@ class Patch(_Projection):
         lo = _per_axis(self.min_patch_size, k)
         if self.max_patch_size is None:
             hi = [
-                max(lo_a, s // 4, 1) if isinstance(lo_a, Integral) else lo_a
+                max(lo_a, min(s // 4, self._default_max_patch), 1)
+                if isinstance(lo_a, Integral)
+                else lo_a
                 for lo_a, s in zip(lo, spatial)
             ]
         else:
@@ -173,6 +192,48 @@ class Patch(_Projection):
 
     def _core_projection(self, n_features):
         return _core.Projection.patch(**self.resolve(n_features))
+
+
+class HaarPatch(Patch):
+    """MORF patches that are sums over a patch or differences of two adjacent patches.
+
+    Each candidate is, with probability ``differences``, the sum over one patch minus the
+    sum over the patch of the same shape right after it along a random spatial axis (a
+    Haar-like edge filter at any scale: "this window is brighter than the next"); else a
+    plain MORF patch sum. The geometry parameters are those of :class:`Patch` (see
+    :class:`~obliqueforest.MORFClassifier`); the family lives in one Rust file
+    (``src/projection/haar.rs``, tag ``"haar"``).
+
+    Parameters
+    ----------
+    data_shape, channel_axis, min_patch_size, periodic
+        As for :class:`Patch`.
+    max_patch_size : int or tuple of int, default=None
+        As for :class:`Patch`, but None means a quarter of each axis *and at most 2*
+        (benches/results/structured.md: wider windows average signals away).
+    differences : float in [0, 1], default=0.5
+        Probability that a candidate is a difference. A difference needs an axis at least
+        twice ``min_patch_size`` long (else the candidate is a sum).
+    """
+
+    _tag = "haar"
+    _core_projection = _Projection._core_projection
+    _default_max_patch = 2
+
+    def __init__(
+        self,
+        data_shape,
+        channel_axis=None,
+        min_patch_size=1,
+        max_patch_size=None,
+        periodic=False,
+        differences=0.5,
+    ):
+        super().__init__(data_shape, channel_axis, min_patch_size, max_patch_size, periodic)
+        self.differences = differences
+
+    def _family_args(self, n_features):
+        return {**self.resolve(n_features), "differences": self.differences}
 
 
 class Dictionary(_Projection):
@@ -236,18 +297,17 @@ class Dictionary(_Projection):
         csc.sort_indices()
         return csc
 
-    def _core_projection(self, n_features):
+    _tag = "dictionary"
+
+    def _family_args(self, n_features):
         csc = self._matrix()
-        n_candidates = self.n_candidates
-        if isinstance(n_candidates, Integral):
-            n_candidates = int(n_candidates)
-        return _core.Projection.dictionary(
-            n_features=int(csc.shape[0]),
-            indptr=csc.indptr.astype(np.int64),
-            indices=csc.indices.astype(np.int64),
-            data=csc.data,
-            n_candidates=n_candidates,
-        )
+        return {
+            "n_features": int(csc.shape[0]),
+            "indptr": csc.indptr,
+            "indices": csc.indices,
+            "data": csc.data,
+            "n_candidates": self.n_candidates,
+        }
 
     def _state(self):
         # the atoms travel in the core model's own parameters, not in the JSON header
@@ -257,11 +317,12 @@ class Dictionary(_Projection):
     def _from_state(cls, state, forest):
         import scipy.sparse as sp
 
-        stored = forest.dictionary_atoms()
-        if stored is None:
-            raise ValueError("the model names a Dictionary but its forest holds no atoms")
-        n_features, indptr, indices, data, _ = stored
-        atoms = sp.csc_matrix((data, indices, indptr), shape=(n_features, len(indptr) - 1))
+        args = _stored_family_args(forest, "dictionary")
+        n = args["n_features"]
+        atoms = sp.csc_matrix(
+            (args["data"].astype(np.float32), args["indices"], args["indptr"]),
+            shape=(n, len(args["indptr"]) - 1),
+        )
         return cls(atoms, **state)
 
 
@@ -378,6 +439,16 @@ class GraphNeighbourhood(Dictionary):
         n = int(g["n_nodes"])
         adj = sp.csr_matrix((g["values"], (g["rows"], g["cols"])), shape=(n, n))
         return cls(adj, **state)
+
+
+def _stored_family_args(forest, tag) -> dict:
+    """The arguments a loaded core ``forest`` of registered family ``tag`` was built with."""
+    stored = forest.projection_family()
+    if stored is None or stored[0] != tag:
+        raise ValueError(
+            f"the model names the {tag!r} family but its forest holds {stored and stored[0]!r}"
+        )
+    return stored[1]
 
 
 def _same(a, b) -> bool:

@@ -389,6 +389,7 @@ class _BaseRotationEnsemble(BaseEstimator):
             oob=self.bootstrap,
             seed=seed,
             ccp_alpha=0.0,
+            monotonic_cst=None,
             n_jobs=n_jobs,
         )
 

@@ -2,13 +2,17 @@
 //! dictionary, the columns of a sparse `n_features × n_atoms` matrix given by the user
 //! (wavelet or domain filters, or graph neighbourhood averages). A node's projection is
 //! stored as one word, the atom's index, and read back through the dictionary, which the
-//! forest's parameters (and so its model file) carry.
+//! forest's parameters (and so its model file) carry. It is a registered family (tag
+//! `"dictionary"`, see [`super::family`]): this file is all the crate has of it.
 //!
 //! Invariant after [`Dictionary::check`]: at least one atom; `atom_ptr` rises from 0 to
 //! `atom_idx.len()`; every atom has at least one term, its feature indices are below
 //! `n_features` and its weights are finite and nonzero.
 
-use super::{CompactDescriptors, ProjectionBuf, ProjectionSampler, SamplerScratch};
+use super::{
+    ArgValue, CompactDescriptors, FamilyArgs, ProjectionBuf, ProjectionFamily, RegisteredFamily,
+    SamplerScratch,
+};
 use crate::error::{invalid, Result};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
@@ -70,18 +74,13 @@ impl Dictionary {
         let (s, e) = (self.atom_ptr[a] as usize, self.atom_ptr[a + 1] as usize);
         (&self.atom_idx[s..e], &self.atom_w[s..e])
     }
+}
 
-    /// The average number of terms per atom (bounds the entries a node samples).
-    pub(crate) fn mean_atom_len(&self) -> f64 {
-        self.atom_idx.len() as f64 / self.n_atoms().max(1) as f64
-    }
-
-    /// Checks the dictionary against the data width (see the module invariant).
-    ///
-    /// # Errors
-    /// [`crate::Error::InvalidParameter`] naming `atoms` (wrong number of rows, an empty
-    /// dictionary or atom, an index out of range, a non-finite weight) or `n_candidates`.
-    pub fn check(&self, n_features: usize) -> Result<()> {
+impl ProjectionFamily for Dictionary {
+    /// Checks the dictionary against the data width (see the module invariant): errors
+    /// name `atoms` (wrong number of rows, an empty dictionary or atom, an index out of
+    /// range, a non-finite weight) or `n_candidates`.
+    fn check(&self, n_features: usize) -> Result<()> {
         if self.n_features != n_features {
             return Err(invalid(
                 "atoms",
@@ -130,6 +129,54 @@ impl Dictionary {
         }
         Ok(())
     }
+
+    fn entries_per_candidate(&self, _n_features: usize) -> f64 {
+        self.atom_idx.len() as f64 / self.n_atoms().max(1) as f64
+    }
+
+    /// Distinct atoms, uniformly (`n_candidates` of them when set).
+    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+        out.clear();
+        let d = self.n_candidates.unwrap_or(d);
+        rng.distinct(self.n_atoms(), d, &mut s.pool, &mut s.chosen);
+        for &a in &s.chosen {
+            out.idx.push(a);
+            out.close();
+        }
+    }
+
+    fn args(&self) -> FamilyArgs {
+        let ints = |v: &[u32]| ArgValue::Ints(v.iter().map(|&v| i64::from(v)).collect());
+        FamilyArgs::new()
+            .with("n_features", ArgValue::Int(self.n_features as i64))
+            .with("indptr", ints(&self.atom_ptr))
+            .with("indices", ints(&self.atom_idx))
+            .with(
+                "data",
+                ArgValue::Floats(self.atom_w.iter().map(|&w| f64::from(w)).collect()),
+            )
+            .with(
+                "n_candidates",
+                self.n_candidates
+                    .map_or(ArgValue::None, |c| ArgValue::Int(c as i64)),
+            )
+    }
+}
+
+/// `_core.Projection.family("dictionary", n_features=, indptr=, indices=, data=,
+/// n_candidates=)`: the CSC arrays of the atoms' matrix, as [`Dictionary::from_csc`].
+impl RegisteredFamily for Dictionary {
+    const TAG: &'static str = "dictionary";
+
+    fn from_args(args: &mut FamilyArgs) -> Result<Self> {
+        let n_features = args.count("n_features")?;
+        let indptr = args.ints("indptr")?;
+        let indices = args.ints("indices")?;
+        // weights beyond float32's range become infinite: `check` names them
+        let data: Vec<f32> = args.floats("data")?.into_iter().map(|w| w as f32).collect();
+        let n_candidates = args.opt_count("n_candidates")?;
+        Dictionary::from_csc(n_features, &indptr, &indices, &data, n_candidates)
+    }
 }
 
 impl CompactDescriptors for Dictionary {
@@ -155,29 +202,6 @@ impl CompactDescriptors for Dictionary {
     }
 }
 
-/// Draws distinct atoms of a [`Dictionary`] uniformly at each split node.
-#[derive(Clone, Debug)]
-pub struct DictionarySampler {
-    /// The atoms.
-    pub dictionary: Dictionary,
-}
-
-impl ProjectionSampler for DictionarySampler {
-    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
-        out.clear();
-        let d = self.dictionary.n_candidates.unwrap_or(d);
-        rng.distinct(self.dictionary.n_atoms(), d, &mut s.pool, &mut s.chosen);
-        for &a in &s.chosen {
-            out.idx.push(a);
-            out.close();
-        }
-    }
-
-    fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
-        Some(&self.dictionary)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,7 +219,7 @@ mod tests {
 
     #[test]
     fn dictionary_sampler_draws_distinct_atoms_read_back_as_terms() {
-        let s = DictionarySampler { dictionary: dict() };
+        let s = dict();
         let mut out = ProjectionBuf::default();
         s.sample(
             &mut Rng::from_seed(1),
@@ -209,7 +233,7 @@ mod tests {
         assert_eq!(atoms, vec![0, 1]);
         let row = [1.0f32, 3.0, 10.0, 4.0];
         let values: Vec<f32> = (0..2)
-            .map(|i| out.get(i, s.descriptors()).dot(&row))
+            .map(|i| out.get(i, Some(&s as &dyn CompactDescriptors)).dot(&row))
             .collect();
         let want = |a: u32| if a == 0 { 2.0 } else { -6.0 };
         assert_eq!(values, vec![want(out.idx[0]), want(out.idx[1])]);
@@ -242,6 +266,7 @@ mod tests {
 
     #[test]
     fn dictionary_forest_round_trips_and_rejects_foreign_atoms() {
+        use crate::projection::Family;
         use crate::{Forest, ForestParams, MaxFeatures, ProjectionKind};
         let x = ndarray::Array2::from_shape_fn((120, 4), |(i, j)| {
             ((i * 13 + j * 29) % 31) as f32 / 31.0
@@ -252,7 +277,7 @@ mod tests {
             .map(|r| f64::from(u8::from(r[0] + r[1] > r[2] + r[3])))
             .collect();
         let mut params = ForestParams::classification(2);
-        params.projection = ProjectionKind::Dictionary(dict());
+        params.projection = ProjectionKind::Family(Family::new(dict()));
         params.max_features = MaxFeatures::Count(2);
         params.n_estimators = 3;
         let forest = Forest::fit(&params, x.view(), &y, None).unwrap();

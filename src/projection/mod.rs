@@ -5,19 +5,42 @@
 //! stores: either explicit sparse projections, feature indices and weights
 //! (axis-aligned, SPORF, Forest-RC, Gaussian, user samplers), or compact descriptors
 //! that its [`CompactDescriptors`] reads as (feature, weight) terms — MORF patches
-//! (channels, then start and length per spatial axis, a sum over the patch) and
-//! dictionary atoms ([`dictionary`]). The trees, the split search and prediction only
-//! ever see terms. Invariant: a [`ProjectionBuf`] holds `len()` projections whose
-//! entries are `idx[ptr[i]..ptr[i+1]]` (and `w[...]` for explicit sparse ones).
+//! (channels, then start and length per spatial axis, a sum over the patch) and the
+//! registered families ([`family`]: dictionary atoms, patch differences). The trees, the
+//! split search and prediction only ever see terms. Invariant: a [`ProjectionBuf`] holds
+//! `len()` projections whose entries are `idx[ptr[i]..ptr[i+1]]` (and `w[...]` for
+//! explicit sparse ones).
 //!
-//! A new built-in family is one type in its own file (its settings, `check`, sampler
-//! and descriptor reader) plus its line in [`ProjectionKind`] and [`AnySampler`]; a
-//! family defined outside the crate is a [`ProjectionSampler`] wrapped in
-//! [`UserSampler`].
+//! A new family is one file in this module: a type implementing [`ProjectionFamily`] and
+//! [`RegisteredFamily`], listed once in the `families!` registry below (which declares its
+//! module). It reaches Python through the generic `_core.Projection.family(tag, **args)`
+//! and model files as its tag and bytes ([`Family`]). The families of [`ProjectionKind`]'s
+//! other variants predate the registry and stay variants, so that their model bytes (and
+//! the pinned models) do not change. A family defined outside the crate is either a
+//! [`ProjectionSampler`] wrapped in [`UserSampler`] (explicit projections, nothing to
+//! register) or a [`RegisteredFamily`] registered at run time with [`register_family`].
 
-pub mod dictionary;
+pub mod family;
 
-pub use dictionary::{Dictionary, DictionarySampler};
+/// Declares the registered families' modules and lists them in [`FAMILIES`]: one line
+/// (`module::Type`) per family.
+macro_rules! families {
+    ($($module:ident :: $ty:ident),* $(,)?) => {
+        $(pub mod $module;)*
+        /// The built-in registered families, by tag (see [`family`]).
+        pub static FAMILIES: &[FamilyEntry] = &[$(FamilyEntry::of::<$module::$ty>()),*];
+    };
+}
+
+families! {
+    dictionary::Dictionary,
+    haar::HaarPatches,
+}
+
+pub use dictionary::Dictionary;
+pub use family::{
+    register_family, ArgValue, Family, FamilyArgs, FamilyEntry, ProjectionFamily, RegisteredFamily,
+};
 
 use std::fmt;
 use std::sync::Arc;
@@ -43,6 +66,7 @@ pub enum Density {
 
 /// The projection distribution a forest samples candidate directions from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(from = "ProjectionKindRepr", into = "ProjectionKindRepr")]
 pub enum ProjectionKind {
     /// Classic random forest: d distinct features, weight 1.
     AxisAligned,
@@ -60,11 +84,59 @@ pub enum ProjectionKind {
     Gaussian,
     /// MORF: contiguous patches over a structured sample shape.
     Patch(PatchGeometry),
-    /// Atoms of a user-given dictionary (columns of a sparse matrix), e.g. graph
-    /// neighbourhood averages.
-    Dictionary(Dictionary),
     /// A sampler defined outside the crate; its projections are stored explicitly.
     User(UserSampler),
+    /// A registered family ([`family`]): dictionary atoms, patch differences, or one
+    /// registered at run time.
+    Family(Family),
+}
+
+/// [`ProjectionKind`] as model files hold it: the variants in their historical order
+/// (postcard writes the index), plus the dictionary as it was written before it moved
+/// onto the registry (read only: such files load as [`ProjectionKind::Family`]).
+#[derive(Serialize, Deserialize)]
+enum ProjectionKindRepr {
+    AxisAligned,
+    SparseSigned { density: Density },
+    ForestRc { n_combined: usize },
+    Gaussian,
+    Patch(PatchGeometry),
+    LegacyDictionary(Dictionary),
+    User(UserSampler),
+    Family(Family),
+}
+
+impl From<ProjectionKindRepr> for ProjectionKind {
+    fn from(r: ProjectionKindRepr) -> Self {
+        match r {
+            ProjectionKindRepr::AxisAligned => ProjectionKind::AxisAligned,
+            ProjectionKindRepr::SparseSigned { density } => {
+                ProjectionKind::SparseSigned { density }
+            }
+            ProjectionKindRepr::ForestRc { n_combined } => ProjectionKind::ForestRc { n_combined },
+            ProjectionKindRepr::Gaussian => ProjectionKind::Gaussian,
+            ProjectionKindRepr::Patch(g) => ProjectionKind::Patch(g),
+            ProjectionKindRepr::LegacyDictionary(d) => ProjectionKind::Family(Family::new(d)),
+            ProjectionKindRepr::User(u) => ProjectionKind::User(u),
+            ProjectionKindRepr::Family(f) => ProjectionKind::Family(f),
+        }
+    }
+}
+
+impl From<ProjectionKind> for ProjectionKindRepr {
+    fn from(k: ProjectionKind) -> Self {
+        match k {
+            ProjectionKind::AxisAligned => ProjectionKindRepr::AxisAligned,
+            ProjectionKind::SparseSigned { density } => {
+                ProjectionKindRepr::SparseSigned { density }
+            }
+            ProjectionKind::ForestRc { n_combined } => ProjectionKindRepr::ForestRc { n_combined },
+            ProjectionKind::Gaussian => ProjectionKindRepr::Gaussian,
+            ProjectionKind::Patch(g) => ProjectionKindRepr::Patch(g),
+            ProjectionKind::User(u) => ProjectionKindRepr::User(u),
+            ProjectionKind::Family(f) => ProjectionKindRepr::Family(f),
+        }
+    }
 }
 
 /// A [`ProjectionSampler`] defined outside the crate, as a projection family
@@ -175,7 +247,7 @@ impl ProjectionKind {
             ProjectionKind::ForestRc { n_combined } => (*n_combined).min(n_features) as f64,
             ProjectionKind::Gaussian => p,
             ProjectionKind::Patch(g) => (1 + 3 * g.data_shape.len()) as f64,
-            ProjectionKind::Dictionary(dict) => dict.mean_atom_len(),
+            ProjectionKind::Family(f) => f.get().entries_per_candidate(n_features),
             ProjectionKind::User(UserSampler(None)) => {
                 return Err(invalid(
                     "projection",
@@ -226,7 +298,7 @@ impl ProjectionKind {
                 }
             }
             ProjectionKind::Patch(g) => g.check(n_features)?,
-            ProjectionKind::Dictionary(dict) => dict.check(n_features)?,
+            ProjectionKind::Family(f) => f.get().check(n_features)?,
             ProjectionKind::AxisAligned | ProjectionKind::Gaussian | ProjectionKind::User(_) => {}
         }
         Ok(())
@@ -240,12 +312,20 @@ impl ProjectionKind {
         }
     }
 
+    /// The registered family, for [`ProjectionKind::Family`].
+    pub fn family(&self) -> Option<&Family> {
+        match self {
+            ProjectionKind::Family(f) => Some(f),
+            _ => None,
+        }
+    }
+
     /// How the family's stored descriptors read as terms; `None` for families that store
     /// explicit sparse projections.
     pub fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
         match self {
             ProjectionKind::Patch(g) => Some(g),
-            ProjectionKind::Dictionary(dict) => Some(dict),
+            ProjectionKind::Family(f) => Some(f.descriptors()),
             _ => None,
         }
     }
@@ -273,9 +353,7 @@ impl ProjectionKind {
             ProjectionKind::Patch(g) => AnySampler::Patch(PatchSampler {
                 geometry: g.clone(),
             }),
-            ProjectionKind::Dictionary(dict) => AnySampler::Dictionary(DictionarySampler {
-                dictionary: dict.clone(),
-            }),
+            ProjectionKind::Family(f) => AnySampler::Family(f.clone()),
             ProjectionKind::User(u) => AnySampler::User {
                 sampler: u.clone(),
                 n_features,
@@ -840,8 +918,8 @@ pub enum AnySampler {
     Gaussian(GaussianSampler),
     /// [`ProjectionKind::Patch`].
     Patch(PatchSampler),
-    /// [`ProjectionKind::Dictionary`].
-    Dictionary(DictionarySampler),
+    /// [`ProjectionKind::Family`].
+    Family(Family),
     /// [`ProjectionKind::User`], with the data width its projections must fit.
     User {
         /// The user's sampler.
@@ -860,7 +938,7 @@ impl ProjectionSampler for AnySampler {
             AnySampler::ForestRc(x) => x.sample(rng, d, s, out),
             AnySampler::Gaussian(x) => x.sample(rng, d, s, out),
             AnySampler::Patch(x) => x.sample(rng, d, s, out),
-            AnySampler::Dictionary(x) => x.sample(rng, d, s, out),
+            AnySampler::Family(f) => f.get().sample(rng, d, s, out),
             AnySampler::User {
                 sampler: UserSampler(Some(x)),
                 n_features,
@@ -882,7 +960,7 @@ impl ProjectionSampler for AnySampler {
     fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
         match self {
             AnySampler::Patch(x) => x.descriptors(),
-            AnySampler::Dictionary(x) => x.descriptors(),
+            AnySampler::Family(f) => Some(f.descriptors()),
             _ => None,
         }
     }
@@ -916,6 +994,62 @@ mod tests {
     fn user_sampler_out_of_range_is_reported() {
         let s = ProjectionKind::User(UserSampler::new(OutOfRange)).sampler(3);
         draw(&s, 2, 0);
+    }
+
+    #[test]
+    fn pre_registry_dictionary_bytes_load_as_the_registered_family() {
+        let dict =
+            Dictionary::from_csc(3, &[0, 2, 3], &[0, 1, 2], &[0.5, 0.5, 1.0], Some(1)).unwrap();
+        // what a model file held before the registry: variant 5, then the fields
+        let old =
+            postcard::to_allocvec(&ProjectionKindRepr::LegacyDictionary(dict.clone())).unwrap();
+        let loaded: ProjectionKind = postcard::from_bytes(&old).unwrap();
+        assert_eq!(loaded, ProjectionKind::Family(Family::new(dict)));
+        assert_eq!(loaded.family().unwrap().tag(), "dictionary");
+        // written back as the registered family, which reads back the same
+        let new = postcard::to_allocvec(&loaded).unwrap();
+        assert_ne!(new, old);
+        assert_eq!(
+            postcard::from_bytes::<ProjectionKind>(&new).unwrap(),
+            loaded
+        );
+        // the variants that predate the registry keep their bytes
+        let patch = ProjectionKind::Patch(geometry(vec![4, 4], 1, 2, false));
+        let repr = ProjectionKindRepr::Patch(geometry(vec![4, 4], 1, 2, false));
+        assert_eq!(
+            postcard::to_allocvec(&patch).unwrap(),
+            postcard::to_allocvec(&repr).unwrap()
+        );
+        assert_eq!(
+            postcard::to_allocvec(&ProjectionKind::Gaussian).unwrap(),
+            vec![3]
+        );
+    }
+
+    #[test]
+    fn unknown_family_tag_in_a_model_is_an_error_naming_it() {
+        let bytes = postcard::to_allocvec(&(7u8, "wavelets", vec![0u8; 3])).unwrap();
+        let kind = postcard::from_bytes::<ProjectionKind>(&bytes).unwrap();
+        let e = kind.check(4).unwrap_err().to_string();
+        assert!(
+            e.contains("\"wavelets\"") && e.contains("register_family"),
+            "{e}"
+        );
+        assert_eq!(
+            postcard::to_allocvec(&kind).unwrap(),
+            bytes,
+            "kept as it was"
+        );
+        // a known tag whose settings do not decode
+        let bad = postcard::to_allocvec(&(7u8, "dictionary", vec![200u8; 2])).unwrap();
+        let kind = postcard::from_bytes::<ProjectionKind>(&bad).unwrap();
+        assert!(kind
+            .check(4)
+            .unwrap_err()
+            .to_string()
+            .contains("dictionary"));
+        let e = Family::from_args("wavelets", FamilyArgs::new()).unwrap_err();
+        assert!(e.to_string().contains("wavelets"));
     }
 
     #[test]

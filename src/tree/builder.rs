@@ -8,6 +8,7 @@
 //! workspace until the tree is laid out at the end of [`Builder::grow`].
 
 use super::criterion::{Criterion, Entropy, Gini, SquaredError};
+use super::monotonic::Bounds;
 use super::splitter::Bins;
 use super::{Tree, LEAF};
 use crate::data::{FeatureMatrix, Targets};
@@ -29,6 +30,9 @@ pub(super) struct Pending {
     improvement: f64,
     threshold: f32,
     proj: (usize, usize),
+    /// Bounds of the node's values under monotonic constraints, and its split's direction.
+    bounds: Bounds,
+    dir: i8,
     /// Side of the rows whose projection is missing (true: left); `None` when there are none.
     missing: Option<bool>,
 }
@@ -167,6 +171,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             0,
             root_weight,
             min_weight_leaf,
+            Bounds::NONE,
         ) {
             push(p, &mut stack, &mut heap);
         }
@@ -188,6 +193,12 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             ws.node_proj[node] = (p.proj.0 as u32, p.proj.1 as u32);
             tree.threshold[node] = p.threshold;
             let mid = p.start + n_left;
+            let (bounds_l, bounds_r) = if p.dir == 0 {
+                (p.bounds, p.bounds)
+            } else {
+                let (v_l, v_r) = self.child_values(ws, weights, p.start, mid, p.end);
+                p.bounds.children(p.dir, v_l, v_r)
+            };
             let l = self.add_node(
                 &mut tree,
                 ws,
@@ -198,6 +209,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                 p.depth + 1,
                 root_weight,
                 min_weight_leaf,
+                bounds_l,
             );
             let left_id = tree.n_nodes() as u32 - 1;
             let r = self.add_node(
@@ -210,6 +222,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                 p.depth + 1,
                 root_weight,
                 min_weight_leaf,
+                bounds_r,
             );
             let right_id = tree.n_nodes() as u32 - 1;
             tree.left[node] = left_id;
@@ -267,6 +280,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         depth: u32,
         root_weight: f64,
         min_weight_leaf: f64,
+        bounds: Bounds,
     ) -> Option<Pending> {
         let node = tree.n_nodes();
         ws.node_sums.fill(0.0);
@@ -292,6 +306,10 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         // every node's value waits here; the tree keeps the leaves' only
         self.crit
             .push_value(&ws.node_sums, w_node, &mut ws.node_values);
+        if !self.cfg.monotonic_cst.is_empty() {
+            let k = self.cfg.n_outputs;
+            bounds.clip(&mut ws.node_values[node * k..(node + 1) * k]);
+        }
         let n = end - start;
         let cfg = self.cfg;
         if depth as usize >= cfg.max_depth
@@ -304,7 +322,17 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         }
         // the node totals leave the workspace while its buffers are borrowed by the search
         let sums = std::mem::take(&mut ws.node_sums);
-        let found = self.find_split(ws, weights, rng, start, end, &sums, w_node, min_weight_leaf);
+        let found = self.find_split(
+            ws,
+            weights,
+            rng,
+            start,
+            end,
+            &sums,
+            w_node,
+            min_weight_leaf,
+            bounds,
+        );
         let parent = self.crit.node_proxy(&sums, w_node);
         ws.node_sums = sums;
         let (best, proj) = found?;
@@ -320,8 +348,37 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             improvement,
             threshold: best.threshold,
             proj,
+            bounds,
+            dir: best.dir,
             missing: best.missing,
         })
+    }
+
+    /// The monotone values ([`super::monotonic`]) of the children `samples[start..mid]` and
+    /// `samples[mid..end]` of a split node.
+    fn child_values(
+        &self,
+        ws: &mut Workspace,
+        weights: &[f64],
+        start: usize,
+        mid: usize,
+        end: usize,
+    ) -> (f64, f64) {
+        let (left, total) = (&mut ws.left, &mut ws.right);
+        left.fill(0.0);
+        total.fill(0.0);
+        let (mut w_l, mut w_r) = (0.0, 0.0);
+        for (i, &s) in ws.samples[start..end].iter().enumerate() {
+            let w = weights[s as usize];
+            self.crit.add_sample(total, s as usize, w);
+            if start + i < mid {
+                self.crit.add_sample(left, s as usize, w);
+                w_l += w;
+            } else {
+                w_r += w;
+            }
+        }
+        self.crit.split_values(left, total, w_l, w_r)
     }
 
     /// Projected values of `samples[start..end]` under projection `proj`, into `out`.

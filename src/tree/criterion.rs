@@ -30,6 +30,9 @@ pub(crate) trait Criterion: Copy {
     /// The proxy of a split with left statistics `left` (filled by [`Self::add_sample`])
     /// out of the node's `total`, and child weights `w_l`, `w_r`.
     fn split_proxy(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> f64;
+    /// The children's monotone values ([`super::monotonic`]) of a split with left
+    /// statistics `left` out of the node's `total`, and child weights `w_l`, `w_r`.
+    fn split_values(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> (f64, f64);
     /// Statistics per histogram bin.
     fn bin_width(&self, n_outputs: usize) -> usize;
     /// Where row `s`'s weight goes in its bin's statistics, and with what factor.
@@ -53,6 +56,9 @@ pub(crate) trait ScanStats {
     fn move_bin(&mut self, bin: &[f64]);
     /// The proxy of the current split with child weights `w_l`, `w_r` (both > 0).
     fn proxy(&self, w_l: f64, w_r: f64) -> f64;
+    /// The children's monotone values ([`super::monotonic`]): their means, or their
+    /// probabilities of class 1.
+    fn child_values(&self, w_l: f64, w_r: f64) -> (f64, f64);
 }
 
 /// Gini impurity `1 - sum_c p_c^2` over class codes; proxy `sum_c w_c^2 / w` per child.
@@ -111,6 +117,9 @@ impl<'a> Criterion for Gini<'a> {
             b += (t - l) * (t - l);
         }
         a / w_l + b / w_r
+    }
+    fn split_values(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> (f64, f64) {
+        class_one_shares(left, total, w_l, w_r)
     }
     fn bin_width(&self, n_outputs: usize) -> usize {
         n_outputs
@@ -171,6 +180,9 @@ impl<'a> Criterion for Entropy<'a> {
         }
         s
     }
+    fn split_values(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> (f64, f64) {
+        class_one_shares(left, total, w_l, w_r)
+    }
     fn bin_width(&self, n_outputs: usize) -> usize {
         n_outputs
     }
@@ -226,6 +238,9 @@ impl<'a> Criterion for SquaredError<'a> {
         let (sl, sr) = (left[1], total[1] - left[1]);
         sl * sl / w_l + sr * sr / w_r
     }
+    fn split_values(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> (f64, f64) {
+        (left[1] / w_l, (total[1] - left[1]) / w_r)
+    }
     fn bin_width(&self, _n_outputs: usize) -> usize {
         1
     }
@@ -246,6 +261,15 @@ impl<'a> Criterion for SquaredError<'a> {
             s_l: 0.0,
             s_r: total[1],
         }
+    }
+}
+
+/// The weight shares of class 1 in the two children (0 without a class 1).
+#[inline(always)]
+fn class_one_shares(left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> (f64, f64) {
+    match (left.get(1), total.get(1)) {
+        (Some(l), Some(t)) => (l / w_l, (t - l) / w_r),
+        _ => (0.0, 0.0),
     }
 }
 
@@ -291,6 +315,11 @@ impl ScanStats for GiniScan<'_> {
     fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
         self.sq_l / w_l + self.sq_r / w_r
     }
+    #[inline(always)]
+    fn child_values(&self, w_l: f64, w_r: f64) -> (f64, f64) {
+        let share = |sums: &[f64], w: f64| sums.get(1).map_or(0.0, |c| c / w);
+        (share(self.left, w_l), share(self.right, w_r))
+    }
 }
 
 /// [`Entropy`]'s running statistics: class weights and their sums of `w log2 w` per child.
@@ -330,6 +359,11 @@ impl ScanStats for EntropyScan<'_> {
     fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
         self.t_l - xlog2x(w_l) + self.t_r - xlog2x(w_r)
     }
+    #[inline(always)]
+    fn child_values(&self, w_l: f64, w_r: f64) -> (f64, f64) {
+        let share = |sums: &[f64], w: f64| sums.get(1).map_or(0.0, |c| c / w);
+        (share(self.left, w_l), share(self.right, w_r))
+    }
 }
 
 /// [`SquaredError`]'s running statistics: the weighted target sum per child.
@@ -354,6 +388,10 @@ impl ScanStats for SquaredErrorScan<'_> {
     #[inline(always)]
     fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
         self.s_l * self.s_l / w_l + self.s_r * self.s_r / w_r
+    }
+    #[inline(always)]
+    fn child_values(&self, w_l: f64, w_r: f64) -> (f64, f64) {
+        (self.s_l / w_l, self.s_r / w_r)
     }
 }
 

@@ -7,6 +7,7 @@
 //!   histograms, random thresholds), generic over the criterion so the scan loops are
 //!   statically dispatched;
 //! * `builder`: grows a tree depth-first or best-first from the split search;
+//! * `monotonic`: monotonic constraints on the split search and the node values;
 //! * [`packed`]: the prediction layout.
 //!
 //! Storage is a table (struct of arrays). Node `i` is a leaf when
@@ -31,6 +32,7 @@
 
 pub(crate) mod builder;
 pub(crate) mod criterion;
+pub(crate) mod monotonic;
 pub mod packed;
 pub(crate) mod splitter;
 
@@ -178,13 +180,14 @@ impl Tree {
     #[inline]
     pub fn leaf_by(
         &self,
-        geometry: Option<&dyn CompactDescriptors>,
+        descriptors: Option<&dyn CompactDescriptors>,
         get: impl Fn(usize) -> f32,
     ) -> usize {
         let mut node = 0usize;
         while self.left[node] != LEAF {
             let mut v = 0.0f32;
-            self.proj(node, geometry).for_each(|j, w| v += w * get(j));
+            self.proj(node, descriptors)
+                .for_each(|j, w| v += w * get(j));
             node = self.child(node, v);
         }
         node
@@ -192,10 +195,10 @@ impl Tree {
 
     /// The leaf reached by a row given as a slice.
     #[inline]
-    pub fn leaf(&self, geometry: Option<&dyn CompactDescriptors>, row: &[f32]) -> usize {
+    pub fn leaf(&self, descriptors: Option<&dyn CompactDescriptors>, row: &[f32]) -> usize {
         let mut node = 0usize;
         while self.left[node] != LEAF {
-            let v = self.proj(node, geometry).dot(row);
+            let v = self.proj(node, descriptors).dot(row);
             node = self.child(node, v);
         }
         node
@@ -245,7 +248,7 @@ impl Tree {
     pub fn feature_importances(
         &self,
         n_features: usize,
-        geometry: Option<&dyn CompactDescriptors>,
+        descriptors: Option<&dyn CompactDescriptors>,
     ) -> Vec<f64> {
         let mut imp = vec![0.0; n_features];
         for node in 0..self.n_nodes() {
@@ -256,7 +259,7 @@ impl Tree {
             let w = &self.weighted_n_node_samples;
             let decrease =
                 w[node] * self.impurity[node] - w[l] * self.impurity[l] - w[r] * self.impurity[r];
-            let proj = self.proj(node, geometry);
+            let proj = self.proj(node, descriptors);
             let mut total_w = 0.0f64;
             proj.for_each(|_, wt| total_w += wt.abs() as f64);
             if total_w > 0.0 {
@@ -270,12 +273,13 @@ impl Tree {
     /// Adds to `counts[j]` the number of split projections that use feature j.
     pub fn add_projection_counts(
         &self,
-        geometry: Option<&dyn CompactDescriptors>,
+        descriptors: Option<&dyn CompactDescriptors>,
         counts: &mut [f64],
     ) {
         for node in 0..self.n_nodes() {
             if !self.is_leaf(node) {
-                self.proj(node, geometry).for_each(|j, _| counts[j] += 1.0);
+                self.proj(node, descriptors)
+                    .for_each(|j, _| counts[j] += 1.0);
             }
         }
     }
@@ -284,7 +288,7 @@ impl Tree {
     pub(crate) fn validate(
         &self,
         n_features: usize,
-        geometry: Option<&dyn CompactDescriptors>,
+        descriptors: Option<&dyn CompactDescriptors>,
     ) -> Result<()> {
         let n = self.n_nodes();
         let bad = |what: &str| Err(Error::CorruptModel(format!("tree table: {what}")));
@@ -319,10 +323,10 @@ impl Tree {
         {
             return bad("projection offsets");
         }
-        if geometry.is_none() && self.proj_w.len() != self.proj_idx.len() {
+        if descriptors.is_none() && self.proj_w.len() != self.proj_idx.len() {
             return bad("projection weights length");
         }
-        if geometry.is_some() && !self.proj_w.is_empty() {
+        if descriptors.is_some() && !self.proj_w.is_empty() {
             return bad("weights stored for compact descriptors");
         }
         // ascending inner nodes (so at most one entry per node: bounded by the table)
@@ -360,7 +364,7 @@ impl Tree {
             if self.threshold[i].is_nan() {
                 return bad("NaN threshold");
             }
-            match geometry {
+            match descriptors {
                 None if self.proj_idx[a..b]
                     .iter()
                     .any(|&j| j as usize >= n_features) =>

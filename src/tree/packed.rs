@@ -38,7 +38,7 @@ pub struct PackedTree {
 
 impl PackedTree {
     /// Packs a tree for prediction.
-    pub fn new(tree: &Tree, geometry: Option<&dyn CompactDescriptors>) -> PackedTree {
+    pub fn new(tree: &Tree, descriptors: Option<&dyn CompactDescriptors>) -> PackedTree {
         let mut p = PackedTree {
             nodes: Vec::with_capacity(tree.n_nodes()),
             proj: Vec::new(),
@@ -63,7 +63,7 @@ impl PackedTree {
                 // patches are expanded here (prediction cache only; the model keeps the
                 // compact descriptor), in the order training summed them
                 let start = p.proj.len();
-                tree.proj(node, geometry)
+                tree.proj(node, descriptors)
                     .for_each(|j, w| p.proj.push((j as u32, w)));
                 let (a, b) = if p.proj.len() - start == 1 {
                     let (j, w) = p.proj.pop().unwrap_or((0, 0.0));

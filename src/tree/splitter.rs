@@ -19,6 +19,7 @@
 
 use super::builder::{Builder, Workspace};
 use super::criterion::{Criterion, ScanStats};
+use super::monotonic::{admissible, direction, Bounds, Monotone};
 use crate::params::Splitter;
 use crate::projection::{ProjRef, ProjectionSampler};
 use crate::rng::Rng;
@@ -31,6 +32,8 @@ pub(super) struct Best {
     /// Whether the rows whose projection is missing go left; `None` when the node has no
     /// such row under this candidate.
     pub(super) missing: Option<bool>,
+    /// The split's monotonic direction ([`super::monotonic`]); 0 without constraints.
+    pub(super) dir: i8,
 }
 
 /// A split found for one candidate: (proxy, threshold, side of the missing rows).
@@ -48,8 +51,10 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         stats: &[f64],
         w_node: f64,
         min_weight_leaf: f64,
+        bounds: Bounds,
     ) -> Option<(Best, (usize, usize))> {
         let mut best: Option<Best> = None;
+        let cst = &self.cfg.monotonic_cst[..];
         let n = end - start;
         let min_leaf = self.cfg.min_samples_leaf;
         // When every candidate drawn is constant on the node, draw again (scikit-learn keeps
@@ -70,6 +75,16 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                 }
                 self.x.keep_sums_finite(&mut ws.cand, c); // overflow: huge data, halved weights
                 let proj = ws.cand.get(c, self.sampler.descriptors());
+                // under monotonic constraints: the order the split must keep, and the
+                // projections that cannot keep one are skipped
+                let mono = if cst.is_empty() {
+                    None
+                } else {
+                    match direction(cst, proj) {
+                        Some(dir) => Some((dir, bounds)),
+                        None => continue,
+                    }
+                };
                 self.project(proj, &ws.samples[start..end], &mut ws.terms, &mut ws.vals);
                 // NaN only where X has some: one pass over the values, else none at all
                 let n_missing = if self.x.has_missing() {
@@ -119,6 +134,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                                     (lo, hi, n_bins, exact),
                                     limits,
                                     best.as_ref().map(|b| b.proxy),
+                                    mono,
                                 )
                             });
                             match from_hist {
@@ -141,6 +157,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                                         right,
                                         &[],
                                         weights,
+                                        mono,
                                         Sorted {
                                             pairs,
                                             weights,
@@ -177,18 +194,20 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                                 w_node,
                                 min_leaf,
                                 min_weight_leaf,
+                                mono,
                             )
                         }
                     }
                     .map(|(proxy, threshold)| (proxy, threshold, None))
                 };
                 if let Some((proxy, threshold, missing)) = found {
-                    if best.as_ref().is_none_or(|b| proxy > b.proxy) {
+                    if admissible(proxy) && best.as_ref().is_none_or(|b| proxy > b.proxy) {
                         best = Some(Best {
                             proxy,
                             threshold,
                             cand: c,
                             missing,
+                            dir: mono.map_or(0, |(dir, _)| dir),
                         });
                     }
                 }
@@ -212,7 +231,9 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
 
     /// Runs `driver` over the split statistics of this tree's criterion, starting from all
     /// rows on the right but `on_left` (missing rows sent left): (proxy, position) of the
-    /// best split it finds.
+    /// best split it finds. Under monotonic constraints (`mono` = the split's direction and
+    /// the node's bounds), the positions they forbid score `-inf`.
+    #[allow(clippy::too_many_arguments)]
     fn scan_with(
         &self,
         stats: &[f64],
@@ -220,13 +241,17 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         right: &mut [f64],
         on_left: &[u32],
         weights: &[f64],
+        mono: Option<(i8, Bounds)>,
         driver: impl ScanDriver,
     ) -> Option<(f64, usize)> {
-        let mut scan = self.crit.scan(stats, left, right);
+        let mut inner = self.crit.scan(stats, left, right);
         for &s in on_left {
-            scan.move_left(s as usize, weights[s as usize]);
+            inner.move_left(s as usize, weights[s as usize]);
         }
-        driver.run(scan)
+        match mono {
+            None => driver.run(inner),
+            Some((dir, bounds)) => driver.run(Monotone { inner, dir, bounds }),
+        }
     }
 
     /// Which histogram, if any, scans `n` values on `[lo, hi]` under `proj`: the
@@ -355,6 +380,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                     right,
                     on_left,
                     weights,
+                    None,
                     Binned {
                         bins,
                         per_bin,
@@ -370,6 +396,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                     right,
                     on_left,
                     weights,
+                    None, // (monotonic constraints refuse data with NaN)
                     Sorted {
                         pairs,
                         weights,
@@ -507,6 +534,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         (lo, hi, n_bins, exact): (f32, f32, usize, bool),
         limits: (f64, usize, f64),
         to_beat: Option<f64>,
+        mono: Option<(i8, Bounds)>,
     ) -> Option<Option<(f64, f32)>> {
         let per_bin = self.crit.bin_width(self.cfg.n_outputs);
         if !ws.bins.assign(&ws.vals, lo, hi, n_bins, exact) {
@@ -522,6 +550,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             &mut ws.right,
             &[],
             weights,
+            mono,
             Binned {
                 bins: &ws.bins,
                 per_bin,
@@ -550,6 +579,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         w_node: f64,
         min_leaf: usize,
         min_weight_leaf: f64,
+        mono: Option<(i8, Bounds)>,
     ) -> Option<(f64, f32)> {
         ws.left.fill(0.0);
         let (mut w_l, mut n_l) = (0.0f64, 0usize);
@@ -571,6 +601,12 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             || w_r <= 0.0
         {
             return None;
+        }
+        if let Some((dir, bounds)) = mono {
+            let (v_l, v_r) = self.crit.split_values(&ws.left, total, w_l, w_r);
+            if !bounds.admits(dir, v_l, v_r) {
+                return None;
+            }
         }
         let proxy = self.crit.split_proxy(&ws.left, total, w_l, w_r);
         Some((proxy, t))

@@ -37,6 +37,7 @@ def _forest_params(
         oob=oob,
         seed=seed,
         ccp_alpha=0.0,
+        monotonic_cst=None,
         n_jobs=n_jobs,
     )
 

@@ -274,3 +274,12 @@ def test_pickle_keeps_missing_sides():
     back = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(back.predict_proba(Xte), est.predict_proba(Xte))
     assert struct.unpack("<I", est._forest.to_bytes()[8:12])[0] == of.FORMAT_VERSION
+
+
+def test_monotonic_constraints_refuse_missing_values_as_sklearn():
+    Xtr, ytr = informative(200, 0)
+    cst = [1] + [0] * (N_FEATURES - 1)
+    with pytest.raises(ValueError, match="monotonic_cst.*missing"):
+        of.RandomForestClassifier(5, monotonic_cst=cst, random_state=0).fit(Xtr, ytr)
+    # without NaN the constraints apply as before
+    of.RandomForestClassifier(5, monotonic_cst=cst, random_state=0).fit(np.nan_to_num(Xtr), ytr)

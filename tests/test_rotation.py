@@ -410,7 +410,7 @@ def test_rotation_ensemble_bad_data_raise_value_error(iris, Estimator):
     with pytest.raises(ValueError):
         est.predict(X[:, :3])
     with pytest.raises(ValueError):
-        est.predict(X_nan)
+        est.predict(X_inf)
 
 
 def test_rotation_ensemble_classifier_rejects_continuous_target(iris):

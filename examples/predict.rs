@@ -6,7 +6,8 @@
 //! cat rows.csv | cargo run --release --example predict -- model.of
 //! ```
 //!
-//! Rows are comma-separated numbers, one column per feature. A first line that is not
+//! Rows are comma-separated numbers, one column per feature; an empty cell (or `NaN`) is a
+//! missing value, which each split sends to the side it learned. A first line that is not
 //! numeric is a header: when the model knows its feature names, the columns are matched
 //! to them by name (in any order, extra columns ignored).
 //!
@@ -88,6 +89,15 @@ fn main() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
+/// One CSV cell: a number, or a missing value (NaN) when empty.
+fn cell(field: &str) -> Result<f64, std::num::ParseFloatError> {
+    if field.is_empty() {
+        Ok(f64::NAN)
+    } else {
+        field.parse::<f64>()
+    }
+}
+
 /// Reads CSV rows into an n × n_features matrix, in the model's column order.
 fn read_rows(input: impl BufRead, model: &Model) -> Result<Array2<f64>, Box<dyn Error>> {
     let p = model.n_features();
@@ -99,7 +109,7 @@ fn read_rows(input: impl BufRead, model: &Model) -> Result<Array2<f64>, Box<dyn 
             continue;
         }
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        let parsed: Result<Vec<f64>, _> = fields.iter().map(|f| f.parse::<f64>()).collect();
+        let parsed: Result<Vec<f64>, _> = fields.iter().map(|f| cell(f)).collect();
         match parsed {
             Ok(row) => {
                 if row.len() < order.iter().max().map_or(0, |m| m + 1) {

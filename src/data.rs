@@ -3,6 +3,12 @@
 //! copied once column by column otherwise, with two-valued columns packed into bits; the
 //! targets; and per-row weights. Sparse X is held as its nonzeros, column by column
 //! ([`crate::sparse`]), and a projection gathers only the stored entries of a node's rows.
+//!
+//! Missing values: dense X may hold NaN (a missing entry), never ±infinity (sparse X holds
+//! neither). NaN is stored as is, and every projected sum over a row with a NaN term is
+//! NaN (`w * NaN` is NaN for every weight, zero included), which is how the split search
+//! recognises a row whose projection is missing. [`FeatureMatrix::has_missing`] lets it
+//! skip looking when X has none.
 
 use crate::error::{Error, Result};
 use crate::sparse::{CowSparse, Features, Layout, SparseMatrix};
@@ -20,8 +26,10 @@ pub struct FeatureMatrix<'a> {
     /// Columns that look discrete (few distinct values in a sample of rows): a hint that
     /// the split search may try its exact histogram path before sorting.
     discrete: Vec<bool>,
-    /// The largest |value| of X: bounds every projected sum.
+    /// The largest |value| of X (NaN aside): bounds every projected sum.
     max_abs: f32,
+    /// Whether some value of X is NaN (missing).
+    has_missing: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -214,41 +222,41 @@ fn columns(x: &ArrayView2<'_, f32>) -> Vec<Column> {
     per_group.into_iter().flatten().collect()
 }
 
-/// The largest |value| of `x`, or the position (row, column) of its first NaN or
-/// infinite value.
-fn max_abs(x: &ArrayView2<'_, f32>) -> std::result::Result<f32, (usize, usize)> {
-    let (largest, finite) = match x.as_slice_memory_order() {
+/// The largest |value| of `x` (NaN aside) and whether some value is NaN, or the position
+/// (row, column) of its first infinite value.
+fn max_abs(x: &ArrayView2<'_, f32>) -> std::result::Result<(f32, bool), (usize, usize)> {
+    // f32::max ignores NaN; a NaN's |v| is not infinite, and NaN != NaN marks it
+    let step = |(m, ok, nan): (f32, bool, bool), v: &f32| {
+        (
+            m.max(v.abs()),
+            ok & (v.abs() != f32::INFINITY),
+            nan | v.is_nan(),
+        )
+    };
+    let (largest, finite, nan) = match x.as_slice_memory_order() {
         // folds without an early exit vectorise
-        Some(s) => s.chunks(4096).fold((0.0f32, true), |(m, ok), c| {
-            c.iter()
-                .fold((m, ok), |(m, ok), v| (m.max(v.abs()), ok & v.is_finite()))
-        }),
-        None => x.iter().fold((0.0f32, true), |(m, ok), v| {
-            (m.max(v.abs()), ok & v.is_finite())
-        }),
+        Some(s) => s
+            .chunks(4096)
+            .fold((0.0f32, true, false), |acc, c| c.iter().fold(acc, step)),
+        None => x.iter().fold((0.0f32, true, false), step),
     };
     if finite {
-        Ok(largest)
+        Ok((largest, nan))
     } else {
-        Err(first_non_finite(x).unwrap_or((0, 0)))
+        Err(first_infinite(x).unwrap_or((0, 0)))
     }
 }
 
-/// Position (row, column) of the first NaN or infinite value of `x`, if any.
-fn first_non_finite(x: &ArrayView2<'_, f32>) -> Option<(usize, usize)> {
+/// Position (row, column) of the first infinite value of `x`, if any.
+fn first_infinite(x: &ArrayView2<'_, f32>) -> Option<(usize, usize)> {
     let (n, p) = x.dim();
+    let inf = |v: &f32| v.is_infinite();
     if let Some(c) = x.to_slice() {
-        c.iter()
-            .position(|v| !v.is_finite())
-            .map(|k| (k / p, k % p))
+        c.iter().position(inf).map(|k| (k / p, k % p))
     } else if let Some(f) = x.t().to_slice() {
-        f.iter()
-            .position(|v| !v.is_finite())
-            .map(|k| (k % n, k / n))
+        f.iter().position(inf).map(|k| (k % n, k / n))
     } else {
-        x.indexed_iter()
-            .find(|(_, v)| !v.is_finite())
-            .map(|(ij, _)| ij)
+        x.indexed_iter().find(|(_, v)| inf(v)).map(|(ij, _)| ij)
     }
 }
 
@@ -282,6 +290,7 @@ impl<'a> FeatureMatrix<'a> {
             max_abs: x.max_abs(),
             store: Store::Sparse(SparseMatrix::in_layout(x, Layout::Csc)),
             discrete: Vec::new(),
+            has_missing: false, // (a sparse view holds finite values only)
         };
         x.discrete = (0..p).map(|j| x.looks_discrete(j)).collect();
         Ok(x)
@@ -289,10 +298,10 @@ impl<'a> FeatureMatrix<'a> {
 
     /// Borrows `x` when it is contiguous in Fortran order, or in C order with at most 16
     /// features; copies it column by column otherwise (two-valued columns as bits). Checks
-    /// every value is finite.
+    /// that no value is infinite (NaN marks a missing value and is kept).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for an empty matrix or a NaN / infinite value.
+    /// [`Error::InvalidInput`] for an empty matrix or an infinite value.
     pub fn from_view(x: ArrayView2<'a, f32>) -> Result<Self> {
         let (n, p) = x.dim();
         if n == 0 || p == 0 {
@@ -300,9 +309,10 @@ impl<'a> FeatureMatrix<'a> {
                 "X has shape ({n}, {p}); it needs at least one row and one column"
             )));
         }
-        let max_abs = max_abs(&x).map_err(|(row, col)| {
+        let (max_abs, has_missing) = max_abs(&x).map_err(|(row, col)| {
             Error::InvalidInput(format!(
-                "X contains NaN or infinity (row {row}, column {col}); missing values are not supported"
+                "X contains infinity (row {row}, column {col}); infinite values are not \
+                 supported (a missing value is NaN)"
             ))
         })?;
         let store = match (x.to_slice(), x.reversed_axes().to_slice()) {
@@ -324,6 +334,7 @@ impl<'a> FeatureMatrix<'a> {
             store,
             discrete: Vec::new(),
             max_abs,
+            has_missing,
         };
         x.discrete = (0..p).map(|j| x.looks_discrete(j)).collect();
         Ok(x)
@@ -768,9 +779,16 @@ pub fn check_target_scale(y: &Targets, weights: &[f64]) -> Result<()> {
 const SUM_LIMIT: f64 = f32::MAX as f64 / 2.0;
 
 impl FeatureMatrix<'_> {
-    /// The largest |value| in X.
+    /// The largest |value| in X (NaN aside).
     pub fn max_abs(&self) -> f32 {
         self.max_abs
+    }
+
+    /// Whether X holds a missing value (NaN): when it does not, no projected value is NaN
+    /// and the split search skips looking for them.
+    #[inline]
+    pub fn has_missing(&self) -> bool {
+        self.has_missing
     }
 
     /// Halves the weights of candidate `c` (sparse projections only) as often as it takes

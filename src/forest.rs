@@ -93,9 +93,9 @@ impl Forest {
     /// ([`crate::limits`]).
     ///
     /// # Errors
-    /// Invalid parameters, NaN/inf in the data, mismatched lengths, bad weights, regression
-    /// targets too large for the criterion's sums, Poisson targets that are negative or sum
-    /// to zero; [`Error::Cancelled`];
+    /// Invalid parameters, infinity in the data (NaN is a missing value), mismatched
+    /// lengths, bad weights, regression targets too large for the criterion's sums, Poisson
+    /// targets that are negative or sum to zero; [`Error::Cancelled`];
     /// [`Error::ResourceLimit`] when the model would outgrow the memory limit.
     pub fn fit<'x>(
         params: &ForestParams,
@@ -372,16 +372,18 @@ impl Forest {
                 got: x.ncols(),
             });
         }
+        // NaN is a missing value (it follows each node's missing-value side); infinity is
+        // refused
+        let no_inf = |ok: bool, v: &f32| ok & (v.abs() != f32::INFINITY);
         let finite = match x.as_slice_memory_order() {
             // chunks without an early exit vectorise; the exit comes per chunk
-            Some(s) => s
-                .chunks(4096)
-                .all(|c| c.iter().fold(true, |ok, v| ok & v.is_finite())),
-            None => x.iter().all(|v| v.is_finite()),
+            Some(s) => s.chunks(4096).all(|c| c.iter().fold(true, no_inf)),
+            None => x.iter().fold(true, no_inf),
         };
         if !finite {
             return Err(Error::InvalidInput(
-                "X contains NaN or infinity; missing values are not supported".into(),
+                "X contains infinity; infinite values are not supported (a missing value is NaN)"
+                    .into(),
             ));
         }
         Ok(x.as_standard_layout())
@@ -479,7 +481,8 @@ impl Forest {
     /// blocks.
     ///
     /// # Errors
-    /// Wrong number of features, NaN/inf in `x`, `n_jobs == 0`, or [`Error::Cancelled`].
+    /// Wrong number of features, infinity in `x` (NaN is a missing value), `n_jobs == 0`,
+    /// or [`Error::Cancelled`].
     pub fn predict<'x>(&self, x: impl Into<Features<'x>>, n_jobs: i64) -> Result<Array2<f64>> {
         let x = x.into();
         let (k, n) = (self.n_outputs(), x.nrows());
@@ -585,7 +588,9 @@ impl Forest {
     }
 
     /// Per row, the box given by the axis-aligned splits on its paths through all trees:
-    /// (lower, upper), each n_samples × n_features; ±inf where unconstrained.
+    /// (lower, upper), each n_samples × n_features; ±inf where unconstrained. A split the
+    /// row passed with its feature missing (NaN, following the node's missing-value side)
+    /// does not bound that feature.
     ///
     /// # Errors
     /// As [`Forest::predict`].
@@ -629,9 +634,11 @@ impl Forest {
                 // the sum `ProjRef::dot` forms, in the same order
                 let mut v = 0.0f32;
                 proj.for_each(|j, w| v += w * row.at(j));
-                let go_left = v <= tree.threshold[node];
+                let next = tree.child(node, v);
+                let go_left = next == tree.left[node] as usize;
+                // a missing value is not bounded by the split it went through
                 if let crate::projection::ProjRef::Sparse { idx: [j], w: [w] } = proj {
-                    if *w != 0.0 {
+                    if *w != 0.0 && !v.is_nan() {
                         let cut = tree.threshold[node] as f64 / *w as f64;
                         let j = *j as usize;
                         // w·x <= t  ⇔  x <= t/w for w > 0, x >= t/w for w < 0
@@ -642,11 +649,7 @@ impl Forest {
                         }
                     }
                 }
-                node = if go_left {
-                    tree.left[node]
-                } else {
-                    tree.right[node]
-                } as usize;
+                node = next;
             }
         }
     }
@@ -656,7 +659,9 @@ impl Forest {
     /// total leaves × n_features, ±inf where unconstrained. A leaf holds the points x with
     /// lower < x <= upper along every feature; multi-feature (oblique, patch) splits leave
     /// the box unconstrained, as in [`Forest::leaf_bounds`], which is the intersection of
-    /// the boxes of the leaves a row reaches.
+    /// the boxes of the leaves a row reaches. The box bounds present values only: a row
+    /// missing feature j (NaN) may reach a leaf whose box bounds j, through the
+    /// missing-value side of a split on j.
     pub fn leaf_boxes(&self) -> (Array2<f64>, Array2<f64>) {
         let (p, g) = (self.n_features, self.descriptors());
         let n_leaves = self.leaf_offsets().last().copied().unwrap_or(0);
@@ -985,6 +990,21 @@ pub(crate) fn prepare<'a, 'x: 'a>(
     let x = cancel::install(&*thread_pool(params.n_threads())?, || {
         FeatureMatrix::from_features(x)
     })?;
+    // as scikit-learn: a constrained split has no rule for rows whose projection is missing
+    if x.has_missing() && !cfg.monotonic_cst.is_empty() {
+        return Err(Error::InvalidInput(
+            "monotonic_cst is not supported with missing values (NaN in X), as in \
+             scikit-learn; impute X or drop the constraints"
+                .into(),
+        ));
+    }
+    // the running medians of absolute_error's scan have no block for the missing rows
+    if x.has_missing() && params.criterion == crate::params::Criterion::AbsoluteError {
+        return Err(Error::InvalidInput(
+            "criterion='absolute_error' does not support missing values (NaN in X); impute              X or use 'squared_error' or 'poisson'"
+                .into(),
+        ));
+    }
     // explicit projections have their weights halved when sums could overflow
     // (`FeatureMatrix::keep_sums_finite`); stored descriptors cannot be, so refuse instead
     // of growing trees that cannot split
@@ -1301,6 +1321,158 @@ mod tests {
         }
     }
 
+    /// XOR data whose feature 2 is missing exactly on the rows of class 1 with x0 > 0.5,
+    /// and 10% of every other entry missing at random.
+    fn missing_data(n: usize, seed: u64) -> (Array2<f32>, Vec<f64>) {
+        let (mut x, y) = data(n, 4, seed);
+        let mut rng = Rng::from_seed(seed + 100);
+        for i in 0..n {
+            for j in 0..4 {
+                if j == 2 && y[i] == 1.0 && x[[i, 0]] > 0.5 || j != 2 && rng.unit() < 0.1 {
+                    x[[i, j]] = f32::NAN;
+                }
+            }
+        }
+        (x, y)
+    }
+
+    #[test]
+    fn missing_values_learn_a_side_and_every_walk_follows_it() {
+        let (x, y) = missing_data(600, 21);
+        for (proj, splitter) in [
+            (ProjectionKind::AxisAligned, Splitter::Best),
+            (
+                ProjectionKind::SparseSigned {
+                    density: Density::FeatureCombinations(2.0),
+                },
+                Splitter::Best,
+            ),
+            (ProjectionKind::AxisAligned, Splitter::Random),
+            (
+                ProjectionKind::AxisAligned,
+                Splitter::Histogram { max_bins: 16 },
+            ),
+        ] {
+            let mut p = sporf(6);
+            p.projection = proj;
+            p.splitter = splitter;
+            let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+            f.validate().unwrap();
+            assert!(
+                f.trees().iter().any(|t| !t.missing_flip.is_empty()),
+                "{splitter:?}: some split sends its missing rows against the default"
+            );
+            // fully grown trees fit the training rows, missing ones included
+            let proba = f.predict(x.view(), 1).unwrap();
+            let wrong = proba
+                .rows()
+                .into_iter()
+                .zip(&y)
+                .filter(|(r, &c)| (r[1] > r[0]) != (c == 1.0))
+                .count();
+            assert!(
+                wrong * 50 < y.len(),
+                "{splitter:?}: {wrong} training rows wrong"
+            );
+            // plain and packed walks agree on rows with missing values
+            for (t, pt) in f.trees().iter().zip(f.packed()) {
+                let mut out = vec![0u32; x.nrows()];
+                let flat: Vec<f32> = x.iter().copied().collect();
+                pt.leaves(&flat, 4, &mut out);
+                for (i, row) in x.rows().into_iter().enumerate() {
+                    let row = row.to_vec();
+                    let leaf = t.leaf(f.descriptors(), &row);
+                    assert_eq!(leaf, pt.leaf(&row));
+                    assert_eq!(leaf, out[i] as usize);
+                    assert_eq!(leaf, t.leaf_by(f.descriptors(), |j| row[j]));
+                }
+            }
+            // the directions survive the bytes, which carry the next format version
+            let bytes = f.to_bytes().unwrap();
+            assert_eq!(bytes[8..12], crate::FORMAT_VERSION.to_le_bytes());
+            let back = Forest::from_bytes(&bytes).unwrap();
+            assert!(back == f);
+            assert_eq!(back.predict(x.view(), 1).unwrap(), proba);
+        }
+    }
+
+    #[test]
+    fn missing_directions_in_bytes_are_validated_and_absent_without_nan() {
+        let (x, y) = data(300, 4, 5);
+        let plain = Forest::fit(&sporf(3), x.view(), &y, None).unwrap();
+        let bytes = plain.to_bytes().unwrap();
+        assert_eq!(
+            bytes[8..12],
+            2u32.to_le_bytes(),
+            "no NaN: the version before"
+        );
+        // a row with NaN at prediction goes to the heavier child where no NaN was seen
+        let t = &plain.trees()[0];
+        let row = [f32::NAN; 4];
+        let mut node = 0;
+        while !t.is_leaf(node) {
+            let (l, r) = (t.left[node] as usize, t.right[node] as usize);
+            let w = &t.weighted_n_node_samples;
+            node = if w[l] > w[r] { l } else { r };
+        }
+        assert_eq!(t.leaf(plain.descriptors(), &row), node);
+        // a direction at a leaf, out of order or out of range is refused
+        let (xm, ym) = missing_data(300, 6);
+        let f = Forest::fit(&sporf(3), xm.view(), &ym, None).unwrap();
+        let leaf = (0..f.trees[0].n_nodes())
+            .find(|&i| f.trees[0].is_leaf(i))
+            .unwrap();
+        for bad in [vec![leaf as u32], vec![0, 0], vec![u32::MAX]] {
+            let mut g = f.clone();
+            g.trees[0].missing_flip = bad.clone();
+            assert!(
+                matches!(
+                    Forest::from_bytes(&g.to_bytes().unwrap()),
+                    Err(Error::CorruptModel(_))
+                ),
+                "{bad:?}"
+            );
+        }
+        // an older reader refuses the version with the section by its number
+        let mut newer = f.to_bytes().unwrap();
+        newer[8] = 4;
+        assert!(matches!(
+            Forest::from_bytes(&newer),
+            Err(Error::UnsupportedVersion { found: 4, .. })
+        ));
+    }
+
+    #[test]
+    fn missing_values_grow_the_same_trees_by_histogram_and_by_sorting() {
+        // integer features with missing entries, integer targets: the exact histogram
+        // path and the sort must choose the same splits and the same missing sides
+        let mut rng = Rng::from_seed(4);
+        let mut x = Array2::from_shape_fn((3000, 4), |(_, j)| (rng.below(3 + 2 * j) as f32) - 2.0);
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| ((r[0] + r[1] > 0.0) as u8 + (r[2] > 1.0) as u8) as f64)
+            .collect();
+        for (i, mut row) in x.rows_mut().into_iter().enumerate() {
+            if y[i] == 2.0 && i % 3 == 0 {
+                row[1] = f32::NAN;
+            }
+            if i % 7 == 0 {
+                row[3] = f32::NAN;
+            }
+        }
+        let mut p = ForestParams::regression();
+        p.n_estimators = 4;
+        p.projection = ProjectionKind::AxisAligned;
+        let hist = fit_with_hint(&p, &x, &y, true);
+        let sort = fit_with_hint(&p, &x, &y, false);
+        assert!(hist.trees().iter().any(|t| !t.missing_flip.is_empty()));
+        assert!(
+            hist == sort,
+            "the histogram path changed a split or a missing side"
+        );
+    }
+
     #[test]
     fn histogram_splitter_is_exact_when_bins_resolve_every_value_and_close_otherwise() {
         let mut p = sporf(6);
@@ -1485,9 +1657,11 @@ mod tests {
     fn bad_input_is_an_error_not_a_panic() {
         let (x, y) = data(50, 3, 7);
         let p = sporf(2);
-        let mut nan = x.clone();
-        nan[[3, 1]] = f32::NAN;
-        assert!(Forest::fit(&p, nan.view(), &y, None).is_err());
+        let mut inf = x.clone();
+        inf[[3, 1]] = f32::INFINITY;
+        assert!(Forest::fit(&p, inf.view(), &y, None).is_err());
+        let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+        assert!(f.predict(inf.view(), 1).is_err());
         assert!(Forest::fit(&p, x.view(), &y[..10], None).is_err());
         assert!(Forest::fit(&p, x.view(), &y, Some(&[-1.0; 50])).is_err());
         let f = Forest::fit(&p, x.view(), &y, None).unwrap();

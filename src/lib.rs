@@ -75,15 +75,12 @@ pub use cancel::Cancel;
 pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
 pub use limits::MemoryLimit;
-pub use model::{
-    ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_VERSION,
-    MODEL_FORMAT_VERSION_MULTI_OUTPUT,
-};
+pub use model::{ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_VERSION};
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
 pub use part::ForestPart;
 pub use projection::{
     CompactDescriptors, Density, Dictionary, Family, PatchGeometry, ProjectionFamily,
     ProjectionKind, ProjectionSampler, RegisteredFamily, UserSampler,
 };
-pub use serialize::{FORMAT_VERSION, FORMAT_VERSION_MULTI_OUTPUT};
+pub use serialize::FORMAT_VERSION;
 pub use tree::Tree;

@@ -9,6 +9,11 @@
 //! |---|---|
 //! | [`Header`] | estimator kind, task, classes with their numpy dtype, feature names, n_features, the estimator's parameters and Python-side fitted attributes as plain data |
 //! | [`Body`] | one core [`Forest`]; or a rotation ensemble (scaling, rotations, trees per rotation, one forest per rotation); or an autoencoder's forest with its Nyström leaf map |
+//! | missing section (version 2 only) | per tree of every forest (in [`Body::forests`] order), the nodes whose missing values go against the default side (see [`crate::serialize`]) |
+//!
+//! A model whose trees never learned a missing-value side (every model fitted on data
+//! without NaN) is written as version 1, byte for byte as before version 2 existed; a
+//! reader of version 1 only refuses a version 2 file by its version.
 //!
 //! Invariant: a [`Model`] exists only after [`check`] accepted it, on reading and on
 //! writing alike. `check` compares every header field with the core model (n_features,
@@ -35,13 +40,14 @@ pub const MODEL_MAGIC: &[u8; 8] = b"OBLQMODL";
 /// The model file version this library writes and reads.
 ///
 /// Version 1 replaced the Python-only layout `OBLQPY01` (a JSON header around core forest
-/// bytes) of obliqueforest 0.1, which is not read: refit and save again.
-pub const MODEL_FORMAT_VERSION: u32 = 1;
-/// The version written for a multi-output model (a 2-D y): its task and per-output
-/// classes are variants older readers do not know, so they refuse it by version instead
-/// of failing to decode it. Single-output models keep [`MODEL_FORMAT_VERSION`] and the
-/// bytes they always had.
-pub const MODEL_FORMAT_VERSION_MULTI_OUTPUT: u32 = 2;
+/// bytes) of obliqueforest 0.1, which is not read: refit and save again. Version 2 is
+/// version 1 followed by a missing-value section, and its task and classes may be
+/// multi-output ones; it is written only for a multi-output model or when some tree
+/// learned a missing-value side, so other models are still written (and read) as version
+/// 1, and older readers refuse version 2 by its number.
+pub const MODEL_FORMAT_VERSION: u32 = 2;
+/// The model file version without a missing-value section.
+const MODEL_FORMAT_VERSION_PLAIN: u32 = 1;
 /// The most features a model file may declare. A file's feature count sizes per-feature
 /// arrays (importances), and a bare count costs no bytes in the file, so it is capped.
 pub const MAX_FEATURES: u64 = 1 << 24;
@@ -915,7 +921,10 @@ pub fn write<F: Borrow<Forest> + Serialize, W: Write + Seek>(
 
 /// [`write()`] without [`check`]: only for tests that craft bad files.
 #[doc(hidden)]
-pub fn write_unchecked<F: Serialize, W: Write + Seek>(file: &ModelFile<F>, mut w: W) -> Result<()> {
+pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
+    file: &ModelFile<F>,
+    mut w: W,
+) -> Result<()> {
     let io = |e: std::io::Error| Error::InvalidInput(format!("cannot write the model: {e}"));
     let start = w.stream_position().map_err(io)?;
     w.write_all(&[0u8; HEADER]).map_err(io)?;
@@ -924,17 +933,27 @@ pub fn write_unchecked<F: Serialize, W: Write + Seek>(file: &ModelFile<F>, mut w
         hasher: crc32fast::Hasher::new(),
         len: 0,
     };
-    postcard::to_io(file, &mut cw).map_err(|e| Error::Internal(format!("encode: {e}")))?;
+    let encode = |e: postcard::Error| Error::Internal(format!("encode: {e}"));
+    postcard::to_io(file, &mut cw).map_err(encode)?;
+    let forests = file.body.forests();
+    let multi_output = file.header.task.n_targets() > 1;
+    let section = serialize::missing_section(
+        forests.iter().flat_map(|f| (*f).borrow().trees.iter()),
+        multi_output,
+    );
+    if let Some(section) = &section {
+        postcard::to_io(section, &mut cw).map_err(encode)?;
+    }
+    let version = if section.is_some() {
+        MODEL_FORMAT_VERSION
+    } else {
+        MODEL_FORMAT_VERSION_PLAIN
+    };
     cw.flush().map_err(io)?;
     let (len, crc) = (cw.len, cw.hasher.clone().finalize());
     drop(cw);
     let end = w.stream_position().map_err(io)?;
     w.seek(SeekFrom::Start(start)).map_err(io)?;
-    let version = if file.header.task.n_targets() > 1 {
-        MODEL_FORMAT_VERSION_MULTI_OUTPUT
-    } else {
-        MODEL_FORMAT_VERSION
-    };
     w.write_all(&serialize::frame_header(MODEL_MAGIC, version, len, crc))
         .map_err(io)?;
     w.seek(SeekFrom::Start(end)).map_err(io)?;
@@ -952,7 +971,10 @@ pub fn save_file<F: Borrow<Forest> + Serialize>(file: &ModelFile<F>, path: &Path
 
 /// [`save_file`] without [`check`]: only for tests that craft bad files.
 #[doc(hidden)]
-pub fn save_file_unchecked<F: Serialize>(file: &ModelFile<F>, path: &Path) -> Result<()> {
+pub fn save_file_unchecked<F: Borrow<Forest> + Serialize>(
+    file: &ModelFile<F>,
+    path: &Path,
+) -> Result<()> {
     let io =
         |e: std::io::Error| Error::InvalidInput(format!("cannot write {}: {e}", path.display()));
     let mut tmp = path.as_os_str().to_owned();
@@ -968,7 +990,7 @@ pub fn save_file_unchecked<F: Serialize>(file: &ModelFile<F>, path: &Path) -> Re
     result
 }
 
-fn frame_of(head: &[u8]) -> Result<Frame> {
+fn frame_of(head: &[u8]) -> Result<(Frame, u32)> {
     if head.len() >= 8 && &head[..8] == b"OBLQPY01" {
         return Err(corrupt(
             "this model file was written by obliqueforest 0.1 (layout OBLQPY01), which this \
@@ -984,8 +1006,29 @@ fn frame_of(head: &[u8]) -> Result<Frame> {
     serialize::read_frame(
         head,
         MODEL_MAGIC,
-        MODEL_FORMAT_VERSION..=MODEL_FORMAT_VERSION_MULTI_OUTPUT,
+        MODEL_FORMAT_VERSION_PLAIN,
+        MODEL_FORMAT_VERSION,
     )
+}
+
+/// A decoded payload with its missing-value section given to its trees.
+fn with_section(
+    (mut file, section): (ModelFile<Forest>, Option<serialize::MissingSection>),
+) -> Result<ModelFile<Forest>> {
+    if let Some(section) = section {
+        let trees: Vec<&mut crate::tree::Tree> = match &mut file.body {
+            Body::Forest(f) => f.trees.iter_mut().collect(),
+            Body::Rotation(r) => r
+                .forests
+                .iter_mut()
+                .flatten()
+                .flat_map(|f| f.trees.iter_mut())
+                .collect(),
+            Body::Encoder(e) => e.forest.trees.iter_mut().collect(),
+        };
+        serialize::attach_missing(trees.into_iter(), section)?;
+    }
+    Ok(file)
 }
 
 fn finish(file: ModelFile<Forest>) -> Result<Model> {
@@ -1066,7 +1109,7 @@ impl Model {
             .take(HEADER as u64)
             .read(&mut head)
             .map_err(io)?;
-        let frame = frame_of(&head[..got])?;
+        let (frame, version) = frame_of(&head[..got])?;
         let present = meta.len().saturating_sub(HEADER as u64);
         if present != frame.len {
             return Err(corrupt(format!(
@@ -1077,10 +1120,11 @@ impl Model {
         }
         serialize::check_crc(BufReader::new(&mut file), &frame)?;
         file.seek(SeekFrom::Start(HEADER as u64)).map_err(io)?;
-        finish(serialize::decode_reader(
+        finish(with_section(serialize::decode_reader(
             BufReader::with_capacity(1 << 16, file),
             frame.len,
-        )?)
+            version == MODEL_FORMAT_VERSION,
+        )?)?)
     }
 
     /// Reads and checks a model from the bytes of a model file.
@@ -1088,7 +1132,7 @@ impl Model {
     /// # Errors
     /// As [`Model::load`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Model> {
-        let frame = frame_of(bytes)?;
+        let (frame, version) = frame_of(bytes)?;
         let payload = &bytes[HEADER..];
         if payload.len() as u64 != frame.len {
             return Err(corrupt(format!(
@@ -1098,7 +1142,10 @@ impl Model {
             )));
         }
         serialize::check_crc(payload, &frame)?;
-        finish(serialize::decode_slice(payload)?)
+        finish(with_section(serialize::decode_slice(
+            payload,
+            version == MODEL_FORMAT_VERSION,
+        )?)?)
     }
 
     /// Builds a model from its parts, checking them as a loaded file is checked.
@@ -1189,9 +1236,10 @@ impl Model {
                 got: x.ncols(),
             });
         }
-        if !x.iter().all(|v| v.is_finite()) {
+        if x.iter().any(|v| v.is_infinite()) {
             return Err(Error::InvalidInput(
-                "X contains NaN or infinity; missing values are not supported".into(),
+                "X contains infinity; infinite values are not supported (a missing value is NaN)"
+                    .into(),
             ));
         }
         let mut out = x.to_owned();
@@ -1208,7 +1256,9 @@ impl Model {
                 for (j, xp) in values.iter().enumerate() {
                     let step = 1.0 / (xp.len().max(2) - 1) as f64;
                     for v in out.column_mut(j) {
-                        *v = if xp.len() == 1 {
+                        *v = if v.is_nan() {
+                            f64::NAN // a missing value stays missing
+                        } else if xp.len() == 1 {
                             0.0
                         } else {
                             interp(*v, xp, step)
@@ -1221,6 +1271,8 @@ impl Model {
     }
 
     /// Rotation k's input: `scaled @ Q_k` in float64 (each sum in feature order), as float32.
+    /// A rotated coordinate is missing (NaN) when a feature with a nonzero weight in it is
+    /// (terms of weight 0 are left out, as the Python estimator's `rotate` does).
     fn rotated(&self, r: &Rotation<Forest>, scaled: &Array2<f64>, k: usize) -> Array2<f32> {
         let p = self.n_features();
         let q = &r.rotations[k * p * p..(k + 1) * p * p];
@@ -1229,7 +1281,10 @@ impl Model {
             for j in 0..p {
                 let mut s = 0.0f64;
                 for (l, &v) in row.iter().enumerate() {
-                    s += v * q[l * p + j];
+                    let w = q[l * p + j];
+                    if w != 0.0 {
+                        s += v * w;
+                    }
                 }
                 o[j] = s as f32;
             }
@@ -1241,7 +1296,7 @@ impl Model {
     /// (n_samples, n_outputs): what the Python estimator's `predict_proba` / `predict` give.
     ///
     /// # Errors
-    /// Wrong number of columns, NaN/inf or values beyond float32 in `x`.
+    /// Wrong number of columns, infinity or values beyond float32 in `x`.
     pub fn predict_raw(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         match &self.file.body {
             Body::Forest(f) => f.predict(self.to_f32(x)?.view(), self.n_jobs),
@@ -1401,6 +1456,9 @@ fn first_max(v: impl Iterator<Item = f64>) -> usize {
 /// numpy's `interp(x, xp, linspace(0, 1, len(xp)))` for sorted, distinct `xp` of length ≥ 2,
 /// operation for operation, so a rank-scaled value is the same to the bit.
 fn interp(x: f64, xp: &[f64], step: f64) -> f64 {
+    if x.is_nan() {
+        return x; // a missing value stays missing
+    }
     let n = xp.len();
     let fp = |i: usize| {
         if i == n - 1 {
@@ -1469,7 +1527,7 @@ mod tests {
         let expected = f.predict(x.view(), 1).unwrap();
         let model = Model::new(header(2), Body::Forest(f)).unwrap();
         let bytes = model.to_bytes().unwrap();
-        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION_PLAIN.to_le_bytes());
         let again = Model::from_bytes(&bytes).unwrap();
         let xf = x.mapv(|v| v as f64);
         assert_eq!(again.predict_proba(xf.view()).unwrap(), expected);
@@ -1518,13 +1576,10 @@ mod tests {
         let model = Model::new(h.clone(), Body::Forest(f.clone())).unwrap();
         let bytes = model.to_bytes().unwrap();
         // written as version 2, which older readers refuse by version
-        assert_eq!(
-            bytes[8..12],
-            MODEL_FORMAT_VERSION_MULTI_OUTPUT.to_le_bytes()
-        );
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
         assert_eq!(
             f.to_bytes().unwrap()[8..12],
-            crate::serialize::FORMAT_VERSION_MULTI_OUTPUT.to_le_bytes()
+            crate::serialize::FORMAT_VERSION.to_le_bytes()
         );
         let again = Model::from_bytes(&bytes).unwrap();
         assert_eq!(again.classes(), Some(&per_output));

@@ -81,6 +81,13 @@ pub fn prune_cost_complexity(tree: Tree, alpha: f64) -> Tree {
             .push(tree.weighted_n_node_samples[i]);
         out.depth.push(tree.depth[i]);
     }
+    // a kept split keeps its children (and their weights), so its missing-value side too
+    out.missing_flip = tree
+        .missing_flip
+        .iter()
+        .filter(|&&i| keep[i as usize] && !collapse[i as usize])
+        .map(|&i| new_id[i as usize])
+        .collect();
     out
 }
 

@@ -989,6 +989,14 @@ impl PyForest {
             "weighted_n_node_samples",
             t.weighted_n_node_samples.clone().into_pyarray(py),
         )?;
+        d.set_item(
+            "missing_go_to_left",
+            t.missing_go_to_left()
+                .into_iter()
+                .map(u8::from)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         let value = ndarray::Array2::from_shape_vec((n, t.n_outputs), t.node_values())
             .map_err(|e| PyErr::from(Error::Internal(e.to_string())))?;
         d.set_item("value", value.into_pyarray(py))?;
@@ -1707,10 +1715,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyProjection>()?;
     m.add("ForestError", m.py().get_type::<ForestError>())?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
-    m.add(
-        "FORMAT_VERSION_MULTI_OUTPUT",
-        crate::serialize::FORMAT_VERSION_MULTI_OUTPUT,
-    )?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(n_threads, m)?)?;
@@ -1720,10 +1724,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_model, m)?)?;
     m.add_function(wrap_pyfunction!(_save_model_unchecked_for_test, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::MODEL_FORMAT_VERSION)?;
-    m.add(
-        "MODEL_FORMAT_VERSION_MULTI_OUTPUT",
-        crate::model::MODEL_FORMAT_VERSION_MULTI_OUTPUT,
-    )?;
     Ok(())
 }
 

@@ -9,6 +9,13 @@
 //! | 20..24 | CRC-32 (IEEE) of the payload, u32 little-endian |
 //! | 24.. | payload: postcard's serde encoding |
 //!
+//! Missing-value directions: a tree's `missing_flip` (see [`crate::tree::Tree`]) is not
+//! in its serde encoding. When some tree of the payload has one, the payload is followed,
+//! inside the same checksummed length, by a missing section (postcard: per tree, its
+//! list) and the frame carries the next format version, which older readers refuse by
+//! version instead of misreading; without one, the bytes are those of the version before,
+//! unchanged.
+//!
 //! Reading checks every field of the header, the checksum, and then every
 //! index and length of the forest ([`Forest::validate`]), so damaged or crafted
 //! bytes give an error, never a crash or an out-of-bounds traversal. Payloads are
@@ -22,15 +29,51 @@ use std::io::{Read, Write};
 
 /// The first bytes of a core forest.
 pub const MAGIC: &[u8; 8] = b"OBLQFRST";
-/// The format version of the core forest bytes this library writes (and the newest it reads).
+/// The newest format version of the core forest bytes this library writes and reads.
 ///
 /// Version 2 stores leaf values only (version 1, from before the first release, stored a
-/// value row for every node and is not read).
-pub const FORMAT_VERSION: u32 = 2;
-/// The version written for a multi-output forest (a 2-D y): its task is a variant older
-/// readers do not know, so they refuse it by version instead of failing to decode it.
-/// Single-output forests keep [`FORMAT_VERSION`] and the bytes they always had.
-pub const FORMAT_VERSION_MULTI_OUTPUT: u32 = 3;
+/// value row for every node and is not read). Version 3 is version 2 followed by a
+/// missing-value section, and its task may be a multi-output one; it is written only for
+/// a multi-output forest or when some tree has missing-value directions, so other forests
+/// are still written (and read) as version 2, with the bytes they always had, and older
+/// readers refuse version 3 by its number instead of misreading it.
+pub const FORMAT_VERSION: u32 = 3;
+/// The core forest version without a missing-value section.
+pub(crate) const FORMAT_VERSION_PLAIN: u32 = 2;
+
+/// Per tree of a payload (in order), its `missing_flip`; present only when some is not empty.
+pub(crate) type MissingSection = Vec<Vec<u32>>;
+
+/// The section of `trees`, or `None` when no tree has missing-value directions and the
+/// section is not `required` (a multi-output payload always carries one, maybe all empty).
+pub(crate) fn missing_section<'a>(
+    trees: impl Iterator<Item = &'a crate::tree::Tree> + Clone,
+    required: bool,
+) -> Option<MissingSection> {
+    (required || trees.clone().any(|t| !t.missing_flip.is_empty()))
+        .then(|| trees.map(|t| t.missing_flip.clone()).collect())
+}
+
+/// Gives each of `trees` its list from `section` (validation of the lists comes after).
+///
+/// # Errors
+/// [`Error::CorruptModel`] when the section does not have one list per tree.
+pub(crate) fn attach_missing<'a>(
+    trees: impl ExactSizeIterator<Item = &'a mut crate::tree::Tree>,
+    section: MissingSection,
+) -> Result<()> {
+    if trees.len() != section.len() {
+        return Err(corrupt(format!(
+            "the missing-value section has {} lists for {} trees",
+            section.len(),
+            trees.len()
+        )));
+    }
+    for (t, flips) in trees.zip(section) {
+        t.missing_flip = flips;
+    }
+    Ok(())
+}
 /// Length of the frame header.
 pub(crate) const HEADER: usize = 24;
 /// Scratch for postcard's reader: the longest string (a label or feature name) it decodes.
@@ -46,12 +89,14 @@ pub(crate) fn corrupt(m: impl Into<String>) -> Error {
     Error::CorruptModel(m.into())
 }
 
-/// Checks a frame header against `magic` and the supported versions `versions`.
+/// Checks a frame header against `magic` and the supported versions `oldest..=version`;
+/// returns the frame and its version.
 pub(crate) fn read_frame(
     head: &[u8],
     magic: &[u8; 8],
-    versions: std::ops::RangeInclusive<u32>,
-) -> Result<Frame> {
+    oldest: u32,
+    version: u32,
+) -> Result<(Frame, u32)> {
     if head.len() < HEADER {
         return Err(corrupt("too short to be a model (truncated?)"));
     }
@@ -60,16 +105,17 @@ pub(crate) fn read_frame(
     }
     let u32_at = |a: usize| u32::from_le_bytes([head[a], head[a + 1], head[a + 2], head[a + 3]]);
     let found = u32_at(8);
-    if !versions.contains(&found) {
+    if !(oldest..=version).contains(&found) {
         return Err(Error::UnsupportedVersion {
             found,
-            supported: *versions.end(),
+            supported: version,
         });
     }
-    Ok(Frame {
+    let frame = Frame {
         len: u32_at(12) as u64 | (u32_at(16) as u64) << 32,
         crc: u32_at(20),
-    })
+    };
+    Ok((frame, found))
 }
 
 /// The 24 header bytes of a frame.
@@ -126,30 +172,48 @@ pub(crate) fn check_crc(reader: impl Read, frame: &Frame) -> Result<()> {
     Ok(())
 }
 
-/// Decodes a checksummed payload held in memory.
-pub(crate) fn decode_slice<T: serde::de::DeserializeOwned>(payload: &[u8]) -> Result<T> {
-    let (value, rest): (T, &[u8]) =
-        postcard::take_from_bytes(payload).map_err(|e| corrupt(format!("decode: {e}")))?;
+/// Decodes a checksummed payload held in memory, followed by a [`MissingSection`] when
+/// `with_section`.
+pub(crate) fn decode_slice<T: serde::de::DeserializeOwned>(
+    payload: &[u8],
+    with_section: bool,
+) -> Result<(T, Option<MissingSection>)> {
+    let decode = |e: postcard::Error| corrupt(format!("decode: {e}"));
+    let (value, mut rest): (T, &[u8]) = postcard::take_from_bytes(payload).map_err(decode)?;
+    let mut section = None;
+    if with_section {
+        let (s, after): (MissingSection, &[u8]) =
+            postcard::take_from_bytes(rest).map_err(decode)?;
+        (section, rest) = (Some(s), after);
+    }
     if !rest.is_empty() {
         return Err(corrupt("trailing bytes after the model"));
     }
-    Ok(value)
+    Ok((value, section))
 }
 
-/// Decodes a checksummed payload of `len` bytes from a reader, without holding the bytes.
+/// Decodes a checksummed payload of `len` bytes from a reader, without holding the bytes,
+/// followed by a [`MissingSection`] when `with_section`.
 pub(crate) fn decode_reader<T: serde::de::DeserializeOwned>(
     reader: impl Read,
     len: u64,
-) -> Result<T> {
+    with_section: bool,
+) -> Result<(T, Option<MissingSection>)> {
+    let decode = |e: postcard::Error| corrupt(format!("decode: {e}"));
     let mut limited = reader.take(len);
     let mut scratch = vec![0u8; SCRATCH];
-    let value = postcard::from_io::<T, _>((&mut limited, &mut scratch[..]))
-        .map(|(v, _)| v)
-        .map_err(|e| corrupt(format!("decode: {e}")))?;
+    let (value, _) = postcard::from_io::<T, _>((&mut limited, &mut scratch[..])).map_err(decode)?;
+    let section = if with_section {
+        let (s, _) = postcard::from_io::<MissingSection, _>((&mut limited, &mut scratch[..]))
+            .map_err(decode)?;
+        Some(s)
+    } else {
+        None
+    };
     if limited.limit() != 0 {
         return Err(corrupt("trailing bytes after the model"));
     }
-    Ok(value)
+    Ok((value, section))
 }
 
 impl Forest {
@@ -158,14 +222,19 @@ impl Forest {
     /// # Errors
     /// [`Error::Internal`] if serde fails (it should not).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        let payload =
-            postcard::to_stdvec(self).map_err(|e| Error::Internal(format!("encode: {e}")))?;
-        let mut out = Vec::with_capacity(HEADER + payload.len());
-        let version = if self.params.task.n_targets() > 1 {
-            FORMAT_VERSION_MULTI_OUTPUT
-        } else {
+        let encode = |e: postcard::Error| Error::Internal(format!("encode: {e}"));
+        let mut payload = postcard::to_stdvec(self).map_err(encode)?;
+        let multi_output = self.params.task.n_targets() > 1;
+        let section = missing_section(self.trees.iter(), multi_output);
+        if let Some(section) = &section {
+            payload.extend(postcard::to_stdvec(section).map_err(encode)?);
+        }
+        let version = if section.is_some() {
             FORMAT_VERSION
+        } else {
+            FORMAT_VERSION_PLAIN
         };
+        let mut out = Vec::with_capacity(HEADER + payload.len());
         out.extend_from_slice(&frame_header(
             MAGIC,
             version,
@@ -188,7 +257,7 @@ impl Forest {
                  read it with Model::from_bytes / obliqueforest.load",
             ));
         }
-        let frame = read_frame(bytes, MAGIC, FORMAT_VERSION..=FORMAT_VERSION_MULTI_OUTPUT)?;
+        let (frame, version) = read_frame(bytes, MAGIC, FORMAT_VERSION_PLAIN, FORMAT_VERSION)?;
         let payload = &bytes[HEADER..];
         if payload.len() as u64 != frame.len {
             return Err(corrupt(format!(
@@ -198,7 +267,10 @@ impl Forest {
             )));
         }
         check_crc(payload, &frame)?;
-        let forest: Forest = decode_slice(payload)?;
+        let (mut forest, section): (Forest, _) = decode_slice(payload, version == FORMAT_VERSION)?;
+        if let Some(section) = section {
+            attach_missing(forest.trees.iter_mut(), section)?;
+        }
         forest.validate()?;
         forest.packed(); // only a validated forest is laid out for prediction
         Ok(forest)

@@ -356,7 +356,7 @@ def test_versions_truncation_and_trailing_bytes(tmp_path):
     data = bytearray(path.read_bytes())
     newer = bytearray(data)
     # (multi-output models are written as the next version: the newest read is that one)
-    newer[8:12] = struct.pack("<I", of._core.MODEL_FORMAT_VERSION_MULTI_OUTPUT + 1)
+    newer[8:12] = struct.pack("<I", of._core.MODEL_FORMAT_VERSION + 1)
     path.write_bytes(newer)
     with pytest.raises(ForestError, match="newer"):
         of.load(path)

@@ -396,10 +396,10 @@ def test_rotation_ensemble_without_bootstrap_works_for_complexity_schemes(iris):
 def test_rotation_ensemble_bad_data_raise_value_error(iris, Estimator):
     X, y = iris
     est = Estimator(n_estimators=10, n_rotations=2, random_state=0)
-    X_nan = X.copy()
-    X_nan[3, 1] = np.nan
+    X_inf = X.copy()
+    X_inf[3, 1] = np.inf  # (NaN is a missing value: tests/test_missing.py)
     with pytest.raises(ValueError):
-        est.fit(X_nan, y)
+        est.fit(X_inf, y)
     with pytest.raises(ValueError):
         est.fit(X, y[:-1])
     with pytest.raises(ValueError):
@@ -410,7 +410,7 @@ def test_rotation_ensemble_bad_data_raise_value_error(iris, Estimator):
     with pytest.raises(ValueError):
         est.predict(X[:, :3])
     with pytest.raises(ValueError):
-        est.predict(X_nan)
+        est.predict(X_inf)
 
 
 def test_rotation_ensemble_classifier_rejects_continuous_target(iris):

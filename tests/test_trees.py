@@ -181,7 +181,7 @@ def test_tree_predict_validates_its_input():
     with pytest.raises(ValueError, match="features"):
         forest[0].predict(X[:, :2])
     with pytest.raises(ValueError):
-        forest[0].apply(np.full_like(X, np.nan))
+        forest[0].apply(np.full_like(X, np.inf))
 
 
 def test_per_tree_spread_estimates_uncertainty():

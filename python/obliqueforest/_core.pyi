@@ -27,7 +27,6 @@ CoreX = Union[
 
 __version__: str
 FORMAT_VERSION: int
-FORMAT_VERSION_MULTI_OUTPUT: int
 """Version of the binary model format written by :meth:`Forest.to_bytes`."""
 
 class ForestError(ValueError):
@@ -307,7 +306,6 @@ class ForestPart:
         """Inverse of :meth:`to_bytes`, validating the model and every OOB record."""
 
 MODEL_FORMAT_VERSION: int
-MODEL_FORMAT_VERSION_MULTI_OUTPUT: int
 """The model file (``.of``) version written and read (see ``src/model.rs``)."""
 
 def save_model(path: str, parts: dict[str, Any]) -> None:

@@ -105,8 +105,13 @@ def resolve_n_jobs(n_jobs) -> int:
 def as_float32(X, order="C"):
     """Casts validated float data to float32 in the given memory order (one copy at most),
     refusing values float32 cannot hold."""
-    # min and max need no temporary; NaN or infinity pass on to the core, which names them
-    big = max(abs(X.min()), abs(X.max())) if X.dtype != np.float32 and X.size else 0.0
+    # fmin and fmax need no temporary and skip NaN (a missing value); infinity passes on
+    # to the core, which names it
+    big = (
+        max(abs(np.fmin.reduce(X, axis=None)), abs(np.fmax.reduce(X, axis=None)))
+        if X.dtype != np.float32 and X.size
+        else 0.0
+    )
     if np.isfinite(big) and big > _F32_MAX:
         raise ValueError(
             "X has values too large for float32 (|x| > 3.4e38); the forests compute in float32"
@@ -263,7 +268,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "_forest")
-        # NaN and infinity are refused by the core, in the same pass that reads X
+        # NaN is a missing value; infinity is refused by the core, in the pass that reads X
         X = _validate_data(
             self,
             X,
@@ -405,7 +410,7 @@ class _BaseForest(PerTreeMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
+        tags.input_tags.allow_nan = True  # NaN is a missing value (see "Missing values")
         tags.input_tags.sparse = True
         tags.non_deterministic = False
         tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
@@ -432,9 +437,10 @@ class _ClassifierMixin(ClassifierMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; converted to float32 (NaN and infinity are rejected). A scipy
-            CSR/CSC matrix or array is used without densifying it, and grows the same
-            forest as its dense array.
+            Training data; converted to float32. NaN marks a missing value (each split
+            learns which child such rows go to); infinity is rejected. A scipy CSR/CSC
+            matrix or array is used without densifying it, and grows the same forest as
+            its dense array (sparse X may not hold NaN).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Class labels; a 2-D y grows multi-output trees (one tree per estimator whose
             splits serve every output, each output with its own classes).
@@ -451,7 +457,7 @@ class _ClassifierMixin(ClassifierMixin):
             X,
             y,
             dtype=[np.float32, np.float64],
-            ensure_all_finite=True,
+            ensure_all_finite="allow-nan",
             multi_output=True,
             reset=not warm,
             accept_sparse=SPARSE_FORMATS,
@@ -572,9 +578,10 @@ class _RegressorMixin(RegressorMixin):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; converted to float32 (NaN and infinity are rejected). A scipy
-            CSR/CSC matrix or array is used without densifying it, and grows the same
-            forest as its dense array.
+            Training data; converted to float32. NaN marks a missing value (each split
+            learns which child such rows go to); infinity is rejected. A scipy CSR/CSC
+            matrix or array is used without densifying it, and grows the same forest as
+            its dense array (sparse X may not hold NaN).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Real targets; a 2-D y grows multi-output trees (one tree per estimator whose
             splits serve every output). ``criterion="poisson"`` needs y >= 0 with a
@@ -590,7 +597,7 @@ class _RegressorMixin(RegressorMixin):
             X,
             y,
             dtype=[np.float32, np.float64],
-            ensure_all_finite=True,
+            ensure_all_finite="allow-nan",
             multi_output=True,
             y_numeric=True,
             reset=not (self.warm_start and hasattr(self, "_forest")),

@@ -64,7 +64,8 @@ class TreeNodes:
 
     Node ``i`` is a leaf when ``children_left[i] == -1``. Otherwise a row goes left when its
     projection ``sum(projection_weights[k] * x[projection_features[k]])`` over ``k`` in
-    ``projection_ptr[i]:projection_ptr[i + 1]`` is ``<= threshold[i]``.
+    ``projection_ptr[i]:projection_ptr[i + 1]`` is ``<= threshold[i]``; a row whose
+    projection is missing (a NaN term) goes left when ``missing_go_to_left[i]``.
 
     Attributes
     ----------
@@ -93,6 +94,10 @@ class TreeNodes:
         In-bag rows that reached each node.
     weighted_n_node_samples : ndarray of shape (node_count,)
     depth : ndarray of shape (node_count,)
+    missing_go_to_left : ndarray of shape (node_count,), dtype uint8
+        1 where rows with a missing projection go left: the side the split search chose
+        when the node saw missing values in training, else the child with more weighted
+        training rows (right on ties); 0 at leaves. As scikit-learn's.
     """
 
     def __init__(self, nodes: dict, n_features: int, class_counts=None, n_outputs: int = 1):
@@ -119,6 +124,7 @@ class TreeNodes:
         self.n_node_samples = nodes["n_node_samples"]
         self.weighted_n_node_samples = nodes["weighted_n_node_samples"]
         self.depth = nodes["depth"]
+        self.missing_go_to_left = nodes["missing_go_to_left"]
         self.max_depth = int(self.depth.max())
         self.n_leaves = int(leaf.sum())
 

@@ -116,7 +116,8 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
     ------
     ValueError
         X, y and sample_weight partitioned differently, partitions with different
-        features, NaN or infinity in a partition, or any error of the estimator's fit.
+        features, infinity in a partition (NaN is a missing value), or any error of the
+        estimator's fit.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")

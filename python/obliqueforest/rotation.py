@@ -126,15 +126,25 @@ class _ScaledSparse:
 def rotate(X_scaled, rotation):
     """``X_scaled @ rotation`` as the float32 the core takes: one matrix product.
 
-    Raises ValueError when the rotated data leave float32's range (X itself is finite, so
-    only unscaled data near float32's limits can).
+    A rotated coordinate is missing (NaN) when a feature with a nonzero weight in it is
+    missing: the projection rule of every oblique split (terms of weight 0, as in the
+    identity rotation, are left out, so the identity keeps each feature's own missingness).
+
+    Raises ValueError when the rotated data leave float32's range (X itself has no
+    infinity, so only unscaled data near float32's limits can).
     """
-    rotated = X_scaled @ rotation
+    # (scaled sparse X holds no NaN; its product with the dense rotation is dense)
+    missing = None if isinstance(X_scaled, _ScaledSparse) else np.isnan(X_scaled)
+    if missing is not None and missing.any():
+        rotated = np.where(missing, 0.0, X_scaled) @ rotation
+        rotated[(missing.astype(np.float64) @ (rotation != 0)) > 0] = np.nan
+    else:
+        rotated = X_scaled @ rotation
     with np.errstate(over="ignore"):
         out = np.ascontiguousarray(rotated, dtype=np.float32)
-    if not np.isfinite(out).all():
+    if np.isinf(out).any():
         raise ValueError(
-            f"a rotation maps X to values up to {np.abs(rotated).max():.3g} in magnitude, "
+            f"a rotation maps X to values up to {np.nanmax(np.abs(rotated)):.3g} in magnitude, "
             f"beyond float32's range ({_F32_MAX:.3g}) in which the engine computes; rescale "
             "X (e.g. divide it by a constant) or use scaling='minmax' or 'rank'"
         )
@@ -359,16 +369,27 @@ class _BaseRotationEnsemble(BaseEstimator):
     # ---- scaling (Sect. 6 of [1]_): fitted on the training data, applied at predict time
 
     def _fit_scaling(self, X):
+        # the training range and values of the present (non-NaN) entries; a column missing
+        # everywhere scales as a constant one
         if self.scaling == "minmax":
-            lo = X.min(axis=0)
-            span = X.max(axis=0) - lo
-            if sparse.issparse(X):
-                lo, span = lo.toarray().ravel(), span.toarray().ravel()
-            span[span == 0] = 1.0
+            if sparse.issparse(X):  # (sparse X holds no NaN)
+                lo = X.min(axis=0).toarray().ravel()
+                span = X.max(axis=0).toarray().ravel() - lo
+            else:  # NaN (missing) left out
+                lo = np.fmin.reduce(X, axis=0)
+                span = np.fmax.reduce(X, axis=0) - lo
+                lo[np.isnan(lo)] = 0.0
+            span[(span == 0) | np.isnan(span)] = 1.0
             self._scale_min, self._scale_span = lo, span
         elif self.scaling == "rank":
-            columns = _canonical_csc(X) if sparse.issparse(X) else X
-            self._rank_values = [_column_values(columns, j) for j in range(X.shape[1])]
+            if sparse.issparse(X):
+                columns = _canonical_csc(X)
+                self._rank_values = [_column_values(columns, j) for j in range(X.shape[1])]
+            else:  # NaN (missing) left out
+                self._rank_values = [
+                    np.unique(c[~np.isnan(c)]) if np.isnan(c).any() else np.unique(c) for c in X.T
+                ]
+                self._rank_values = [v if v.size else np.zeros(1) for v in self._rank_values]
         return self._scale(X)
 
     def _scale(self, X):
@@ -380,7 +401,7 @@ class _BaseRotationEnsemble(BaseEstimator):
             out = np.empty_like(X, dtype=np.float64)
             for j, values in enumerate(self._rank_values):
                 if values.size == 1:
-                    out[:, j] = 0.0
+                    out[:, j] = np.where(np.isnan(X[:, j]), np.nan, 0.0)
                 else:
                     # A training value maps to its (dense) rank / (n_unique - 1);
                     # new values interpolate between neighbours and clip to [0, 1].
@@ -733,7 +754,14 @@ class _BaseRotationEnsemble(BaseEstimator):
     def _mean_prediction(self, X):
         """Mean over all trees of their leaf values on their rotated inputs."""
         check_is_fitted(self)
-        X = _validate_data(self, X, reset=False, dtype=np.float64, accept_sparse=SPARSE_FORMATS)
+        X = _validate_data(
+            self,
+            X,
+            reset=False,
+            dtype=np.float64,
+            accept_sparse=SPARSE_FORMATS,
+            ensure_all_finite="allow-nan",
+        )
         X_scaled = self._scale(X)
         n_jobs = resolve_n_jobs(self.n_jobs)
         total = np.zeros((X.shape[0], self._n_outputs))
@@ -773,6 +801,7 @@ class _BaseRotationEnsemble(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
+        tags.input_tags.allow_nan = True  # NaN is a missing value (see ``rotate``)
         tags.input_tags.sparse = True  # scaled and rotated without densifying X
         return tags
 
@@ -1112,7 +1141,7 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training inputs (finite numbers).
+            Training inputs; NaN marks a missing value (infinity is rejected).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Class labels.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -1124,7 +1153,13 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
             The fitted estimator.
         """
         X, y = _validate_data(
-            self, X, y, dtype=np.float64, multi_output=True, accept_sparse=SPARSE_FORMATS
+            self,
+            X,
+            y,
+            dtype=np.float64,
+            multi_output=True,
+            accept_sparse=SPARSE_FORMATS,
+            ensure_all_finite="allow-nan",
         )
         y = target_columns(y)
         check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
@@ -1319,7 +1354,7 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Training inputs (finite numbers).
+            Training inputs; NaN marks a missing value (infinity is rejected).
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Targets.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -1338,6 +1373,7 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
             multi_output=True,
             y_numeric=True,
             accept_sparse=SPARSE_FORMATS,
+            ensure_all_finite="allow-nan",
         )
         y = np.asarray(target_columns(y), dtype=np.float64)
         self.n_outputs_ = self._n_outputs = y.shape[1]

@@ -2,8 +2,9 @@
 //! each searched for its best split by the [`super::splitter`] and partitioned in place.
 //!
 //! Invariant: a pending node owns `ws.samples[start..end]`; after [`Builder::partition`],
-//! `ws.samples[start..start + n_left]` are the rows whose projection is `<= threshold`,
-//! in their previous order. Node `i`'s statistics, value and projection wait in the
+//! `ws.samples[start..start + n_left]` are the rows whose projection is `<= threshold`
+//! (and those whose projection is missing when the split sends them left), in their
+//! previous order. Node `i`'s statistics, value and projection wait in the
 //! workspace until the tree is laid out at the end of [`Builder::grow`].
 
 use super::criterion::{
@@ -35,6 +36,8 @@ pub(super) struct Pending {
     /// Bounds of the node's values under monotonic constraints, and its split's direction.
     bounds: Bounds,
     dir: i8,
+    /// Side of the rows whose projection is missing (true: left); `None` when there are none.
+    missing: Option<bool>,
 }
 
 impl PartialEq for Pending {
@@ -77,6 +80,11 @@ pub(crate) struct Workspace {
     /// Scratch of [`Builder::project`] (the field keeps its old name for its callers).
     pub(super) terms: Gather,
     pub(super) bins: Bins,
+    /// Samples of a node's rows whose candidate projection is present / missing (NaN).
+    pub(super) present: Vec<u32>,
+    pub(super) missing: Vec<u32>,
+    /// Criterion statistics of the missing rows (random splitter).
+    pub(super) miss_stats: Vec<f64>,
 }
 
 /// Memory [`Builder::project`] reuses: a projection's terms, and the row map sparse X
@@ -253,6 +261,12 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             let right_id = tree.n_nodes() as u32 - 1;
             tree.left[node] = left_id;
             tree.right[node] = right_id;
+            // a learned side of the missing rows is stored only where it is not the default
+            if p.missing
+                .is_some_and(|left| left != tree.default_missing_left(node))
+            {
+                tree.missing_flip.push(node as u32);
+            }
             n_leaves += 1;
             // depth-first: the right child waits under the left one
             if let Some(r) = r {
@@ -262,6 +276,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
                 push(l, &mut stack, &mut heap);
             }
         }
+        tree.missing_flip.sort_unstable();
         // lay the projections of inner nodes out in node order (CSR), and the leaves' values
         tree.proj_ptr.push(0);
         let mut leaf_rows = 0u32;
@@ -371,6 +386,7 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             proj,
             bounds,
             dir: best.dir,
+            missing: best.missing,
         })
     }
 
@@ -416,8 +432,8 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
             .project_rows(&gather.terms, samples, &mut gather.row_pos, out);
     }
 
-    /// Moves the rows of `p` whose projection is `<= threshold` to the front, keeping the
-    /// order of both sides; returns their count.
+    /// Moves the rows of `p` whose projection is `<= threshold` (or missing, when `p` sends
+    /// missing rows left) to the front, keeping the order of both sides; returns their count.
     fn partition(&self, ws: &mut Workspace, p: &Pending) -> usize {
         let family = self.sampler.descriptors();
         let w = if family.is_some() {
@@ -437,9 +453,11 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
         let samples = &mut ws.samples[p.start..p.end];
         ws.right_rows.clear();
         let mut i = 0;
+        let missing_left = p.missing == Some(true);
         for k in 0..samples.len() {
             let s = samples[k];
-            if ws.vals[k] <= p.threshold {
+            let v = ws.vals[k];
+            if v <= p.threshold || (missing_left && v.is_nan()) {
                 samples[i] = s;
                 i += 1;
             } else {

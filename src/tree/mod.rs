@@ -22,6 +22,14 @@
 //!
 //! Growth: the in-bag rows live in one permutation array; a node owns the range
 //! `samples[start..end]`, and after a split `samples[start..start+n_left]` go left.
+//!
+//! Missing values (NaN): a projection with a NaN term is NaN for that row (the dot product
+//! propagates it; weights are never skipped for a missing value). Such a row goes to the
+//! child [`Tree::missing_goes_left`] names: by default the child with more weighted
+//! training rows (the right one on ties; scikit-learn's rule for a node that saw no missing
+//! value), except at the nodes listed in `missing_flip`, where the split search found it
+//! better to send the node's missing rows the other way. A tree grown on data without NaN
+//! has an empty `missing_flip`.
 
 pub(crate) mod builder;
 pub(crate) mod criterion;
@@ -67,6 +75,12 @@ pub struct Tree {
     pub depth: Vec<u32>,
     /// Leaf values, one row of `n_outputs` per leaf in node order.
     pub value: Vec<f64>,
+    /// Inner nodes, ascending, whose rows with a missing (NaN) projection go against the
+    /// default rule of [`Tree::missing_goes_left`]. Not part of the serde encoding: the
+    /// model formats carry it in a section of their own, present only when some tree has
+    /// one (so files of trees grown without NaN keep their bytes).
+    #[serde(skip)]
+    pub missing_flip: Vec<u32>,
 }
 
 impl Tree {
@@ -123,6 +137,7 @@ impl Tree {
         self.weighted_n_node_samples.shrink_to_fit();
         self.depth.shrink_to_fit();
         self.value.shrink_to_fit();
+        self.missing_flip.shrink_to_fit();
     }
 
     /// The values (class distribution or mean) of leaf `leaf`.
@@ -175,11 +190,7 @@ impl Tree {
             let mut v = 0.0f32;
             self.proj(node, descriptors)
                 .for_each(|j, w| v += w * get(j));
-            node = if v <= self.threshold[node] {
-                self.left[node]
-            } else {
-                self.right[node]
-            } as usize;
+            node = self.child(node, v);
         }
         node
     }
@@ -190,13 +201,48 @@ impl Tree {
         let mut node = 0usize;
         while self.left[node] != LEAF {
             let v = self.proj(node, descriptors).dot(row);
-            node = if v <= self.threshold[node] {
-                self.left[node]
-            } else {
-                self.right[node]
-            } as usize;
+            node = self.child(node, v);
         }
         node
+    }
+
+    /// The child of inner node `node` a row with projected value `v` goes to: left when
+    /// `v <= threshold`, right when `v > threshold`, and [`Tree::missing_goes_left`]'s
+    /// side when `v` is NaN.
+    #[inline(always)]
+    pub fn child(&self, node: usize, v: f32) -> usize {
+        let t = self.threshold[node];
+        let left = v <= t || (v.is_nan() && self.missing_goes_left(node));
+        if left {
+            self.left[node] as usize
+        } else {
+            self.right[node] as usize
+        }
+    }
+
+    /// Whether rows whose projection is missing (NaN) at inner node `node` go left: to the
+    /// child with more weighted training rows (right on ties), unless the node is in
+    /// `missing_flip` (its split search sent its missing rows the other way).
+    #[inline]
+    pub fn missing_goes_left(&self, node: usize) -> bool {
+        self.default_missing_left(node) != self.missing_flip.binary_search(&(node as u32)).is_ok()
+    }
+
+    /// The default side of missing values at inner node `node`: left when the left child
+    /// holds strictly more weighted training rows (scikit-learn's rule for a node that saw
+    /// no missing value in training).
+    #[inline]
+    pub fn default_missing_left(&self, node: usize) -> bool {
+        let w = &self.weighted_n_node_samples;
+        w[self.left[node] as usize] > w[self.right[node] as usize]
+    }
+
+    /// [`Tree::missing_goes_left`] of every node (false for leaves), as scikit-learn's
+    /// `tree_.missing_go_to_left`.
+    pub fn missing_go_to_left(&self) -> Vec<bool> {
+        (0..self.n_nodes())
+            .map(|i| !self.is_leaf(i) && self.missing_goes_left(i))
+            .collect()
     }
 
     /// Weighted impurity decrease of every split, shared among each projection's features
@@ -286,6 +332,14 @@ impl Tree {
         }
         if descriptors.is_some() && !self.proj_w.is_empty() {
             return bad("weights stored for compact descriptors");
+        }
+        // ascending inner nodes (so at most one entry per node: bounded by the table)
+        let mut prev: Option<u32> = None;
+        for &i in &self.missing_flip {
+            if prev.is_some_and(|p| p >= i) || i as usize >= n || self.left[i as usize] == LEAF {
+                return bad("missing-value directions");
+            }
+            prev = Some(i);
         }
         let mut leaf_rows = 0u32;
         for i in 0..n {

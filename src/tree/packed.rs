@@ -1,6 +1,8 @@
 //! The prediction layout of a tree (SPORF paper, Sect. 6.4.3, "forest packing"). Node
 //! indices are those of the [`Tree`] it was built from, and a leaf points to itself, which
-//! is how a walk recognises it.
+//! is how a walk recognises it. A row whose projection is NaN at a node goes where
+//! [`Tree::missing_goes_left`] says, looked up from a per-node table consulted only for
+//! such rows (a NaN compares false both ways, so the common path is one compare).
 
 use super::{Tree, MULTI};
 use crate::projection::CompactDescriptors;
@@ -30,6 +32,9 @@ pub struct PackedTree {
     nodes: Vec<PackedNode>,
     /// (feature, weight) of multi-feature projections, interleaved: one cache line, not two.
     proj: Vec<(u32, f32)>,
+    /// Per node, 1 when a row with a missing (NaN) projection goes right
+    /// ([`Tree::missing_goes_left`]); read only for such rows.
+    missing_right: Vec<u8>,
 }
 
 impl PackedTree {
@@ -38,6 +43,9 @@ impl PackedTree {
         let mut p = PackedTree {
             nodes: Vec::with_capacity(tree.n_nodes()),
             proj: Vec::new(),
+            missing_right: (0..tree.n_nodes())
+                .map(|i| u8::from(!tree.is_leaf(i) && !tree.missing_goes_left(i)))
+                .collect(),
         };
         for node in 0..tree.n_nodes() {
             let (a, b, threshold, left) = if tree.is_leaf(node) {
@@ -106,7 +114,18 @@ impl PackedTree {
             if nd.left as usize == i {
                 return i;
             }
-            i = nd.left as usize + (self.project(nd, row) > nd.threshold) as usize;
+            i = nd.left as usize + self.goes_right(i, nd, self.project(nd, row));
+        }
+    }
+
+    /// 1 when a row with projected value `v` at inner node `i` goes right: `v > threshold`,
+    /// or the node's missing-value side when `v` is NaN.
+    #[inline(always)]
+    fn goes_right(&self, i: usize, nd: PackedNode, v: f32) -> usize {
+        if v.is_nan() {
+            self.missing_right[i] as usize
+        } else {
+            (v > nd.threshold) as usize
         }
     }
 
@@ -157,7 +176,8 @@ impl PackedTree {
                         active -= 1;
                     }
                 } else {
-                    idx[l] = nd.left + (self.project(nd, row(lane_row[l])) > nd.threshold) as u32;
+                    let v = self.project(nd, row(lane_row[l]));
+                    idx[l] = nd.left + self.goes_right(i as usize, nd, v) as u32;
                 }
             }
         }
@@ -178,6 +198,8 @@ impl PackedTree {
 
     /// Bytes used by the packed layout (the leaf values stay in the [`Tree`]).
     pub fn n_bytes(&self) -> usize {
-        self.nodes.len() * std::mem::size_of::<PackedNode>() + self.proj.len() * 8
+        self.nodes.len() * std::mem::size_of::<PackedNode>()
+            + self.proj.len() * 8
+            + self.missing_right.len()
     }
 }

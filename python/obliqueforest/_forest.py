@@ -34,13 +34,16 @@ from .projections import AxisAligned, SparseSigned, _Projection
 
 def _validate_data(est, *args, **kwargs):
     """scikit-learn's ``validate_data``, refusing a sparse y with a ValueError as
-    scikit-learn's forests do (its own check raises TypeError)."""
+    scikit-learn's forests do (its own check raises TypeError). Its finiteness check sums
+    the data, which overflows on finite values near float32's limits: that says nothing
+    about the data (each value is still checked), so numpy's warning is silenced."""
     if len(args) > 1 and sparse.issparse(args[1]):
         raise ValueError(
             "sparse multilabel-indicator for y is not supported: the forests take dense "
             "targets (pass y.toarray())"
         )
-    return validate_data(est, *args, **kwargs)
+    with np.errstate(over="ignore", invalid="ignore"):
+        return validate_data(est, *args, **kwargs)
 
 
 __all__ = [

@@ -1001,7 +1001,8 @@ pub(crate) fn prepare<'a, 'x: 'a>(
     // the running medians of absolute_error's scan have no block for the missing rows
     if x.has_missing() && params.criterion == crate::params::Criterion::AbsoluteError {
         return Err(Error::InvalidInput(
-            "criterion='absolute_error' does not support missing values (NaN in X); impute              X or use 'squared_error' or 'poisson'"
+            "criterion='absolute_error' does not support missing values (NaN in X); impute X \
+             or use 'squared_error' or 'poisson'"
                 .into(),
         ));
     }

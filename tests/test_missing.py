@@ -283,3 +283,11 @@ def test_monotonic_constraints_refuse_missing_values_as_sklearn():
         of.RandomForestClassifier(5, monotonic_cst=cst, random_state=0).fit(Xtr, ytr)
     # without NaN the constraints apply as before
     of.RandomForestClassifier(5, monotonic_cst=cst, random_state=0).fit(np.nan_to_num(Xtr), ytr)
+
+
+def test_absolute_error_with_missing_values_is_a_clear_value_error():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    X[::7, 1] = np.nan
+    with pytest.raises(ValueError, match="absolute_error' does not support missing values"):
+        of.RandomForestRegressor(n_estimators=2, criterion="absolute_error").fit(X, X[:, 0])

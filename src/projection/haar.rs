@@ -65,16 +65,7 @@ impl ProjectionFamily for HaarPatches {
         let n_diff_axes = self.difference_axes().count();
         out.clear();
         for _ in 0..d {
-            if let Some(ca) = g.channel_axis {
-                let n_ch = g.data_shape[ca];
-                let k = rng.between(1, n_ch);
-                rng.distinct(n_ch, k, &mut s.pool, &mut s.chosen);
-                s.chosen.sort_unstable();
-                out.idx.push(k as u32);
-                out.idx.extend_from_slice(&s.chosen);
-            } else {
-                out.idx.push(0);
-            }
+            g.sample_channels(rng, s, out);
             // which axis a difference runs along, if this candidate is one
             let diff_axis = (n_diff_axes > 0 && rng.unit() < self.differences)
                 .then(|| self.difference_axes().nth(rng.below(n_diff_axes)))
@@ -87,16 +78,9 @@ impl ProjectionFamily for HaarPatches {
                     let h = rng.between(lo, hi.min(size / 2));
                     let n_starts = if g.periodic[i] { size } else { size - 2 * h + 1 };
                     (rng.below(n_starts), h)
-                } else if g.periodic[i] {
-                    let h = rng.between(lo, hi);
-                    (rng.below(size), h)
                 } else {
-                    // MORF's zero-padded corner, clipped to the sample
                     let h = rng.between(lo, hi);
-                    let u = rng.below(size + h - 1) as i64 - (h as i64 - 1);
-                    let start = u.max(0) as usize;
-                    let end = ((u + h as i64) as usize).min(size);
-                    (start, end - start)
+                    g.place_patch(rng, i, size, h)
                 };
                 out.idx.push(start as u32);
                 out.idx.push(len as u32);

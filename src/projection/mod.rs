@@ -411,6 +411,46 @@ pub struct PatchGeometry {
 }
 
 impl PatchGeometry {
+    /// Draws a candidate's channels into the first words of its descriptor: their count
+    /// and sorted indices (a random non-empty subset), or 0 without a channel axis.
+    pub(crate) fn sample_channels(
+        &self,
+        rng: &mut Rng,
+        s: &mut SamplerScratch,
+        out: &mut ProjectionBuf,
+    ) {
+        if let Some(ca) = self.channel_axis {
+            let n_ch = self.data_shape[ca];
+            let k = rng.between(1, n_ch);
+            rng.distinct(n_ch, k, &mut s.pool, &mut s.chosen);
+            s.chosen.sort_unstable();
+            out.idx.push(k as u32);
+            out.idx.extend_from_slice(&s.chosen);
+        } else {
+            out.idx.push(0);
+        }
+    }
+
+    /// Where a patch of `h` positions lies along spatial axis `i` (of `size` positions):
+    /// anywhere on a periodic axis, else MORF's zero-padded corner clipped to the sample.
+    /// Returns (start, length).
+    pub(crate) fn place_patch(
+        &self,
+        rng: &mut Rng,
+        i: usize,
+        size: usize,
+        h: usize,
+    ) -> (usize, usize) {
+        if self.periodic[i] {
+            (rng.below(size), h)
+        } else {
+            let u = rng.below(size + h - 1) as i64 - (h as i64 - 1);
+            let start = u.max(0) as usize;
+            let end = ((u + h as i64) as usize).min(size);
+            (start, end - start)
+        }
+    }
+
     /// The non-channel axes, in order.
     pub fn spatial_axes(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.data_shape.len()).filter(move |&a| Some(a) != self.channel_axis)
@@ -872,27 +912,11 @@ impl ProjectionSampler for PatchSampler {
         let g = &self.geometry;
         out.clear();
         for _ in 0..d {
-            if let Some(ca) = g.channel_axis {
-                let n_ch = g.data_shape[ca];
-                let k = rng.between(1, n_ch);
-                rng.distinct(n_ch, k, &mut s.pool, &mut s.chosen);
-                s.chosen.sort_unstable();
-                out.idx.push(k as u32);
-                out.idx.extend_from_slice(&s.chosen);
-            } else {
-                out.idx.push(0);
-            }
+            g.sample_channels(rng, s, out);
             for (i, a) in g.spatial_axes().enumerate() {
                 let size = g.data_shape[a];
                 let h = rng.between(g.min_patch_size[i], g.max_patch_size[i]);
-                let (start, len) = if g.periodic[i] {
-                    (rng.below(size), h)
-                } else {
-                    let u = rng.below(size + h - 1) as i64 - (h as i64 - 1);
-                    let start = u.max(0) as usize;
-                    let end = ((u + h as i64) as usize).min(size);
-                    (start, end - start)
-                };
+                let (start, len) = g.place_patch(rng, i, size, h);
                 out.idx.push(start as u32);
                 out.idx.push(len as u32);
             }

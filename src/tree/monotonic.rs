@@ -41,7 +41,7 @@ pub(super) fn direction(cst: &[i8], proj: ProjRef<'_>) -> Option<i8> {
     }
 }
 
-/// The bounds of a node's subtree values and the direction of the split being searched.
+/// The bounds `[lo, hi]` of a node's subtree values.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Bounds {
     pub(super) lo: f64,

@@ -23,6 +23,7 @@ use ndarray::{Array2, ArrayView2};
 use obliqueforest::rng::Rng;
 use obliqueforest::{
     Density, Forest, ForestParams, MaxFeatures, PatchGeometry, ProjectionKind, Splitter,
+    WeightScale,
 };
 use std::hint::black_box;
 use std::time::Duration;
@@ -87,6 +88,7 @@ fn families() -> Vec<Family> {
             "sporf",
             ProjectionKind::SparseSigned {
                 density: Density::FeatureCombinations(3.0),
+                scaling: WeightScale::None,
             },
             MaxFeatures::All,
         ),

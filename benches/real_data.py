@@ -198,7 +198,9 @@ class _YDF:
 MODELS = {
     "of_rf": _of("RandomForest"),
     "of_sporf": _of("SPORF"),
-    "of_sporf_paper": _of("SPORF", max_features=1.0, feature_combinations=3.0),
+    "of_sporf_paper": _of("SPORF", max_features=1.0, feature_combinations=3.0, scaling=None),
+    # the defaults before robust weight scaling (issue 17)
+    "of_sporf_unscaled": _of("SPORF", scaling=None),
     "of_sporf_random": _of("SPORF", splitter="random"),
     "of_extra": _of("RandomForest", splitter="random"),
     "of_rotation": _of("RotationEnsemble"),
@@ -208,7 +210,8 @@ MODELS = {
     "treeple_of": _treeple,
     "ydf_rf": lambda task, seed, n_jobs: _YDF(task, seed),
 }
-# SPORF variants for choosing its defaults: d (max_features) x lambda*p (feature_combinations)
+# SPORF variants for choosing its defaults: d (max_features) x lambda*p (feature_combinations),
+# measured before weight scaling existed (so without it)
 SPORF_GRID = {
     "of_sporf_d1_fc1.5": {"max_features": 1.0, "feature_combinations": 1.5},
     "of_sporf_d1_fc2": {"max_features": 1.0, "feature_combinations": 2.0},
@@ -223,7 +226,25 @@ SPORF_GRID = {
     "of_sporf_d2_fc1": {"max_features": 2.0, "feature_combinations": 1.0},
 }
 for _name, _params in SPORF_GRID.items():
-    MODELS[_name] = _of("SPORF", **_params)
+    MODELS[_name] = _of("SPORF", scaling=None, **_params)
+
+
+def _of_scaled(cls_name, scaler, **params):
+    """This library's forest behind a scikit-learn scaler: the study that chose SPORF's
+    robust weight scaling (the forest itself unscaled)."""
+
+    def make(task, seed, n_jobs):
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import RobustScaler, StandardScaler
+
+        scale = {"std": StandardScaler, "robust": RobustScaler}[scaler]()
+        return make_pipeline(scale, _of(cls_name, **params)(task, seed, n_jobs))
+
+    return make
+
+
+MODELS["of_sporf_std"] = _of_scaled("SPORF", "std", scaling=None)
+MODELS["of_sporf_robust"] = _of_scaled("SPORF", "robust", scaling=None)
 ROTATION_GRID = {
     "of_rotation_mf1": {"max_features": 1.0},
 }
@@ -255,6 +276,7 @@ PAIRS = [
     ("of_sporf", "sk_hgb"),
     ("of_sporf_paper", "of_rf"),
     ("of_sporf", "of_sporf_paper"),
+    ("of_sporf", "of_sporf_unscaled"),
     *((name, "of_rf") for name in SPORF_GRID),
 ]
 
@@ -298,21 +320,20 @@ def error(task, y_true, y_pred):
     return float(1.0 - r2_score(y_true, y_pred))
 
 
-def run(datasets, models, args, cache, cache_path):
+def run(datasets, models, args, seed, cache, cache_path):
     for name in datasets:
         X, y, task = load(name)
         for model in models:
             todo = [
                 (r, f, tr, te)
-                for r, f, tr, te in splits(y, task, args.folds, args.repeats, args.seed)
+                for r, f, tr, te in splits(y, task, args.folds, args.repeats, seed)
                 if _key(name, model, r, f) not in cache
             ]
             if not todo:
                 continue
             t_model = time.perf_counter()
             for r, f, train, test in todo:
-                seed = args.seed + 1000 * r + f
-                est = MODELS[model](task, seed, args.n_jobs)
+                est = MODELS[model](task, seed + 1000 * r + f, args.n_jobs)
                 # OpenMP (HistGradientBoosting) on one thread: on a loaded machine its
                 # threads spin at barriers while a sibling is descheduled (100x slower)
                 with threadpool_limits(limits=1):
@@ -463,7 +484,13 @@ def main(argv=None):
     parser.add_argument("--models", nargs="+", default=DEFAULT_MODELS, choices=list(MODELS))
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        nargs="+",
+        default=[0],
+        help="several seeds pool their folds in the summary (each seed has its cache file)",
+    )
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument(
         "--cache", type=Path, default=None, help="default: results/real_data_cells_<protocol>.json"
@@ -480,17 +507,25 @@ def main(argv=None):
         return
     models = [m for m in args.models if available(m)]
     skipped = sorted(set(args.models) - set(models))
-    if args.cache is None:
-        args.cache = RESULTS / f"real_data_cells_{args.folds}x{args.repeats}_s{args.seed}.json"
-    cache = load_cells(args.cache)
+    if args.cache is not None and len(args.seed) > 1:
+        parser.error("--cache names the file of one seed")
+    seeds = ", ".join(map(str, args.seed))
     print(f"# python {' '.join(sys.argv)}")
     print(
-        f"# {args.folds}-fold x {args.repeats} repeats, seed {args.seed}, n_jobs {args.n_jobs}"
+        f"# {args.folds}-fold x {args.repeats} repeats, seed {seeds}, n_jobs {args.n_jobs}"
         + (f"; not installed: {', '.join(skipped)}" if skipped else "")
     )
-    if not args.summary_only:
-        run(args.datasets, models, args, cache, args.cache)
-    result = summarize(cache, args.datasets, models)
+    pooled = {}
+    for i, seed in enumerate(args.seed):
+        path = args.cache or RESULTS / f"real_data_cells_{args.folds}x{args.repeats}_s{seed}.json"
+        cache = load_cells(path)
+        if not args.summary_only:
+            run(args.datasets, models, args, seed, cache, path)
+        # the seeds' repeats follow one another: seed i's repeat r is repeat i * repeats + r
+        for key, cell in cache.items():
+            name, model, r, f = key.split("|")
+            pooled[_key(name, model, i * args.repeats + int(r), int(f))] = cell
+    result = summarize(pooled, args.datasets, models)
     result["protocol"] = {"folds": args.folds, "repeats": args.repeats, "seed": args.seed}
     args.json.write_text(json.dumps(result, indent=1))
 

@@ -774,6 +774,82 @@ pub fn check_target_scale(y: &Targets, weights: &[f64]) -> Result<()> {
     )))
 }
 
+impl FeatureMatrix<'_> {
+    /// Per feature, 1/s_j of [`crate::projection::WeightScale::Robust`]: s_j is the
+    /// interquartile range of the column's present values (quartiles interpolated linearly
+    /// between order statistics, as numpy's default), its range when that is 0; 1 for a
+    /// constant or all-missing column, or when 1/s_j is not a normal float. Columns are
+    /// read in parallel on the current rayon pool.
+    pub fn robust_inverse_scales(&self) -> Vec<f32> {
+        (0..self.n_features)
+            .into_par_iter()
+            .map(|j| match &self.store {
+                Store::Sparse(x) => {
+                    let (rows, vals) = x.view().slice(j);
+                    inverse_spread(vals.to_vec(), self.n_samples - rows.len())
+                }
+                _ => {
+                    let values = (0..self.n_samples).map(|i| self.get(i, j));
+                    inverse_spread(values.filter(|v| !v.is_nan()).collect(), 0)
+                }
+            })
+            .collect()
+    }
+}
+
+/// 1 / (interquartile range, or range when that is 0) of `values` together with `zeros`
+/// further zeros (a sparse column's rows not stored); 1 when there is no spread or its
+/// inverse is not a normal float.
+fn inverse_spread(mut values: Vec<f32>, zeros: usize) -> f32 {
+    let m = values.len() + zeros;
+    if m == 0 {
+        return 1.0;
+    }
+    if zeros > 0 {
+        values.sort_unstable_by(f32::total_cmp);
+    }
+    let quartile = |values: &mut Vec<f32>, q: f64| {
+        let h = q * (m - 1) as f64;
+        let lo = h.floor() as usize;
+        let a = order_statistic(values, zeros, lo);
+        if lo + 1 < m && h > lo as f64 {
+            a + (h - lo as f64) * (order_statistic(values, zeros, lo + 1) - a)
+        } else {
+            a
+        }
+    };
+    let iqr = quartile(&mut values, 0.75) - quartile(&mut values, 0.25);
+    let spread = if iqr > 0.0 {
+        iqr
+    } else {
+        order_statistic(&mut values, zeros, m - 1) - order_statistic(&mut values, zeros, 0)
+    };
+    let inv = (1.0 / spread) as f32;
+    if spread > 0.0 && inv.is_normal() {
+        inv
+    } else {
+        1.0
+    }
+}
+
+/// The `k`-th smallest (from 0) of `values` and `zeros` zeros: `values` is sorted when
+/// `zeros > 0`, and is reordered by a selection otherwise.
+fn order_statistic(values: &mut [f32], zeros: usize, k: usize) -> f64 {
+    let v = if zeros == 0 {
+        *values.select_nth_unstable_by(k, f32::total_cmp).1
+    } else {
+        let negative = values.partition_point(|v| *v < 0.0);
+        if k < negative {
+            values[k]
+        } else if k < negative + zeros {
+            0.0
+        } else {
+            values[k - zeros]
+        }
+    };
+    f64::from(v)
+}
+
 /// The most a sum of terms may reach in magnitude (bounded from the data) and still be
 /// computed in f32 without overflow: half of f32::MAX leaves room for rounding.
 const SUM_LIMIT: f64 = f32::MAX as f64 / 2.0;
@@ -819,6 +895,7 @@ impl FeatureMatrix<'_> {
 mod tests {
     use super::*;
     use crate::rng::Rng;
+    use crate::sparse::SparseView;
     use ndarray::Array2;
 
     /// Wide X with float columns, two-valued columns (0/1, -3.5/2, 0.0/-0.0), a constant
@@ -835,6 +912,51 @@ mod tests {
                 _ => [1.0, 2.0, 4.0][(u * 3.0) as usize],
             }
         })
+    }
+
+    #[test]
+    fn robust_scales_are_interquartile_ranges_also_over_a_sparse_columns_zeros() {
+        // column 0: 0..=8 (quartiles 2 and 6 -> 1/4); column 1: quartiles interpolated,
+        // with a NaN left out (values 1, 2, 4, 8: q25 = 1.75, q75 = 5 -> 1/3.25);
+        // column 2: IQR 0, range 10 -> 1/10; column 3: constant -> 1
+        let mut x = Array2::<f32>::zeros((9, 4));
+        for i in 0..9 {
+            x[[i, 0]] = i as f32;
+            x[[i, 1]] = f32::NAN;
+            x[[i, 3]] = 5.0;
+        }
+        for (i, v) in [1.0, 2.0, 4.0, 8.0].into_iter().enumerate() {
+            x[[i, 1]] = v;
+        }
+        x[[8, 2]] = 10.0;
+        let dense = FeatureMatrix::from_view(x.view()).unwrap();
+        assert_eq!(
+            dense.robust_inverse_scales(),
+            vec![0.25, (1.0 / 3.25) as f32, 0.1, 1.0]
+        );
+
+        // sparse: the rows not stored are zeros, on either side of the stored values
+        let x = Array2::from_shape_fn((8, 2), |(i, j)| match (i, j) {
+            (0, 0) => -4.0,
+            (1, 0) => 3.0,
+            (2, 0) => 5.0,
+            (_, 1) if i >= 6 => 1.0,
+            _ => 0.0,
+        });
+        let (ptr, idx, val) = (
+            vec![0u64, 3, 5],
+            vec![0u32, 1, 2, 6, 7],
+            vec![-4.0f32, 3.0, 5.0, 1.0, 1.0],
+        );
+        let view = SparseView::new(Layout::Csc, (8, 2), &ptr, &idx, &val).unwrap();
+        let sparse = FeatureMatrix::from_features(Features::Sparse(view)).unwrap();
+        let dense = FeatureMatrix::from_view(x.view()).unwrap();
+        assert_eq!(
+            sparse.robust_inverse_scales(),
+            dense.robust_inverse_scales()
+        );
+        // column 0 sorted: -4 0 0 0 0 0 3 5: q25 = 0, q75 = 0.75 * 7 = 5.25 -> 0 + 0.25 * 3
+        assert_eq!(dense.robust_inverse_scales()[0], 1.0 / 0.75);
     }
 
     #[test]

@@ -850,10 +850,11 @@ impl Forest {
     pub fn feature_importances(&self) -> Vec<f64> {
         let mut imp = vec![0.0; self.n_features];
         for t in &self.trees {
-            for (a, b) in imp
-                .iter_mut()
-                .zip(t.feature_importances(self.n_features, self.descriptors()))
-            {
+            for (a, b) in imp.iter_mut().zip(t.feature_importances(
+                self.n_features,
+                self.descriptors(),
+                self.params.projection.unit_weights(),
+            )) {
                 *a += b;
             }
         }
@@ -921,14 +922,15 @@ pub(crate) fn grow_trees(
     held: u64,
     progress: Option<&AtomicUsize>,
 ) -> Result<Vec<(Tree, Option<Vec<u32>>)>> {
-    let sampler = data.params.projection.sampler(data.x.n_features);
+    let pool = thread_pool(data.params.n_threads())?;
+    // (a scaling's per-feature scales are read from the data on the fit's threads)
+    let sampler = cancel::install(&pool, || data.params.projection.sampler_for(&data.x));
     let grower = Grower {
         cfg: &data.cfg,
         sampler: &sampler,
         x: &data.x,
         y: &data.y,
     };
-    let pool = thread_pool(data.params.n_threads())?;
     let budget = limits::budget_bytes();
     if range.start == 0 {
         limits::check_request(data.params, data.x.n_samples, data.y.n_present(), budget)?;
@@ -1167,7 +1169,7 @@ fn grow_one(
 mod tests {
     use super::*;
     use crate::params::{MaxFeatures, Splitter};
-    use crate::projection::{Density, ProjectionKind};
+    use crate::projection::{Density, ProjectionKind, WeightScale};
     use ndarray::Array2;
 
     fn data(n: usize, p: usize, seed: u64) -> (Array2<f32>, Vec<f64>) {
@@ -1185,11 +1187,64 @@ mod tests {
         let mut p = ForestParams::classification(2);
         p.projection = ProjectionKind::SparseSigned {
             density: Density::FeatureCombinations(2.0),
+            scaling: WeightScale::None,
         };
         p.max_features = MaxFeatures::All;
         p.n_estimators = n_estimators;
         p.seed = 11;
         p
+    }
+
+    fn robust_sporf(n_estimators: usize) -> ForestParams {
+        let mut p = sporf(n_estimators);
+        p.projection = ProjectionKind::SparseSigned {
+            density: Density::FeatureCombinations(2.0),
+            scaling: WeightScale::Robust,
+        };
+        p
+    }
+
+    #[test]
+    fn robust_scaling_makes_sporf_independent_of_the_features_units() {
+        let (x, y) = data(300, 6, 4);
+        let mut p = robust_sporf(6);
+        // powers of two change no rounding: the same splits, bit for bit
+        let mut rescaled = x.clone();
+        rescaled.column_mut(0).mapv_inplace(|v| v * 1024.0);
+        rescaled.column_mut(3).mapv_inplace(|v| v / 64.0);
+        let a = Forest::fit(&p, x.view(), &y, None).unwrap();
+        let b = Forest::fit(&p, rescaled.view(), &y, None).unwrap();
+        for (s, t) in a.trees.iter().zip(&b.trees) {
+            assert_eq!((&s.left, &s.threshold), (&t.left, &t.threshold));
+        }
+        assert_eq!(
+            a.predict(x.view(), 1).unwrap(),
+            b.predict(rescaled.view(), 1).unwrap()
+        );
+        // without scaling the wide column takes over the projections it enters
+        p.projection = sporf(1).projection;
+        let a = Forest::fit(&p, x.view(), &y, None).unwrap();
+        let b = Forest::fit(&p, rescaled.view(), &y, None).unwrap();
+        assert_ne!(a.trees[0].threshold, b.trees[0].threshold);
+        // the scales are in the stored weights: a scaled forest round-trips, and an
+        // unscaled one keeps its version-2 bytes
+        let scaled = Forest::fit(&robust_sporf(6), x.view(), &y, None).unwrap();
+        assert_eq!(
+            Forest::from_bytes(&scaled.to_bytes().unwrap()).unwrap(),
+            scaled
+        );
+        assert_eq!(a.to_bytes().unwrap()[8..12], 2u32.to_le_bytes());
+    }
+
+    #[test]
+    fn sporf_importances_share_a_split_equally_among_its_features() {
+        let (x, y) = data(300, 6, 5);
+        let p = robust_sporf(4);
+        let mut rescaled = x.clone();
+        rescaled.column_mut(1).mapv_inplace(|v| v * 1024.0);
+        let a = Forest::fit(&p, x.view(), &y, None).unwrap();
+        let b = Forest::fit(&p, rescaled.view(), &y, None).unwrap();
+        assert_eq!(a.feature_importances(), b.feature_importances());
     }
 
     #[test]
@@ -1278,6 +1333,7 @@ mod tests {
             ProjectionKind::AxisAligned,
             ProjectionKind::SparseSigned {
                 density: Density::FeatureCombinations(2.0),
+                scaling: WeightScale::None,
             },
         ] {
             let mut clf = sporf(4);
@@ -1345,6 +1401,7 @@ mod tests {
             (
                 ProjectionKind::SparseSigned {
                     density: Density::FeatureCombinations(2.0),
+                    scaling: WeightScale::None,
                 },
                 Splitter::Best,
             ),
@@ -1806,6 +1863,7 @@ mod tests {
             ProjectionKind::AxisAligned,
             ProjectionKind::SparseSigned {
                 density: Density::FeatureCombinations(2.0),
+                scaling: WeightScale::None,
             },
             ProjectionKind::ForestRc { n_combined: 3 },
             ProjectionKind::Gaussian,

@@ -16,14 +16,18 @@
 //!
 //! ```
 //! use ndarray::Array2;
-//! use obliqueforest::{Forest, ForestParams, MaxFeatures, ProjectionKind, Density};
+//! use obliqueforest::{Density, Forest, ForestParams, MaxFeatures, ProjectionKind, WeightScale};
 //!
 //! // two classes separated by the sign of x0 + x1
 //! let x = Array2::from_shape_fn((200, 4), |(i, j)| (((i * 7 + j * 13) % 23) as f32 - 11.0) / 11.0);
 //! let y: Vec<f64> = x.rows().into_iter().map(|r| if r[0] + r[1] > 0.0 { 1.0 } else { 0.0 }).collect();
 //!
 //! let mut params = ForestParams::classification(2);
-//! params.projection = ProjectionKind::SparseSigned { density: Density::FeatureCombinations(2.0) };
+//! // SPORF: about two features per projection, each over its interquartile range
+//! params.projection = ProjectionKind::SparseSigned {
+//!     density: Density::FeatureCombinations(2.0),
+//!     scaling: WeightScale::Robust,
+//! };
 //! params.max_features = MaxFeatures::All;
 //! params.n_estimators = 20;
 //! params.seed = 42;
@@ -80,7 +84,7 @@ pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Ta
 pub use part::ForestPart;
 pub use projection::{
     CompactDescriptors, Density, Dictionary, Family, PatchGeometry, ProjectionFamily,
-    ProjectionKind, ProjectionSampler, RegisteredFamily, UserSampler,
+    ProjectionKind, ProjectionSampler, RegisteredFamily, UserSampler, WeightScale,
 };
 pub use serialize::FORMAT_VERSION;
 pub use tree::Tree;

@@ -303,7 +303,7 @@ impl Forest {
 mod tests {
     use super::*;
     use crate::params::MaxFeatures;
-    use crate::projection::{Density, ProjectionKind};
+    use crate::projection::{Density, ProjectionKind, WeightScale};
     use crate::rng::Rng;
     use ndarray::Array2;
 
@@ -322,6 +322,7 @@ mod tests {
         let mut p = ForestParams::regression();
         p.projection = ProjectionKind::SparseSigned {
             density: Density::FeatureCombinations(2.0),
+            scaling: WeightScale::None,
         };
         p.max_features = MaxFeatures::All;
         p.n_estimators = n_estimators;

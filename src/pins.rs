@@ -6,7 +6,7 @@
 
 use crate::forest::Forest;
 use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
-use crate::projection::{Density, PatchGeometry, ProjectionKind};
+use crate::projection::{Density, PatchGeometry, ProjectionKind, WeightScale};
 use ndarray::Array2;
 
 fn data(classes: bool) -> (Array2<f32>, Vec<f64>) {
@@ -70,6 +70,7 @@ fn pinned_models_are_byte_identical() {
     let clf = Task::Classification { n_classes: 3 };
     let sparse = ProjectionKind::SparseSigned {
         density: Density::FeatureCombinations(2.0),
+        scaling: WeightScale::None,
     };
     let patch = ProjectionKind::Patch(PatchGeometry {
         data_shape: vec![4, 4],

@@ -4,7 +4,7 @@
 
 use crate::forest::Forest;
 use crate::params::{ForestParams, MaxFeatures, SampleCount, Splitter};
-use crate::projection::{Density, Dictionary, Family, PatchGeometry, ProjectionKind};
+use crate::projection::{Density, Dictionary, Family, PatchGeometry, ProjectionKind, WeightScale};
 use ndarray::Array2;
 use proptest::prelude::*;
 
@@ -30,6 +30,7 @@ fn projection(kind: u8, p: usize) -> ProjectionKind {
         0 => ProjectionKind::AxisAligned,
         1 => ProjectionKind::SparseSigned {
             density: Density::FeatureCombinations(1.5),
+            scaling: WeightScale::None,
         },
         2 => ProjectionKind::ForestRc { n_combined: 2 },
         3 => ProjectionKind::Gaussian,

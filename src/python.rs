@@ -8,7 +8,9 @@ use crate::cancel::Cancel;
 use crate::error::Error;
 use crate::forest::Forest;
 use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
-use crate::projection::{ArgValue, Density, Family, FamilyArgs, PatchGeometry, ProjectionKind};
+use crate::projection::{
+    ArgValue, Density, Family, FamilyArgs, PatchGeometry, ProjectionKind, WeightScale,
+};
 use crate::sparse::{Features, Layout, SparseView};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray1 as R1,
@@ -294,8 +296,22 @@ impl PyProjection {
     }
 
     #[staticmethod]
-    #[pyo3(signature = (*, density, feature_combinations))]
-    fn sparse(density: Option<f64>, feature_combinations: Option<f64>) -> PyResult<Self> {
+    #[pyo3(signature = (*, density, feature_combinations, scaling=None))]
+    fn sparse(
+        density: Option<f64>,
+        feature_combinations: Option<f64>,
+        scaling: Option<&str>,
+    ) -> PyResult<Self> {
+        let scaling = match scaling {
+            None => WeightScale::None,
+            Some("robust") => WeightScale::Robust,
+            Some(other) => {
+                return Err(bad(
+                    "scaling",
+                    &format!("must be 'robust' or None, got {other:?}"),
+                ))
+            }
+        };
         let density = match (density, feature_combinations) {
             (Some(d), None) => Density::Fraction(d),
             (None, Some(c)) => Density::FeatureCombinations(c),
@@ -307,7 +323,7 @@ impl PyProjection {
             }
         };
         Ok(PyProjection {
-            kind: ProjectionKind::SparseSigned { density },
+            kind: ProjectionKind::SparseSigned { density, scaling },
         })
     }
 

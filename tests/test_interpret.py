@@ -50,7 +50,7 @@ def test_export_text_shows_oblique_weights_and_thresholds(sporf):
     assert lines[0].endswith(f"<= {thr}")
     # the root's projection is written out term by term with its weights
     for f, w in zip(root["features"], root["weights"]):
-        assert f"{abs(w):g}*x{f}" in lines[0]
+        assert f"{np.format_float_positional(round(abs(w), 3), trim='-')}*x{f}" in lines[0]
     assert any("*x" in ln and (" - " in ln or ln.split("|--- ")[1].startswith("-")) for ln in lines)
     assert any("class: " in ln for ln in lines)
     assert any(" >  " in ln for ln in lines)

@@ -8,8 +8,9 @@ the pin), then hashes
 * ``nodes``: a canonical dump of every tree's node arrays (``_forest.tree_nodes``), which
   survives a change of the file format's layout.
 
-The pins were recorded before the open-engine refactor (issue 18). A pin that moves means
-the refactor changed which trees are grown: find out why, do not re-pin blindly.
+The pins were recorded before the open-engine refactor (issue 18); ``sporf_clf_robust``
+when SPORF's robust weight scaling was added (issue 17). A pin that moves means a change
+altered which trees are grown: find out why, do not re-pin blindly.
 """
 
 from __future__ import annotations
@@ -79,7 +80,12 @@ CASES = {
     "rf_reg": (RandomForestRegressor, dict(REG, max_features=1.0, min_samples_leaf=2), "reg"),
     "sporf_clf": (
         SPORFClassifier,
-        dict(CLF, max_features=1.0, feature_combinations=3.0),
+        dict(CLF, max_features=1.0, feature_combinations=3.0, scaling=None),
+        "clf",
+    ),
+    "sporf_clf_robust": (
+        SPORFClassifier,
+        dict(CLF, max_features=2.0, feature_combinations=1.5, scaling="robust"),
         "clf",
     ),
     "sporf_clf_hist_balanced": (
@@ -91,17 +97,18 @@ CASES = {
             splitter="hist",
             max_bins=4,
             class_weight="balanced_subsample",
+            scaling=None,
         ),
         "clf",
     ),
     "sporf_clf_random": (
         SPORFClassifier,
-        dict(CLF, max_features="log2", feature_combinations=1.5, splitter="random"),
+        dict(CLF, max_features="log2", feature_combinations=1.5, splitter="random", scaling=None),
         "clf",
     ),
     "sporf_reg": (
         SPORFRegressor,
-        dict(REG, max_features=0.5, feature_combinations=3.0, max_depth=6),
+        dict(REG, max_features=0.5, feature_combinations=3.0, max_depth=6, scaling=None),
         "reg",
     ),
     "forest_rc_clf": (
@@ -159,6 +166,10 @@ PINS = {
     "sporf_clf": (
         "37f286705f0a3b56cab698a75e55041cfc9c08462427077a5eb0847316d02704",
         "f9d9ca28ca2ebc98ed8f38281737859b271a9e7209fa782014b5ee839fbb174b",
+    ),
+    "sporf_clf_robust": (
+        "66f27221229954979d88869901058a66f824bfb50ca3ca5eb1630350e237022e",
+        "e03f1b01e1db02733e6a197bd94149430b255ca034c062d6628a174badbf3b2a",
     ),
     "sporf_clf_hist_balanced": (
         "08516cce34e595392c0cc3c00e5354589b9d4162aa5b39cba8e6c9353791a94a",

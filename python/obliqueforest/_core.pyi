@@ -65,8 +65,14 @@ class Projection:
     @staticmethod
     def axis() -> Projection: ...
     @staticmethod
-    def sparse(*, density: Optional[float], feature_combinations: Optional[float]) -> Projection:
-        """SPORF's sparse ±1 projections; exactly one of the two settings."""
+    def sparse(
+        *,
+        density: Optional[float],
+        feature_combinations: Optional[float],
+        scaling: Optional[str] = None,
+    ) -> Projection:
+        """SPORF's sparse ±1 projections; exactly one of the two settings; ``scaling``
+        "robust" divides each weight by its feature's interquartile range."""
     @staticmethod
     def forest_rc(*, n_combined: int) -> Projection: ...
     @staticmethod

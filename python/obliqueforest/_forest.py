@@ -639,7 +639,10 @@ _REG_CONSTRAINTS = {
     "criterion": [StrOptions({"squared_error", "absolute_error", "poisson"})],
 }
 _PROJ_CONSTRAINTS = {"projection": [_Projection, None]}
-_SPORF_CONSTRAINTS = {"feature_combinations": [Interval(Real, 0.0, None, closed="neither")]}
+_SPORF_CONSTRAINTS = {
+    "feature_combinations": [Interval(Real, 0.0, None, closed="neither")],
+    "scaling": [StrOptions({"robust"}), None],
+}
 
 _COMMON_DOC = """
     n_estimators : int, default=100
@@ -1034,9 +1037,11 @@ class SPORFClassifier(ObliqueForestClassifier):
 
     A preset of :class:`ObliqueForestClassifier` with ``SparseSigned`` projections:
     d = 2p candidate projections and lambda = 1.5/p (on average 1.5 features per
-    projection), chosen on the paper's simulations and 20 real data sets
-    (benches/results/sporf_defaults.md). The paper's defaults (Sect. 5.2), d = p and
-    lambda = 3/p, are ``max_features=1.0, feature_combinations=3.0``.
+    projection), each feature's +-1 over its interquartile range (``scaling="robust"``),
+    chosen on the paper's simulations and 20 real data sets
+    (benches/results/sporf_defaults.md). The paper's SPORF (Sect. 5.2: d = p,
+    lambda = 3/p, weights +-1 on the raw values) is
+    ``max_features=1.0, feature_combinations=3.0, scaling=None``.
 
     Parameters
     ----------
@@ -1045,6 +1050,12 @@ class SPORFClassifier(ObliqueForestClassifier):
         may exceed 1.0.
     feature_combinations : float, default=1.5
         Average number of features per projection (lambda * p), capped at n_features.
+    scaling : {"robust"} or None, default="robust"
+        "robust": a projection's weight on feature j is +-1/s_j, s_j the feature's
+        interquartile range in the training data (its range when that is 0), so that
+        projections add features in comparable units and the forest does not depend on
+        the features' units (as an axis-aligned forest does not). None: +-1 on the raw
+        values, as in the paper.
     class_weight : "balanced", "balanced_subsample", dict or None, default=None"""
         + _COMMON_DOC
         + _ATTR_DOC
@@ -1062,6 +1073,7 @@ class SPORFClassifier(ObliqueForestClassifier):
         min_weight_fraction_leaf=0.0,
         max_features=2.0,
         feature_combinations=1.5,
+        scaling="robust",
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,
@@ -1103,26 +1115,30 @@ class SPORFClassifier(ObliqueForestClassifier):
         )
         del self.projection
         self.feature_combinations = feature_combinations
+        self.scaling = scaling
 
     def _projection(self, n_features):
-        return SparseSigned(feature_combinations=self.feature_combinations)._core_projection(
-            n_features
-        )
+        return SparseSigned(
+            feature_combinations=self.feature_combinations, scaling=self.scaling
+        )._core_projection(n_features)
 
 
 class SPORFRegressor(ObliqueForestRegressor):
     __doc__ = (
         """Sparse Projection Oblique Randomer Forest regressor (Tomita et al. 2020).
 
-    Defaults d = 2p and lambda = 1.5/p as :class:`SPORFClassifier` (the paper's:
-    ``max_features=1.0, feature_combinations=3.0``).
+    Defaults d = 2p, lambda = 1.5/p and robust scaling as :class:`SPORFClassifier` (the
+    paper's: ``max_features=1.0, feature_combinations=3.0, scaling=None``).
 
     Parameters
     ----------
     max_features : int, float, "sqrt", "log2" or None, default=2.0
         Number d of candidate projections per node.
     feature_combinations : float, default=1.5
-        Average number of features per projection (lambda * p), capped at n_features."""
+        Average number of features per projection (lambda * p), capped at n_features.
+    scaling : {"robust"} or None, default="robust"
+        Each feature's +-1 over its interquartile range, or (None) on the raw values, as
+        :class:`SPORFClassifier`."""
         + _COMMON_DOC
         + _ATTR_DOC
     )
@@ -1139,6 +1155,7 @@ class SPORFRegressor(ObliqueForestRegressor):
         min_weight_fraction_leaf=0.0,
         max_features=2.0,
         feature_combinations=1.5,
+        scaling="robust",
         max_leaf_nodes=None,
         min_impurity_decrease=0.0,
         bootstrap=True,
@@ -1178,8 +1195,9 @@ class SPORFRegressor(ObliqueForestRegressor):
         )
         del self.projection
         self.feature_combinations = feature_combinations
+        self.scaling = scaling
 
     def _projection(self, n_features):
-        return SparseSigned(feature_combinations=self.feature_combinations)._core_projection(
-            n_features
-        )
+        return SparseSigned(
+            feature_combinations=self.feature_combinations, scaling=self.scaling
+        )._core_projection(n_features)

@@ -100,17 +100,31 @@ class SparseSigned(_Projection):
         Fraction of nonzero entries lambda.
     feature_combinations : float > 0, default=None
         Average number of features per projection.
+    scaling : {"robust"} or None, default=None
+        None: the paper's weights, +1 or -1 on the raw values, so that a feature with a
+        wide spread dominates the projections it enters. "robust": weight +-1/s_j, where
+        s_j is feature j's interquartile range in the training data (its range when that is
+        0): each projection adds features in comparable units and the forest no longer
+        depends on the features' units. The scales are part of the stored weights.
     """
 
-    def __init__(self, density: float | None = None, feature_combinations: float | None = None):
+    def __init__(
+        self,
+        density: float | None = None,
+        feature_combinations: float | None = None,
+        scaling: str | None = None,
+    ):
         self.density = density
         self.feature_combinations = feature_combinations
+        self.scaling = scaling
 
     def _core_projection(self, n_features):
         fc = self.feature_combinations
         if self.density is None and fc is None:
             fc = 3.0
-        return _core.Projection.sparse(density=self.density, feature_combinations=fc)
+        return _core.Projection.sparse(
+            density=self.density, feature_combinations=fc, scaling=self.scaling
+        )
 
 
 class ForestRC(_Projection):

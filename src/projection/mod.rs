@@ -45,6 +45,7 @@ pub use family::{
 use std::fmt;
 use std::sync::Arc;
 
+use crate::data::FeatureMatrix;
 use crate::error::{invalid, Result};
 use crate::rng::{IndexPool, Rng};
 use serde::{Deserialize, Serialize};
@@ -64,6 +65,21 @@ pub enum Density {
     FeatureCombinations(f64),
 }
 
+/// How SPORF's ±1 weights treat features measured in different units.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum WeightScale {
+    /// ±1 on the raw values (the paper's SPORF): a feature with a wide spread dominates
+    /// every projection it enters.
+    #[default]
+    None,
+    /// ±1/s_j, where s_j is feature j's interquartile range in the training data (its
+    /// range when that is 0, and 1 for a constant feature): each projection sums features
+    /// in comparable units, so a forest does not depend on the units of its features.
+    /// The scales are computed whenever trees are grown and are part of the stored weights,
+    /// so prediction needs nothing else.
+    Robust,
+}
+
 /// The projection distribution a forest samples candidate directions from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(from = "ProjectionKindRepr", into = "ProjectionKindRepr")]
@@ -74,6 +90,8 @@ pub enum ProjectionKind {
     SparseSigned {
         /// How many nonzeros.
         density: Density,
+        /// The unit each feature's ±1 is in ([`WeightScale`]).
+        scaling: WeightScale,
     },
     /// Forest-RC: each projection combines `n_combined` features, weights uniform in [−1, 1].
     ForestRc {
@@ -97,21 +115,35 @@ pub enum ProjectionKind {
 #[derive(Serialize, Deserialize)]
 enum ProjectionKindRepr {
     AxisAligned,
-    SparseSigned { density: Density },
-    ForestRc { n_combined: usize },
+    SparseSigned {
+        density: Density,
+    },
+    ForestRc {
+        n_combined: usize,
+    },
     Gaussian,
     Patch(PatchGeometry),
     LegacyDictionary(Dictionary),
     User(UserSampler),
     Family(Family),
+    /// SPORF with a [`WeightScale`] other than `None` (appended, so unscaled SPORF keeps the
+    /// bytes it always had).
+    ScaledSparseSigned {
+        density: Density,
+        scaling: WeightScale,
+    },
 }
 
 impl From<ProjectionKindRepr> for ProjectionKind {
     fn from(r: ProjectionKindRepr) -> Self {
         match r {
             ProjectionKindRepr::AxisAligned => ProjectionKind::AxisAligned,
-            ProjectionKindRepr::SparseSigned { density } => {
-                ProjectionKind::SparseSigned { density }
+            ProjectionKindRepr::SparseSigned { density } => ProjectionKind::SparseSigned {
+                density,
+                scaling: WeightScale::None,
+            },
+            ProjectionKindRepr::ScaledSparseSigned { density, scaling } => {
+                ProjectionKind::SparseSigned { density, scaling }
             }
             ProjectionKindRepr::ForestRc { n_combined } => ProjectionKind::ForestRc { n_combined },
             ProjectionKindRepr::Gaussian => ProjectionKind::Gaussian,
@@ -127,8 +159,12 @@ impl From<ProjectionKind> for ProjectionKindRepr {
     fn from(k: ProjectionKind) -> Self {
         match k {
             ProjectionKind::AxisAligned => ProjectionKindRepr::AxisAligned,
-            ProjectionKind::SparseSigned { density } => {
-                ProjectionKindRepr::SparseSigned { density }
+            ProjectionKind::SparseSigned {
+                density,
+                scaling: WeightScale::None,
+            } => ProjectionKindRepr::SparseSigned { density },
+            ProjectionKind::SparseSigned { density, scaling } => {
+                ProjectionKindRepr::ScaledSparseSigned { density, scaling }
             }
             ProjectionKind::ForestRc { n_combined } => ProjectionKindRepr::ForestRc { n_combined },
             ProjectionKind::Gaussian => ProjectionKindRepr::Gaussian,
@@ -240,7 +276,7 @@ impl ProjectionKind {
         let p = n_features as f64;
         let per_candidate = match self {
             ProjectionKind::AxisAligned => 1.0,
-            ProjectionKind::SparseSigned { density } => match density {
+            ProjectionKind::SparseSigned { density, .. } => match density {
                 Density::Fraction(d) => d * p,
                 Density::FeatureCombinations(c) => c.min(p),
             },
@@ -277,6 +313,7 @@ impl ProjectionKind {
         match self {
             ProjectionKind::SparseSigned {
                 density: Density::Fraction(d),
+                ..
             } => {
                 if !(*d > 0.0 && *d <= 1.0) {
                     return Err(invalid("density", format!("must be in (0, 1], got {d}")));
@@ -284,6 +321,7 @@ impl ProjectionKind {
             }
             ProjectionKind::SparseSigned {
                 density: Density::FeatureCombinations(c),
+                ..
             } => {
                 if !(*c > 0.0 && c.is_finite()) {
                     return Err(invalid(
@@ -330,11 +368,35 @@ impl ProjectionKind {
         }
     }
 
+    /// The sampler for growing trees on `x` (call after [`Self::check`]): as
+    /// [`Self::sampler`], with the feature scales of a [`WeightScale`] computed from `x`.
+    pub fn sampler_for(&self, x: &FeatureMatrix<'_>) -> AnySampler {
+        let mut sampler = self.sampler(x.n_features);
+        if let (
+            AnySampler::Sparse(s),
+            ProjectionKind::SparseSigned {
+                scaling: WeightScale::Robust,
+                ..
+            },
+        ) = (&mut sampler, self)
+        {
+            s.inv_scale = Some(x.robust_inverse_scales().into());
+        }
+        sampler
+    }
+
+    /// Whether a projection's weights are units rather than preferences: every term of a
+    /// SPORF projection has weight ±1 (over its feature's scale, with [`WeightScale`]), so
+    /// importances share a split among its features equally.
+    pub fn unit_weights(&self) -> bool {
+        matches!(self, ProjectionKind::SparseSigned { .. })
+    }
+
     /// The sampler for data with `n_features` columns (call after [`Self::check`]).
     pub fn sampler(&self, n_features: usize) -> AnySampler {
         match self {
             ProjectionKind::AxisAligned => AnySampler::Axis(AxisAlignedSampler { n_features }),
-            ProjectionKind::SparseSigned { density } => {
+            ProjectionKind::SparseSigned { density, .. } => {
                 let p = n_features as f64;
                 let density = match density {
                     Density::Fraction(d) => *d,
@@ -343,6 +405,7 @@ impl ProjectionKind {
                 AnySampler::Sparse(SparseSignedSampler {
                     n_features,
                     density,
+                    inv_scale: None,
                 })
             }
             ProjectionKind::ForestRc { n_combined } => AnySampler::ForestRc(ForestRcSampler {
@@ -811,6 +874,8 @@ pub struct SparseSignedSampler {
     pub n_features: usize,
     /// λ: the fraction of nonzero entries of the p×d matrix.
     pub density: f64,
+    /// Per feature, the weight's magnitude (1/s_j of [`WeightScale::Robust`]); `None` for 1.
+    pub inv_scale: Option<Arc<[f32]>>,
 }
 
 impl ProjectionSampler for SparseSignedSampler {
@@ -845,7 +910,8 @@ impl ProjectionSampler for SparseSignedSampler {
             }
             current = col;
             out.idx.push(row as u32);
-            out.w.push(if rng.coin() { 1.0 } else { -1.0 });
+            let unit = self.inv_scale.as_ref().map_or(1.0, |s| s[row as usize]);
+            out.w.push(if rng.coin() { unit } else { -unit });
         }
         if current != u64::MAX {
             out.close();
@@ -1093,6 +1159,7 @@ mod tests {
         let s = SparseSignedSampler {
             n_features: p,
             density: 3.0 / p as f64,
+            inv_scale: None,
         };
         let mut total = 0;
         for seed in 0..20 {
@@ -1119,6 +1186,7 @@ mod tests {
             &SparseSignedSampler {
                 n_features: 4,
                 density: 1.0,
+                inv_scale: None,
             },
             9,
             3,

@@ -246,12 +246,22 @@ impl Tree {
     }
 
     /// Weighted impurity decrease of every split, shared among each projection's features
-    /// in proportion to |weight|, normalised to sum to 1 (all zeros for a single leaf).
+    /// in proportion to |weight| (equally when the weights are `unit_weights`, units of
+    /// measurement rather than preferences, as SPORF's), normalised to sum to 1 (all zeros
+    /// for a single leaf).
     pub fn feature_importances(
         &self,
         n_features: usize,
         descriptors: Option<&dyn CompactDescriptors>,
+        unit_weights: bool,
     ) -> Vec<f64> {
+        let share = |wt: f32| {
+            if unit_weights {
+                1.0
+            } else {
+                f64::from(wt.abs())
+            }
+        };
         let mut imp = vec![0.0; n_features];
         for node in 0..self.n_nodes() {
             if self.is_leaf(node) {
@@ -263,9 +273,9 @@ impl Tree {
                 w[node] * self.impurity[node] - w[l] * self.impurity[l] - w[r] * self.impurity[r];
             let proj = self.proj(node, descriptors);
             let mut total_w = 0.0f64;
-            proj.for_each(|_, wt| total_w += wt.abs() as f64);
+            proj.for_each(|_, wt| total_w += share(wt));
             if total_w > 0.0 {
-                proj.for_each(|j, wt| imp[j] += decrease.max(0.0) * wt.abs() as f64 / total_w);
+                proj.for_each(|j, wt| imp[j] += decrease.max(0.0) * share(wt) / total_w);
             }
         }
         normalise(&mut imp);

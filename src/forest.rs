@@ -1228,11 +1228,11 @@ mod tests {
         assert_ne!(a.trees[0].threshold, b.trees[0].threshold);
         // the scales are in the stored weights: a scaled forest round-trips, and an
         // unscaled one keeps its version-2 bytes
+        // (in version 3, which readers without the scaled variant refuse by its number)
         let scaled = Forest::fit(&robust_sporf(6), x.view(), &y, None).unwrap();
-        assert_eq!(
-            Forest::from_bytes(&scaled.to_bytes().unwrap()).unwrap(),
-            scaled
-        );
+        let bytes = scaled.to_bytes().unwrap();
+        assert_eq!(Forest::from_bytes(&bytes).unwrap(), scaled);
+        assert_eq!(bytes[8..12], 3u32.to_le_bytes());
         assert_eq!(a.to_bytes().unwrap()[8..12], 2u32.to_le_bytes());
     }
 

@@ -936,10 +936,13 @@ pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
     let encode = |e: postcard::Error| Error::Internal(format!("encode: {e}"));
     postcard::to_io(file, &mut cw).map_err(encode)?;
     let forests = file.body.forests();
-    let multi_output = file.header.task.n_targets() > 1;
+    let required = file.header.task.n_targets() > 1
+        || forests
+            .iter()
+            .any(|f| (*f).borrow().params.projection.needs_v3());
     let section = serialize::missing_section(
         forests.iter().flat_map(|f| (*f).borrow().trees.iter()),
-        multi_output,
+        required,
     );
     if let Some(section) = &section {
         postcard::to_io(section, &mut cw).map_err(encode)?;

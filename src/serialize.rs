@@ -33,10 +33,11 @@ pub const MAGIC: &[u8; 8] = b"OBLQFRST";
 ///
 /// Version 2 stores leaf values only (version 1, from before the first release, stored a
 /// value row for every node and is not read). Version 3 is version 2 followed by a
-/// missing-value section, and its task may be a multi-output one; it is written only for
-/// a multi-output forest or when some tree has missing-value directions, so other forests
-/// are still written (and read) as version 2, with the bytes they always had, and older
-/// readers refuse version 3 by its number instead of misreading it.
+/// missing-value section, and its task may be a multi-output one and its projection
+/// SPORF's with a weight scale; it is written only for such forests or when some tree has
+/// missing-value directions, so other forests are still written (and read) as version 2,
+/// with the bytes they always had, and older readers refuse version 3 by its number
+/// instead of misreading it.
 pub const FORMAT_VERSION: u32 = 3;
 /// The core forest version without a missing-value section.
 pub(crate) const FORMAT_VERSION_PLAIN: u32 = 2;
@@ -45,7 +46,8 @@ pub(crate) const FORMAT_VERSION_PLAIN: u32 = 2;
 pub(crate) type MissingSection = Vec<Vec<u32>>;
 
 /// The section of `trees`, or `None` when no tree has missing-value directions and the
-/// section is not `required` (a multi-output payload always carries one, maybe all empty).
+/// section is not `required` (a payload a version-2 reader could not decode, multi-output
+/// or with a scaled SPORF projection, always carries one, maybe all empty).
 pub(crate) fn missing_section<'a>(
     trees: impl Iterator<Item = &'a crate::tree::Tree> + Clone,
     required: bool,
@@ -224,8 +226,8 @@ impl Forest {
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let encode = |e: postcard::Error| Error::Internal(format!("encode: {e}"));
         let mut payload = postcard::to_stdvec(self).map_err(encode)?;
-        let multi_output = self.params.task.n_targets() > 1;
-        let section = missing_section(self.trees.iter(), multi_output);
+        let required = self.params.task.n_targets() > 1 || self.params.projection.needs_v3();
+        let section = missing_section(self.trees.iter(), required);
         if let Some(section) = &section {
             payload.extend(postcard::to_stdvec(section).map_err(encode)?);
         }

@@ -168,7 +168,7 @@ PINS = {
         "f9d9ca28ca2ebc98ed8f38281737859b271a9e7209fa782014b5ee839fbb174b",
     ),
     "sporf_clf_robust": (
-        "66f27221229954979d88869901058a66f824bfb50ca3ca5eb1630350e237022e",
+        "211683588d72aceaf174722876129642c71cf0ebaa47b18b863f9150f4ed75b6",
         "e03f1b01e1db02733e6a197bd94149430b255ca034c062d6628a174badbf3b2a",
     ),
     "sporf_clf_hist_balanced": (

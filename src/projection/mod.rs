@@ -385,6 +385,19 @@ impl ProjectionKind {
         sampler
     }
 
+    /// Whether a forest of this family must be written in the newer format version (core
+    /// forest 3, model file 2), which older readers refuse by its number: SPORF with a
+    /// weight scale, a variant they could not decode.
+    pub(crate) fn needs_v3(&self) -> bool {
+        matches!(
+            self,
+            ProjectionKind::SparseSigned {
+                scaling: WeightScale::Robust,
+                ..
+            }
+        )
+    }
+
     /// Whether a projection's weights are units rather than preferences: every term of a
     /// SPORF projection has weight ±1 (over its feature's scale, with [`WeightScale`]), so
     /// importances share a split among its features equally.

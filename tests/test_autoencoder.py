@@ -132,6 +132,19 @@ def test_autoencoder_knn_decodes_inverse_square_distance_mean_of_neighbour_rows(
     np.testing.assert_allclose(ae.inverse_transform(Z), expected, rtol=1e-5, atol=1e-5)
 
 
+def test_auto_min_samples_leaf_scales_down_on_small_data():
+    from obliqueforest.autoencoder._estimator import _auto_min_samples_leaf
+
+    assert _auto_min_samples_leaf(360, adversarial=True) == 12
+    assert _auto_min_samples_leaf(50, adversarial=True) == 8
+    assert _auto_min_samples_leaf(15, adversarial=True) == 5
+    assert _auto_min_samples_leaf(360, adversarial=False) == 5
+    # 15 rows with leaves of 12 (real + synthetic) would leave every tree a single leaf
+    X, _ = _blobs(n=15, p=4)
+    ae = ForestAutoencoder(n_components=2, n_estimators=20, random_state=0).fit(X)
+    assert ae.kernel_trees_.any()
+
+
 def test_autoencoder_knn_decoding_does_not_depend_on_diffusion_time():
     # the decoder undoes λ^t: the same forest decodes its own encodings identically
     X, _ = _blobs(n=120)

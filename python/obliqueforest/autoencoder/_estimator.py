@@ -60,9 +60,19 @@ from ._metrics import distortion
 
 
 # min_samples_leaf="auto": leaves of the adversarial forest hold real and synthetic rows
-# (as many synthetic as real), so 12 is about 6 real rows; other forests hold real rows
+# (as many synthetic as real), so 12 is about 6 real rows; below 72 distinct rows it is
+# n/6 (at least 5), so that small data still give trees of several leaves. Other forests
+# hold real rows only and keep 5.
 _ARF_MIN_SAMPLES_LEAF = 12
+_ARF_ROWS_PER_LEAF = 6
 _MIN_SAMPLES_LEAF = 5
+
+
+def _auto_min_samples_leaf(n_rows, adversarial):
+    """``min_samples_leaf="auto"`` of a forest grown on ``n_rows`` (distinct) rows."""
+    if not adversarial:
+        return _MIN_SAMPLES_LEAF
+    return min(_ARF_MIN_SAMPLES_LEAF, max(_MIN_SAMPLES_LEAF, n_rows // _ARF_ROWS_PER_LEAF))
 
 
 # --------------------------------------------------------------------------- #
@@ -118,9 +128,9 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     min_samples_leaf : int or "auto", default="auto"
         Minimum leaf size of a forest grown here. ``"auto"``: 12 for the
         adversarial forest, whose leaves are counted over real and synthetic
-        rows (as many synthetic as real), so about 6 real rows (see Notes);
-        5 for a supervised or completely random forest, whose leaves hold real
-        rows only. Small leaves make the kernel close to the identity and the
+        rows (as many synthetic as real), so about 6 real rows (see Notes), or
+        ``n / 6`` (at least 5) for fewer than 72 distinct rows; 5 for a
+        supervised or completely random forest, whose leaves hold real rows only. Small leaves make the kernel close to the identity and the
         embedding uninformative; keep several rows per leaf.
     max_features : {"auto", "sqrt", "log2"}, int, float or None, default="auto"
         Candidate features per split of an adversarial or supervised forest.
@@ -227,9 +237,11 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
       Paired over the same bootstraps: penguins 0.169 -> 0.163, breast cancer
       0.297 -> 0.292, wine 0.373 -> 0.370; outside the benchmark Pima 0.427 ->
       0.414, iris and diabetes 0.002 and 0.001 better, Boston 0.005 worse
-      (± 0.003). Supervised and completely random forests keep 5: their leaves
-      hold real rows only, and larger ones leave trees of a few leaves on
-      small data.
+      (± 0.003). Below 72 distinct rows the leaves shrink to ``n / 6`` rows
+      (at least 5; every benchmark set has more), so that small data still
+      grow trees of several leaves. Supervised and completely random forests
+      keep 5: their leaves hold real rows only, and larger ones leave trees of
+      a few leaves on small data.
     - The k-NN decoder compares latent vectors in kernel-PCA coordinates,
       ``Z Λ^(1/2 − t)``, whatever ``diffusion_time``: there Euclidean distance
       is the best rank-``d_Z`` approximation of the distance between the rows'
@@ -362,7 +374,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         adversarial = self.forest is None and y is None and self.unsupervised == "adversarial"
         leaf = self.min_samples_leaf
         if leaf == "auto":
-            leaf = _ARF_MIN_SAMPLES_LEAF if adversarial else _MIN_SAMPLES_LEAF
+            leaf = _auto_min_samples_leaf(len(X32), adversarial)
         base = {
             "n_estimators": self.n_estimators,
             "min_samples_leaf": leaf,

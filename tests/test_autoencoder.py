@@ -110,7 +110,7 @@ def test_autoencoder_knn_k1_decodes_inside_neighbour_region(fitted):
     ae, X, _ = fitted
     ae1 = pickle.loads(pickle.dumps(ae)).set_params(k=1)
     X_hat = ae1.inverse_transform(ae.embedding_)
-    _, nearest = ae._nn.kneighbors(ae.embedding_, n_neighbors=1)
+    _, nearest = ae._nn.kneighbors(ae._search_coordinates(ae.embedding_), n_neighbors=1)
     lower, upper = ae._core().leaf_bounds(np.ascontiguousarray(X, dtype=np.float32))
     lower = np.maximum(lower, X.min(axis=0))[nearest[:, 0]]
     upper = np.minimum(upper, X.max(axis=0))[nearest[:, 0]]
@@ -120,13 +120,41 @@ def test_autoencoder_knn_k1_decodes_inside_neighbour_region(fitted):
 
 def test_autoencoder_knn_decodes_inverse_square_distance_mean_of_neighbour_rows(fitted):
     # numeric columns: the mean of the k nearest training rows (searched among their
-    # leave-self-out embeddings) weighted by 1 / distance**2
+    # leave-self-out embeddings, in kernel-PCA coordinates Z λ^(1/2 - t)) weighted by
+    # 1 / distance**2
     ae, X, _ = fitted
     Z = ae.transform(X[:7]) + 0.01  # off the training points: no exact match
-    dist, idx = ae._nn.kneighbors(Z, n_neighbors=ae.k)
-    w = 1.0 / dist**2
+    scale = np.sqrt(ae.eigenvalues_) / ae.eigenvalues_**ae.diffusion_time
+    d2 = (((Z * scale)[:, None, :] - (ae._decode_points * scale)[None, :, :]) ** 2).sum(axis=2)
+    idx = np.argsort(d2, axis=1)[:, : ae.k]
+    w = 1.0 / np.take_along_axis(d2, idx, axis=1)
     expected = np.einsum("mk,mkp->mp", w / w.sum(axis=1, keepdims=True), X[idx])
     np.testing.assert_allclose(ae.inverse_transform(Z), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_auto_min_samples_leaf_scales_down_on_small_data():
+    from obliqueforest.autoencoder._estimator import _auto_min_samples_leaf
+
+    assert _auto_min_samples_leaf(360, adversarial=True) == 12
+    assert _auto_min_samples_leaf(50, adversarial=True) == 8
+    assert _auto_min_samples_leaf(15, adversarial=True) == 5
+    assert _auto_min_samples_leaf(360, adversarial=False) == 5
+    # 15 rows with leaves of 12 (real + synthetic) would leave every tree a single leaf
+    X, _ = _blobs(n=15, p=4)
+    ae = ForestAutoencoder(n_components=2, n_estimators=20, random_state=0).fit(X)
+    assert ae.kernel_trees_.any()
+
+
+def test_autoencoder_knn_decoding_does_not_depend_on_diffusion_time():
+    # the decoder undoes λ^t: the same forest decodes its own encodings identically
+    X, _ = _blobs(n=120)
+    base = _small_ae().fit(X)
+    decoded = []
+    for t in (0.0, 1.0, 2.5):
+        ae = _small_ae(forest=base.forest_, diffusion_time=t).fit(X)
+        decoded.append(ae.inverse_transform(ae.transform(X[:30])))
+    np.testing.assert_allclose(decoded[1], decoded[0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(decoded[2], decoded[0], rtol=1e-6, atol=1e-6)
 
 
 def test_out_of_sample_embedding_drops_self_similarity(fitted):

@@ -364,9 +364,7 @@ def load(path):
         est._leaf_mass = enc["leaf_mass"]
         est.arf_accuracies_ = list(getattr(est, "arf_accuracies_", []))
         _check_autoencoder_shapes(est)
-        from sklearn.neighbors import NearestNeighbors
-
-        est._nn = NearestNeighbors().fit(est._decode_points)
+        est._nn = est._search_index()
         est._relabeled = None
     elif "rotation" in parts:
         r = parts["rotation"]

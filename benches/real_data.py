@@ -22,6 +22,10 @@ Run (pip install obliqueforest[bench]; ~15 min on 2 busy cores)::
     nice -n 19 python benches/real_data.py --n-jobs 2
     nice -n 19 python benches/real_data.py --models of_sporf sk_rf --datasets iris crabs
     python benches/real_data.py --summary-only          # tables from the cache
+    python benches/real_data.py --summary-only --seed 0 1   # two seeds' folds pooled
+
+With several ``--seed`` values each seed's folds are run (and cached in that seed's file)
+and the summary pools them: 5-fold x 2 repeats x 2 seeds gives 20 test folds per data set.
 
 Optional models, used only when importable (never dependencies): treeple's
 ``ObliqueRandomForestClassifier`` (``treeple_of``) and YDF's random forest (``ydf_rf``).

@@ -93,10 +93,15 @@ def make_model(name, geometry, seed, n_jobs):
         return of.SPORFClassifier(**common)
     if name == "of_morf":
         return of.MORFClassifier(**geometry, **common)
-    if name.startswith("of_morf_"):  # variants: of_morf_<param>=<value>,...
-        params = dict(kv.split("=") for kv in name[len("of_morf_") :].split(","))
-        parsed = {k: json.loads(v) for k, v in params.items()}
-        return of.MORFClassifier(**geometry, **parsed, **common)
+    # variants: of_morf_<param>=<json value>,..., of_sporf_<param>=<json value>,...
+    for prefix, make, kw in (
+        ("of_morf_", of.MORFClassifier, geometry),
+        ("of_sporf_", of.SPORFClassifier, {}),
+    ):
+        if name.startswith(prefix):
+            params = dict(kv.split("=") for kv in name[len(prefix) :].split(","))
+            parsed = {k: json.loads(v) for k, v in params.items()}
+            return make(**kw, **parsed, **common)
     if name == "sk_rf":
         from sklearn.ensemble import RandomForestClassifier
 

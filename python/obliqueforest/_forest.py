@@ -1055,7 +1055,9 @@ class SPORFClassifier(ObliqueForestClassifier):
         interquartile range in the training data (its range when that is 0), so that
         projections add features in comparable units and the forest does not depend on
         the features' units (as an axis-aligned forest does not). None: +-1 on the raw
-        values, as in the paper.
+        values, as in the paper, which suits features that share one unit (pixels, the
+        samples of a signal), where the scaling reweights features already comparable and
+        can cost accuracy (benches/results/structured.md).
     class_weight : "balanced", "balanced_subsample", dict or None, default=None"""
         + _COMMON_DOC
         + _ATTR_DOC

@@ -357,3 +357,30 @@ def test_values_beyond_float32_and_continuous_targets_are_clean_errors(cli, tmp_
         if command == "fit":
             args += ["--model", tmp_path / "m.of"]
         assert_clean_error(cli(*args), "'b'", "float32")
+
+
+def test_missing_feature_values_are_native_except_for_embed(cli, tmp_path):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 3))
+    y = np.where(X[:, 0] > 0, "up", "down")
+    X[rng.random(300) < 0.3, 0] = np.nan
+    # a missing value carries the label: only a native treatment of NaN can use it
+    y[np.isnan(X[:, 0])] = "gone"
+    df = pd.DataFrame(X, columns=["a", "b", "c"]).assign(y=y)
+    data, model, pred = tmp_path / "nan.csv", tmp_path / "m.of", tmp_path / "p.csv"
+    df.to_csv(data, index=False)  # NaN as empty cells
+    assert "\n," in data.read_text()  # rows whose first cell is empty
+    res = cli("fit", data, "--target", "y", "--model", model, "--param", "random_state=0")
+    assert res.returncode == 0, res.stderr
+    res = cli("predict", model, data, "--target", "y", "--out", pred)
+    assert res.returncode == 0, res.stderr
+    assert (pd.read_csv(pred)["prediction"] == df["y"]).mean() > 0.95
+    res = cli("evaluate", data, "--target", "y", "--param", "n_estimators=20")
+    assert res.returncode == 0, res.stderr
+    assert_clean_error(cli("embed", data, "--target", "y"), "'a'", "missing values")
+    df.loc[3, "b"] = np.inf
+    df.to_csv(data, index=False)
+    assert_clean_error(
+        cli("fit", data, "--target", "y", "--model", model), "'b'", "infinite values"
+    )

@@ -52,15 +52,18 @@ class Table:
     def select(self, names):
         return Table(names, [self.column(n) for n in names])
 
-    def numeric_matrix(self, what="feature"):
+    def numeric_matrix(self, what="feature", complete=False):
         """The columns as one float64 matrix of shape (n_rows, n_columns).
 
         The one rule for feature columns, shared by ``fit``, ``evaluate``, ``predict`` and
-        ``embed``: every column must be numeric (or bool), finite and within float32's range;
-        text columns are refused with the same message by every command (encode them first).
+        ``embed``: every column must be numeric (or bool), without infinite values and
+        within float32's range; text columns are refused with the same message by every
+        command (encode them first). A missing value (an empty CSV cell, a null) is NaN,
+        which the forests handle natively; ``complete`` refuses it too (the autoencoder's
+        decoders need complete rows).
 
-        Raises :class:`CLIError` naming any non-numeric column or column with missing,
-        infinite or out-of-range values.
+        Raises :class:`CLIError` naming any non-numeric column or column with infinite,
+        out-of-range or (with ``complete``) missing values.
         """
         bad = [n for n, c in zip(self.names, self.columns) if c.dtype.kind not in "biuf"]
         if bad:
@@ -71,13 +74,23 @@ class Table:
         if not self.columns:
             raise CLIError(f"the data has no {what} columns")
         X = np.column_stack([c.astype(np.float64) for c in self.columns])
-        missing = [n for n, c in zip(self.names, X.T) if not np.isfinite(c).all()]
-        if missing:
+        infinite = [n for n, c in zip(self.names, X.T) if np.isinf(c).any()]
+        if infinite:
             raise CLIError(
-                f"{what} column(s) {_quoted(missing)} have missing or infinite values; "
-                "impute them first"
+                f"{what} column(s) {_quoted(infinite)} have infinite values; a missing "
+                "value is an empty cell"
             )
-        huge = [n for n, c in zip(self.names, X.T) if np.abs(c).max(initial=0.0) > _F32_MAX]
+        missing = [n for n, c in zip(self.names, X.T) if np.isnan(c).any()]
+        if complete and missing:
+            raise CLIError(
+                f"{what} column(s) {_quoted(missing)} have missing values, which this "
+                "command needs complete; impute them first"
+            )
+        huge = [
+            n
+            for n, c in zip(self.names, np.abs(np.nan_to_num(X.T)))
+            if c.max(initial=0.0) > _F32_MAX
+        ]
         if huge:
             raise CLIError(
                 f"{what} column(s) {_quoted(huge)} have values beyond float32's range "

@@ -6,8 +6,10 @@ cross-validate and embed on CSV or Parquet tables. Expected user errors (missing
 missing column, non-numeric column, corrupt or newer model file) print one line on stderr
 and exit with status 2; nothing else is caught, so real bugs keep their tracebacks.
 
-Feature columns follow one rule in every command: numeric (or bool), finite and within
-float32's range; text columns are refused with the same message (encode them first).
+Feature columns follow one rule in every command: numeric (or bool), within float32's
+range and without infinite values; text columns are refused with the same message (encode
+them first). An empty cell is a missing value (NaN), which the forests handle natively;
+``embed`` refuses it (the autoencoder's decoders need complete rows).
 Output piped into a program that stops reading early (``| head``) ends the command quietly
 with exit status 141 (128 + SIGPIPE), as ``yes | head`` does in a shell.
 
@@ -343,7 +345,7 @@ def _cmd_embed(args):
         raise CLIError(f"ForestAutoencoder is not available in this installation: {e}") from None
     table = read_table(args.data)
     features, y = _feature_table(table, args.target, required=args.supervised)
-    X = features.numeric_matrix()
+    X = features.numeric_matrix(complete=True)
     kwargs = {"n_components": args.n_components, "n_jobs": args.n_jobs}
     valid = ForestAutoencoder().get_params(deep=False)
     for key, value in args.param or ():

@@ -631,9 +631,8 @@ impl Forest {
             let mut node = 0usize;
             while !tree.is_leaf(node) {
                 let proj = tree.proj(node, g);
-                // the sum `ProjRef::dot` forms, in the same order
-                let mut v = 0.0f32;
-                proj.for_each(|j, w| v += w * row.at(j));
+                // the value `ProjRef::dot` forms (pooled ones included), in the same order
+                let v = proj.value_by(|j| row.at(j));
                 let next = tree.child(node, v);
                 let go_left = next == tree.left[node] as usize;
                 // a missing value is not bounded by the split it went through

@@ -83,8 +83,9 @@ pub use model::{ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
 pub use part::ForestPart;
 pub use projection::{
-    CompactDescriptors, Density, Dictionary, Family, PatchGeometry, ProjectionFamily,
-    ProjectionKind, ProjectionSampler, RegisteredFamily, UserSampler, WeightScale,
+    CompactDescriptors, Density, Dictionary, Family, PatchGeometry, Pool, Pooling,
+    ProjectionFamily, ProjectionKind, ProjectionSampler, RegisteredFamily, UserSampler,
+    WeightScale,
 };
 pub use serialize::FORMAT_VERSION;
 pub use tree::Tree;

@@ -158,7 +158,9 @@ impl Estimator {
             }
             MORFClassifier | MORFRegressor => {
                 matches!(projection, ProjectionKind::Patch(_))
-                    || projection.family().is_some_and(|f| f.tag() == "haar")
+                    || projection
+                        .family()
+                        .is_some_and(|f| matches!(f.tag(), "haar" | "pooled"))
             }
             ObliqueForestClassifier | ObliqueForestRegressor | ForestAutoencoder => true,
         }

@@ -969,12 +969,20 @@ impl PyForest {
                 .collect::<Vec<_>>()
         };
         let (mut ptr, mut feats, mut weights) = (vec![0i64], Vec::new(), Vec::new());
+        // per node: 0 for a linear projection (the sum of its terms), 1 (2) for the max
+        // (min) over its pieces of `piece_len` consecutive terms each
+        let (mut pool, mut piece_len) = (vec![0u8; n], vec![0i64; n]);
         for node in 0..n {
             if !t.is_leaf(node) {
-                t.proj(node, g).for_each(|j, w| {
+                let proj = t.proj(node, g);
+                proj.for_each(|j, w| {
                     feats.push(j as i64);
                     weights.push(w as f64);
                 });
+                if let Some(p) = proj.pooling() {
+                    pool[node] = 1 + u8::from(p.pool == crate::projection::Pool::Min);
+                    piece_len[node] = p.piece_len as i64;
+                }
             }
             ptr.push(feats.len() as i64);
         }
@@ -992,6 +1000,8 @@ impl PyForest {
         d.set_item("proj_ptr", ptr.into_pyarray(py))?;
         d.set_item("proj_features", feats.into_pyarray(py))?;
         d.set_item("proj_weights", weights.into_pyarray(py))?;
+        d.set_item("proj_pool", pool.into_pyarray(py))?;
+        d.set_item("proj_piece_len", piece_len.into_pyarray(py))?;
         d.set_item("impurity", t.impurity.clone().into_pyarray(py))?;
         d.set_item(
             "n_node_samples",

@@ -202,6 +202,10 @@ def _nodes_digest(forest) -> str:
                 # added with NaN support; on these NaN-free data it is the default rule
                 # (the heavier child), a function of weighted_n_node_samples, hashed already
                 continue
+            if key in ("proj_pool", "proj_piece_len"):
+                # added with pooled filters: no pinned forest pools, so all zero
+                assert not np.any(nodes[key]), key
+                continue
             h.update(key.encode())
             h.update(np.ascontiguousarray(nodes[key]).tobytes())
     return h.hexdigest()

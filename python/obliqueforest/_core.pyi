@@ -238,7 +238,9 @@ class Forest:
         ``value`` (n_nodes, n_outputs), ``depth``.
 
         A row goes left at an inner node when sum(w * x[f]) <= threshold.
-        Patch projections are expanded into their features with weight 1.
+        Patch projections are expanded into their features with weight 1. ``proj_pool``
+        (uint8) is 1 (2) where the projection is instead the max (min) over its pieces,
+        ``proj_piece_len`` consecutive terms each (pooled filters), else 0.
         """
     def leaf_bounds(
         self, X: CoreX, n_jobs: int = 1

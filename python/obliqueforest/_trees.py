@@ -59,6 +59,17 @@ def labels_of(proba, classes):
     return out
 
 
+def projection_values(X, features, weights, pool=None, piece_len=0):
+    """Values of one node's projection on the rows of ``X`` (float64): ``X[:, features] @
+    weights``, or for a pooled projection (``pool`` "max" or "min") that of the sums of
+    its pieces of ``piece_len`` consecutive terms. Shape (n_samples,)."""
+    X = np.atleast_2d(X)[:, features]
+    if pool is None:
+        return X @ np.asarray(weights, dtype=np.float64)
+    sums = (X * np.asarray(weights)).reshape(len(X), -1, piece_len).sum(axis=2)
+    return sums.max(axis=1) if pool == "max" else sums.min(axis=1)
+
+
 class TreeNodes:
     """The node table of one fitted tree, named as scikit-learn's ``tree_`` names it.
 
@@ -85,6 +96,11 @@ class TreeNodes:
     projection_ptr : ndarray of shape (node_count + 1,)
     projection_features, projection_weights : ndarray of shape (projection_ptr[-1],)
         Each inner node's projection in CSR form (MORF patches expanded, weight 1).
+    projection_pool : ndarray of shape (node_count,), dtype uint8
+        1 (2) where the node's projection is instead the max (min) over its pieces of
+        ``projection_piece_len[i]`` consecutive terms each (pooled filters,
+        :class:`~obliqueforest.projections.PooledFilter`), else 0.
+    projection_piece_len : ndarray of shape (node_count,)
     value : ndarray of shape (node_count, n_outputs, max_n_classes) or (node_count, n_outputs, 1)
         Class fractions of each output (classifiers; outputs with fewer classes than the
         widest are zero-padded) or each output's mean target (regressors), inner nodes
@@ -108,6 +124,7 @@ class TreeNodes:
         single = (np.diff(ptr) == 1) & ~leaf
         first = np.minimum(ptr[:-1], max(len(feats) - 1, 0))
         axis = single & (weights[first] == 1.0) if len(feats) else single
+        axis &= nodes["proj_pool"] == 0
         self.node_count = len(left)
         self.n_features = n_features
         self.n_outputs = n_outputs
@@ -119,6 +136,8 @@ class TreeNodes:
         self.projection_ptr = ptr
         self.projection_features = feats
         self.projection_weights = weights
+        self.projection_pool = nodes["proj_pool"]
+        self.projection_piece_len = nodes["proj_piece_len"]
         self.value = per_output_table(nodes["value"], class_counts, n_outputs)
         self.impurity = nodes["impurity"]
         self.n_node_samples = nodes["n_node_samples"]

@@ -10,6 +10,7 @@ out, e.g. ``0.5*x3 - 1*x7 <= 0.123``. MORF patches appear as their features with
 from __future__ import annotations
 
 import numpy as np
+from ._trees import projection_values
 
 __all__ = ["decision_path_rules", "export_text", "split_rules"]
 
@@ -59,8 +60,17 @@ def _number(value, decimals):
     return "0" if text == "-0" else text
 
 
-def _projection_text(features, weights, names, decimals):
-    """``"0.5*x3 - 1*x7"``; a lone feature with weight 1 is just its name."""
+def _projection_text(features, weights, names, decimals, pool=None, piece_len=0):
+    """``"0.5*x3 - 1*x7"``; a lone feature with weight 1 is just its name; a pooled
+    projection is ``"max(x1 - x2, x2 - x3)"`` over its pieces."""
+    if pool is not None:
+        pieces = [
+            _projection_text(
+                features[k : k + piece_len], weights[k : k + piece_len], names, decimals
+            )
+            for k in range(0, len(features), piece_len)
+        ]
+        return f"{pool}(" + ", ".join(pieces) + ")"
     if len(features) == 1 and weights[0] == 1.0:
         return names[features[0]]
     parts = []
@@ -97,6 +107,10 @@ def split_rules(estimator, tree=0):
         - ``node`` (int), ``depth`` (int), ``is_leaf`` (bool);
         - ``features`` (list of int) and ``weights`` (list of float): the projection
           ``sum_j weights[j] * x[features[j]]``, empty at leaves;
+        - ``pool`` (None, ``"max"`` or ``"min"``) and ``piece_len`` (int): for a pooled
+          projection (:class:`~obliqueforest.projections.PooledFilter`), the max (min)
+          over its pieces, ``piece_len`` consecutive terms each, of their sums; None and
+          the number of terms for a linear one (0 at leaves);
         - ``threshold`` (float, None at leaves): a row goes to ``left`` when the
           projection is ``<= threshold``, else to ``right`` (both -1 at leaves);
         - ``n_samples`` (int): training rows (in-bag draws) that reached the node;
@@ -105,10 +119,12 @@ def split_rules(estimator, tree=0):
     """
     _, nodes = _nodes(estimator, tree)
     ptr, feats, wts = nodes["proj_ptr"], nodes["proj_features"], nodes["proj_weights"]
+    pools, piece_lens = nodes["proj_pool"], nodes["proj_piece_len"]
     rules = []
     for i in range(len(nodes["left"])):
         leaf = bool(nodes["left"][i] < 0)
         lo, hi = int(ptr[i]), int(ptr[i + 1])
+        pool = (None, "max", "min")[int(pools[i])]
         rules.append(
             {
                 "node": i,
@@ -116,6 +132,8 @@ def split_rules(estimator, tree=0):
                 "is_leaf": leaf,
                 "features": [] if leaf else [int(f) for f in feats[lo:hi]],
                 "weights": [] if leaf else [float(w) for w in wts[lo:hi]],
+                "pool": pool,
+                "piece_len": int(piece_lens[i]) if pool else hi - lo,
                 "threshold": None if leaf else float(nodes["threshold"][i]),
                 "left": int(nodes["left"][i]),
                 "right": int(nodes["right"][i]),
@@ -213,7 +231,9 @@ def export_text(
         if level >= max_depth:
             lines.append(indent + f"truncated branch of depth {subtree_depth(i)}")
             continue
-        rule = _projection_text(r["features"], r["weights"], names, decimals)
+        rule = _projection_text(
+            r["features"], r["weights"], names, decimals, r["pool"], r["piece_len"]
+        )
         thr = _number(r["threshold"], decimals)
         # pushed in reverse: left line, left subtree, right line, right subtree
         stack.append((r["right"], level + 1))
@@ -242,7 +262,8 @@ def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
     path : list of dict
         One dict per node visited, root first. Inner nodes: ``node``, ``depth``,
         ``is_leaf=False``, ``features``, ``weights``, ``threshold``, ``projection``
-        (the sample's value ``sum_j w_j x[f_j]``), ``goes`` (``"left"`` or ``"right"``)
+        (the sample's value ``sum_j w_j x[f_j]``, or its max or min over the pieces of a
+        pooled projection), ``pool``, ``piece_len``, ``goes`` (``"left"`` or ``"right"``)
         and ``rule`` (e.g. ``"0.5*x3 - 1*x7 <= 0.123"``, the side taken). The last dict
         is the leaf: ``node``, ``depth``, ``is_leaf=True``, ``n_samples``, ``value``.
         Its ``node`` equals ``estimator.apply(x)[0, tree]``.
@@ -270,9 +291,14 @@ def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
                 }
             )
             return path
-        proj = float(np.dot(np.asarray(r["weights"]), x32[r["features"]].astype(np.float64)))
+        x64 = x32.astype(np.float64)
+        proj = float(
+            projection_values(x64, r["features"], r["weights"], r["pool"], r["piece_len"])[0]
+        )
         left = proj <= r["threshold"]
-        rule = _projection_text(r["features"], r["weights"], names, decimals)
+        rule = _projection_text(
+            r["features"], r["weights"], names, decimals, r["pool"], r["piece_len"]
+        )
         op = "<=" if left else ">"
         path.append(
             {
@@ -281,6 +307,8 @@ def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
                 "is_leaf": False,
                 "features": r["features"],
                 "weights": r["weights"],
+                "pool": r["pool"],
+                "piece_len": r["piece_len"],
                 "threshold": r["threshold"],
                 "projection": proj,
                 "goes": "left" if left else "right",

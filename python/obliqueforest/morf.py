@@ -21,7 +21,7 @@ from ._forest import (
     ObliqueForestClassifier,
     ObliqueForestRegressor,
 )
-from .projections import HaarPatch, Patch
+from .projections import HaarPatch, Patch, PooledFilter
 
 __all__ = ["MORFClassifier", "MORFRegressor"]
 
@@ -32,6 +32,7 @@ _GEOMETRY_CONSTRAINTS = {
     "max_patch_size": [tuple, list, Interval(Integral, 1, None, closed="left"), None],
     "periodic": ["boolean", tuple, list],
     "differences": [Interval(Real, 0, 1, closed="both")],
+    "pooled": [Interval(Real, 0, 1, closed="both")],
 }
 
 _GEOMETRY_DOC = """
@@ -54,6 +55,11 @@ _GEOMETRY_DOC = """
         Probability that a candidate is the difference of two adjacent patches of the same
         shape (a Haar-like edge filter, :class:`~obliqueforest.projections.HaarPatch`)
         rather than a sum over one patch. 0 gives the paper's MORF (sums only).
+    pooled : float in [0, 1], default=0.0
+        Probability that a candidate is a pooled filter instead (a small filter slid along
+        a window, keeping its largest or smallest response:
+        :class:`~obliqueforest.projections.PooledFilter`), which finds a pattern wherever
+        it moved.
     max_features : int, float, "sqrt", "log2" or None, default=0.25
         Number d of candidate patches per node (a float is a fraction of n_features): a
         quarter of n_features by default, which wins on digits and mnist1d
@@ -75,6 +81,8 @@ class _MORFMixin:
             self.max_patch_size,
             self.periodic,
         )
+        if self.pooled > 0:
+            return PooledFilter(*geometry, differences=self.differences, pooled=self.pooled)
         if self.differences == 0:
             return Patch(*geometry)
         return HaarPatch(*geometry, differences=self.differences)
@@ -140,6 +148,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
         max_patch_size=None,
         periodic=False,
         differences=0.5,
+        pooled=0.0,
         criterion="gini",
         max_depth=None,
         min_samples_split=2,
@@ -192,6 +201,7 @@ class MORFClassifier(_MORFMixin, ObliqueForestClassifier):
         self.max_patch_size = max_patch_size
         self.periodic = periodic
         self.differences = differences
+        self.pooled = pooled
 
 
 class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
@@ -217,6 +227,7 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
         max_patch_size=None,
         periodic=False,
         differences=0.5,
+        pooled=0.0,
         criterion="squared_error",
         max_depth=None,
         min_samples_split=2,
@@ -267,3 +278,4 @@ class MORFRegressor(_MORFMixin, ObliqueForestRegressor):
         self.max_patch_size = max_patch_size
         self.periodic = periodic
         self.differences = differences
+        self.pooled = pooled

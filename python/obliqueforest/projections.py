@@ -28,6 +28,7 @@ __all__ = [
     "GraphNeighbourhood",
     "HaarPatch",
     "Patch",
+    "PooledFilter",
     "SparseSigned",
 ]
 
@@ -248,6 +249,69 @@ class HaarPatch(Patch):
 
     def _family_args(self, n_features):
         return {**self.resolve(n_features), "differences": self.differences}
+
+
+class PooledFilter(HaarPatch):
+    """Haar patches plus translation-invariant pooled filters.
+
+    Each candidate is, with probability ``pooled``, a small 1-D filter slid along one
+    random spatial axis of a window, keeping its largest or smallest response (max or min
+    pooling, equally likely): "somewhere in this window the signal rises over h
+    positions", wherever the pattern moved. The filter has cells of ``h`` positions
+    (``1 <= h <= max_filter``): a sum (weights 1), a first difference (+1, -1) or a
+    second difference (+1, -2, +1); across the other spatial axes and the channels it
+    covers a MORF patch. Half the candidates pool over the whole axis, the others over a
+    random window of at least ``min_window`` positions. Other candidates are
+    :class:`HaarPatch` candidates. The family lives in one Rust file
+    (``src/projection/pooled.rs``, tag ``"pooled"``); a row missing a feature of any
+    filter position has a missing projection.
+
+    Parameters
+    ----------
+    data_shape, channel_axis, min_patch_size, max_patch_size, periodic, differences
+        As for :class:`HaarPatch`.
+    pooled : float in [0, 1], default=0.5
+        Probability that a candidate is a pooled filter.
+    max_filter : int >= 1, default=3
+        Widest filter cell ``h``.
+    min_window : int >= 1, default=None
+        Shortest pooling window; None means a quarter of the shortest spatial axis (at
+        least 1).
+    """
+
+    _tag = "pooled"
+
+    def __init__(
+        self,
+        data_shape,
+        channel_axis=None,
+        min_patch_size=1,
+        max_patch_size=None,
+        periodic=False,
+        differences=0.5,
+        pooled=0.5,
+        max_filter=3,
+        min_window=None,
+    ):
+        super().__init__(
+            data_shape, channel_axis, min_patch_size, max_patch_size, periodic, differences
+        )
+        self.pooled = pooled
+        self.max_filter = max_filter
+        self.min_window = min_window
+
+    def _family_args(self, n_features):
+        args = super()._family_args(n_features)
+        min_window = self.min_window
+        if min_window is None:
+            spatial = [s for a, s in enumerate(args["data_shape"]) if a != args["channel_axis"]]
+            min_window = max(1, min(spatial, default=4) // 4)
+        return {
+            **args,
+            "pooled": self.pooled,
+            "max_filter": self.max_filter,
+            "min_window": min_window,
+        }
 
 
 class Dictionary(_Projection):

@@ -34,38 +34,25 @@ pub struct HaarPatches {
 impl HaarPatches {
     /// The spatial axes (by position among the spatial axes) with room for two adjacent
     /// patches of the minimum size.
-    fn difference_axes(&self) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn difference_axes(&self) -> impl Iterator<Item = usize> + '_ {
         let g = &self.geometry;
         g.spatial_axes()
             .enumerate()
             .filter(|&(i, a)| 2 * g.min_patch_size[i] <= g.data_shape[a])
             .map(|(i, _)| i)
     }
-}
 
-impl ProjectionFamily for HaarPatches {
-    /// The geometry's checks, and `differences` in [0, 1].
-    fn check(&self, n_features: usize) -> Result<()> {
-        self.geometry.check(n_features)?;
-        if !(0.0..=1.0).contains(&self.differences) {
-            return Err(invalid(
-                "differences",
-                format!("must be in [0, 1], got {}", self.differences),
-            ));
-        }
-        Ok(())
-    }
-
-    fn entries_per_candidate(&self, _n_features: usize) -> f64 {
-        (2 + 3 * self.geometry.data_shape.len()) as f64
-    }
-
-    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+    /// Appends one candidate (a sum, or with probability `differences` a difference
+    /// along one of the `n_diff_axes` axes with room) to `out`.
+    pub(crate) fn sample_one(
+        &self,
+        rng: &mut Rng,
+        n_diff_axes: usize,
+        s: &mut SamplerScratch,
+        out: &mut ProjectionBuf,
+    ) {
         let g = &self.geometry;
-        let n_diff_axes = self.difference_axes().count();
-        out.clear();
-        for _ in 0..d {
-            g.sample_channels(rng, s, out);
+        g.sample_channels(rng, s, out);
             // which axis a difference runs along, if this candidate is one
             let diff_axis = (n_diff_axes > 0 && rng.unit() < self.differences)
                 .then(|| self.difference_axes().nth(rng.below(n_diff_axes)))
@@ -87,6 +74,31 @@ impl ProjectionFamily for HaarPatches {
             }
             out.idx.push(diff_axis.map_or(0, |k| k as u32 + 1));
             out.close();
+    }
+}
+
+impl ProjectionFamily for HaarPatches {
+    /// The geometry's checks, and `differences` in [0, 1].
+    fn check(&self, n_features: usize) -> Result<()> {
+        self.geometry.check(n_features)?;
+        if !(0.0..=1.0).contains(&self.differences) {
+            return Err(invalid(
+                "differences",
+                format!("must be in [0, 1], got {}", self.differences),
+            ));
+        }
+        Ok(())
+    }
+
+    fn entries_per_candidate(&self, _n_features: usize) -> f64 {
+        (2 + 3 * self.geometry.data_shape.len()) as f64
+    }
+
+    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+        let n_diff_axes = self.difference_axes().count();
+        out.clear();
+        for _ in 0..d {
+            self.sample_one(rng, n_diff_axes, s, out);
         }
     }
 

@@ -35,6 +35,7 @@ macro_rules! families {
 families! {
     dictionary::Dictionary,
     haar::HaarPatches,
+    pooled::PooledPatches,
 }
 
 pub use dictionary::Dictionary;
@@ -445,6 +446,12 @@ pub trait CompactDescriptors: Sync + Send + fmt::Debug {
     fn for_each_term(&self, desc: &[u32], f: &mut dyn FnMut(usize, f32));
     /// Whether `desc` is a descriptor this family could have stored (model loading).
     fn is_valid(&self, desc: &[u32]) -> bool;
+    /// How `desc` combines its terms: `None` (the default) for a linear projection, the
+    /// sum of every term; else a pooled one ([`Pooling`]), whose terms
+    /// ([`Self::for_each_term`]) are its pieces one after the other, `piece_len` each.
+    fn pooling(&self, _desc: &[u32]) -> Option<Pooling> {
+        None
+    }
     /// The largest sum of |weights| over the terms of any descriptor this family can
     /// store, when known: a fit refuses data whose projected sums could then leave
     /// float32's range (stored descriptors carry no weights that could be scaled down).
@@ -468,6 +475,88 @@ impl CompactDescriptors for PatchGeometry {
             .map(|(a, &hi)| hi.min(self.data_shape[a]) as f64)
             .product();
         Some(area * self.n_channels() as f64)
+    }
+}
+
+/// How a pooled projection combines the sums of its pieces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool {
+    /// The largest piece.
+    Max,
+    /// The smallest piece.
+    Min,
+}
+
+impl Pool {
+    /// `acc` combined with the next piece's sum `v`: NaN when either is (a row missing a
+    /// feature of any piece has a missing projection, as for a linear one; `f32::max`
+    /// would drop the NaN), else the larger (smaller) one, the first of equals.
+    #[inline(always)]
+    pub fn combine(self, acc: f32, v: f32) -> f32 {
+        if acc.is_nan() || v.is_nan() {
+            f32::NAN
+        } else {
+            match self {
+                Pool::Max if v > acc => v,
+                Pool::Min if v < acc => v,
+                _ => acc,
+            }
+        }
+    }
+}
+
+/// A pooled projection: the [`Pool`] of several linear pieces, each the sum of
+/// `piece_len` consecutive terms (a filter at one position of a window), so the value is
+/// e.g. `max_p sum_k w_k x[j_pk]`. Training computes each piece with the linear machinery
+/// and combines them with [`Pool::combine`] in piece order; prediction does the same with
+/// [`PoolSum`], so both get the same f32 values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pooling {
+    /// How pieces combine.
+    pub pool: Pool,
+    /// Terms per piece (at least 1).
+    pub piece_len: usize,
+}
+
+/// Running value of a pooled projection fed its terms' products in order: each piece
+/// summed from 0 term by term (as a linear projection is), then combined.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolSum {
+    pooling: Pooling,
+    k: usize,
+    s: f32,
+    acc: Option<f32>,
+}
+
+impl PoolSum {
+    /// Nothing added yet.
+    #[inline]
+    pub fn new(pooling: Pooling) -> Self {
+        PoolSum {
+            pooling,
+            k: 0,
+            s: 0.0,
+            acc: None,
+        }
+    }
+
+    /// Adds the next term's product `w * x`.
+    #[inline(always)]
+    pub fn add(&mut self, t: f32) {
+        self.s += t;
+        self.k += 1;
+        if self.k == self.pooling.piece_len {
+            let s = self.s;
+            self.acc = Some(self.acc.map_or(s, |a| self.pooling.pool.combine(a, s)));
+            self.s = 0.0;
+            self.k = 0;
+        }
+    }
+
+    /// The pooled value (0 for no piece, which a valid descriptor never has).
+    #[inline]
+    pub fn value(&self) -> f32 {
+        self.acc.unwrap_or(0.0)
     }
 }
 
@@ -750,19 +839,47 @@ impl<'a> ProjRef<'a> {
         }
     }
 
+    /// How the projection combines its terms: `None` for a linear one (their sum).
+    #[inline]
+    pub fn pooling(&self) -> Option<Pooling> {
+        match *self {
+            ProjRef::Sparse { .. } => None,
+            ProjRef::Compact { desc, family } => family.pooling(desc),
+        }
+    }
+
+    /// The projected value of a row whose feature j is `get(j)`: the sum of the terms in
+    /// [`Self::for_each`]'s order, or for a pooled projection the [`PoolSum`] of them.
+    /// Every value prediction computes is this one (or the same sums in the same order).
+    #[inline]
+    pub fn value_by(&self, get: impl Fn(usize) -> f32) -> f32 {
+        match self.pooling() {
+            None => {
+                let mut s = 0.0f32;
+                self.for_each(|j, w| s += w * get(j));
+                s
+            }
+            Some(pooling) => {
+                let mut acc = PoolSum::new(pooling);
+                self.for_each(|j, w| acc.add(w * get(j)));
+                acc.value()
+            }
+        }
+    }
+
     /// The projected value of one row (`row[j]` is feature j).
     #[inline]
     pub fn dot(&self, row: &[f32]) -> f32 {
-        let mut s = 0.0f32;
         match *self {
             ProjRef::Sparse { idx, w } => {
+                let mut s = 0.0f32;
                 for (&i, &w) in idx.iter().zip(w) {
                     s += w * row[i as usize];
                 }
+                s
             }
-            ProjRef::Compact { .. } => self.for_each(|i, w| s += w * row[i]),
+            ProjRef::Compact { .. } => self.value_by(|i| row[i]),
         }
-        s
     }
 }
 

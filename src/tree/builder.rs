@@ -93,6 +93,8 @@ pub(crate) struct Workspace {
 pub(crate) struct Gather {
     terms: Vec<(usize, f32)>,
     row_pos: Vec<u32>,
+    /// One piece's values of a pooled projection.
+    piece: Vec<f32>,
 }
 
 /// Everything fixed while growing one tree.
@@ -428,8 +430,25 @@ impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
     ) {
         gather.terms.clear();
         proj.for_each(|j, w| gather.terms.push((j, w)));
-        self.x
-            .project_rows(&gather.terms, samples, &mut gather.row_pos, out);
+        let Some(pooling) = proj.pooling() else {
+            self.x
+                .project_rows(&gather.terms, samples, &mut gather.row_pos, out);
+            return;
+        };
+        // pooled: each piece through the linear path, combined in piece order (the values
+        // `ProjRef::value_by` computes)
+        for (k, piece) in gather.terms.chunks(pooling.piece_len).enumerate() {
+            if k == 0 {
+                self.x
+                    .project_rows(piece, samples, &mut gather.row_pos, out);
+                continue;
+            }
+            self.x
+                .project_rows(piece, samples, &mut gather.row_pos, &mut gather.piece);
+            for (o, &v) in out.iter_mut().zip(&gather.piece) {
+                *o = pooling.pool.combine(*o, v);
+            }
+        }
     }
 
     /// Moves the rows of `p` whose projection is `<= threshold` (or missing, when `p` sends

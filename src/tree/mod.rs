@@ -187,9 +187,7 @@ impl Tree {
     ) -> usize {
         let mut node = 0usize;
         while self.left[node] != LEAF {
-            let mut v = 0.0f32;
-            self.proj(node, descriptors)
-                .for_each(|j, w| v += w * get(j));
+            let v = self.proj(node, descriptors).value_by(&get);
             node = self.child(node, v);
         }
         node

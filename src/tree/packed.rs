@@ -5,14 +5,19 @@
 //! such rows (a NaN compares false both ways, so the common path is one compare).
 
 use super::{Tree, MULTI};
-use crate::projection::CompactDescriptors;
+use crate::projection::{CompactDescriptors, Pool, PoolSum, Pooling};
+
+/// With [`MULTI`]: the node's projection is pooled; its packed entries open with a header
+/// (piece length, 1.0 for [`Pool::Min`] else 0.0).
+const POOLED: u32 = 1 << 30;
 use crate::sparse::Row;
 
 /// One node of a [`PackedTree`]: 16 bytes, one cache line holds four.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C)]
 struct PackedNode {
-    /// Single feature index, or `MULTI | start` into the packed projection arrays; for a
+    /// Single feature index, or `MULTI | start` (`MULTI | POOLED | start` for a pooled
+    /// projection) into the packed projection arrays; for a
     /// leaf, its row in the leaf-value table.
     a: u32,
     /// The single feature's weight (f32 bits), or the projection's length; for a leaf,
@@ -64,9 +69,17 @@ impl PackedTree {
                 // patches are expanded here (prediction cache only; the model keeps the
                 // compact descriptor), in the order training summed them
                 let start = p.proj.len();
-                tree.proj(node, descriptors)
-                    .for_each(|j, w| p.proj.push((j as u32, w)));
-                let (a, b) = if p.proj.len() - start == 1 {
+                let proj = tree.proj(node, descriptors);
+                let pooling = proj.pooling();
+                if let Some(pl) = pooling {
+                    // a pooled projection: a header (piece length, Min as 1.0), then its terms
+                    let min = f32::from(u8::from(pl.pool == Pool::Min));
+                    p.proj.push((pl.piece_len as u32, min));
+                }
+                proj.for_each(|j, w| p.proj.push((j as u32, w)));
+                let (a, b) = if pooling.is_some() {
+                    (MULTI | POOLED | start as u32, (p.proj.len() - start) as u32)
+                } else if p.proj.len() - start == 1 {
                     let (j, w) = p.proj.pop().unwrap_or((0, 0.0));
                     (j, w.to_bits())
                 } else {
@@ -88,7 +101,7 @@ impl PackedTree {
     fn project<R: Row>(&self, nd: PackedNode, row: R) -> f32 {
         if nd.a & MULTI == 0 {
             f32::from_bits(nd.b) * row.at(nd.a as usize)
-        } else {
+        } else if nd.a & POOLED == 0 {
             let start = (nd.a & !MULTI) as usize;
             let end = start + nd.b as usize;
             let mut s = 0.0f32;
@@ -96,7 +109,27 @@ impl PackedTree {
                 s += w * row.at(j as usize);
             }
             s
+        } else {
+            self.project_pooled(nd, row)
         }
+    }
+
+    /// [`Self::project`] of a pooled node: [`PoolSum`] over its terms, as
+    /// [`crate::projection::ProjRef::value_by`] computes it.
+    #[inline(never)]
+    fn project_pooled<R: Row>(&self, nd: PackedNode, row: R) -> f32 {
+        let start = (nd.a & !(MULTI | POOLED)) as usize;
+        let end = start + nd.b as usize;
+        let (piece_len, min) = self.proj[start];
+        let pool = if min == 1.0 { Pool::Min } else { Pool::Max };
+        let mut acc = PoolSum::new(Pooling {
+            pool,
+            piece_len: piece_len as usize,
+        });
+        for &(j, w) in &self.proj[start + 1..end] {
+            acc.add(w * row.at(j as usize));
+        }
+        acc.value()
     }
 
     /// The leaf (node index) a row reaches; identical to [`Tree::leaf`].

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._trees import projection_values
+
 # Rows decoded per block by the k-NN decoder (bounds the k × p temporaries).
 _DECODE_CHUNK = 2048
 # Exclusive lasso (Appx. C): penalty, training rows kept per query, iterations.
@@ -145,7 +147,9 @@ def _relabel_forest(forest, X, Z):
         flip = np.zeros(len(left), dtype=bool)
         for node in np.flatnonzero(left >= 0):
             a, b = ptr[node], ptr[node + 1]
-            goes_left = X[:, feats[a:b]] @ wts[a:b] <= nodes["threshold"][node]
+            pool = (None, "max", "min")[nodes["proj_pool"][node]]
+            values = projection_values(X, feats[a:b], wts[a:b], pool, nodes["proj_piece_len"][node])
+            goes_left = values <= nodes["threshold"][node]
             n_left = int(goes_left.sum())
             if n_left in (0, n):
                 thr[node] = np.inf if n_left == n else -np.inf

@@ -36,7 +36,11 @@ def _walk(rules, x):
     i = 0
     while not rules[i]["is_leaf"]:
         r = rules[i]
-        proj = sum(w * float(np.float32(x[f])) for f, w in zip(r["features"], r["weights"]))
+        terms = [w * float(np.float32(x[f])) for f, w in zip(r["features"], r["weights"])]
+        # a pooled projection (MORF's pooled filters): the max or min of its pieces' sums
+        k = r["piece_len"]
+        sums = [sum(terms[a : a + k]) for a in range(0, len(terms), k)]
+        proj = {None: sum, "max": max, "min": min}[r["pool"]](sums)
         i = r["left"] if proj <= r["threshold"] else r["right"]
     return i
 

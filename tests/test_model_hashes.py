@@ -53,7 +53,12 @@ TREE = dict(
 CLF = dict(TREE, criterion="gini", class_weight=None)
 REG = dict(TREE, criterion="squared_error")
 GEOMETRY = dict(
-    data_shape=(6, 6), channel_axis=None, min_patch_size=1, periodic=False, differences=0.0
+    data_shape=(6, 6),
+    channel_axis=None,
+    min_patch_size=1,
+    periodic=False,
+    differences=0.0,
+    pooled=0.0,
 )
 
 

@@ -156,7 +156,7 @@ class Patch(_Projection):
     """MORF patches over structured samples (Perry et al., Sect. 3.1).
 
     See :class:`~obliqueforest.MORFClassifier` for the meaning of the parameters; this
-    object is what the MORF estimators hand to the core (with ``differences=0``).
+    object is what the MORF estimators hand to the core (with ``differences=0, pooled=0``).
     ``max_patch_size=None`` means a quarter of each axis.
     """
 

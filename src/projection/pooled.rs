@@ -332,6 +332,27 @@ mod tests {
         assert!(!f.is_valid(&[0, 0, 8, 0, 0, POOLED]), "truncated");
         assert!(f.is_valid(&[0, 2, 2, 1]), "a Haar difference");
         assert!(f.pooling(&[0, 2, 2, 1]).is_none());
+        // channels: the filter covers the chosen channels at every tap
+        let mut f = pooled(vec![3, 10], 1.0);
+        f.haar.geometry.channel_axis = Some(0);
+        f.haar.geometry.min_patch_size = vec![1];
+        f.haar.geometry.max_patch_size = vec![2];
+        f.haar.geometry.periodic = vec![false];
+        f.check(30).unwrap();
+        // channels 0 and 2, window [2, 10), first difference of cells of 1, min
+        let desc = [2, 0, 2, 2, 8, 0, 1, 1, 1, POOLED];
+        assert!(f.is_valid(&desc));
+        assert!(!f.is_valid(&[2, 0, 3, 2, 8, 0, 1, 1, 1, POOLED]), "no channel 3");
+        assert_eq!(f.pooling(&desc).unwrap().piece_len, 4);
+        let mut terms = vec![];
+        f.for_each_term(&desc, &mut |j, w| terms.push((j, w)));
+        assert_eq!(terms.len(), 4 * 7);
+        assert_eq!(&terms[..4], &[(2, 1.0), (22, 1.0), (3, -1.0), (23, -1.0)]);
+        let row: Vec<f32> = (0..30).map(|j| ((j * 7) % 5) as f32).collect();
+        let want = (0..7)
+            .map(|p| row[2 + p] + row[22 + p] - row[3 + p] - row[23 + p])
+            .fold(f32::INFINITY, f32::min);
+        assert_eq!(value(&f, &desc, &row), want);
         // every drawn descriptor is valid, in 1-D and 2-D, about the asked share pooled
         for shape in [vec![40], vec![6, 9]] {
             let n_features: usize = shape.iter().product();
@@ -393,7 +414,12 @@ mod tests {
         for (tree, packed) in forest.trees().iter().zip(forest.packed()) {
             for node in 0..tree.n_nodes() {
                 n_pooled += usize::from(!tree.is_leaf(node) && tree.proj(node, g).pooling().is_some());
-            }
+            }            // a feature counts once per split, however many pieces it is in
+            let mut counts = vec![0.0; 32];
+            tree.add_projection_counts(g, &mut counts);
+            let n_inner = (tree.n_nodes() - tree.n_leaves()) as f64;
+            assert!(counts.iter().all(|&c| c <= n_inner), "{counts:?}");
+
             // every training row reaches a leaf that counted it when the tree was grown,
             // by the tree's walk and by the packed layout
             let mut reached = vec![0u32; tree.n_nodes()];

@@ -280,17 +280,28 @@ impl Tree {
         imp
     }
 
-    /// Adds to `counts[j]` the number of split projections that use feature j.
+    /// Adds to `counts[j]` the number of split projections that use feature j (once per
+    /// projection, though a pooled one lists it in several pieces).
     pub fn add_projection_counts(
         &self,
         descriptors: Option<&dyn CompactDescriptors>,
         counts: &mut [f64],
     ) {
+        let mut pooled = Vec::new();
         for node in 0..self.n_nodes() {
-            if !self.is_leaf(node) {
-                self.proj(node, descriptors)
-                    .for_each(|j, _| counts[j] += 1.0);
+            if self.is_leaf(node) {
+                continue;
             }
+            let proj = self.proj(node, descriptors);
+            if proj.pooling().is_none() {
+                proj.for_each(|j, _| counts[j] += 1.0);
+                continue;
+            }
+            pooled.clear();
+            proj.for_each(|j, _| pooled.push(j));
+            pooled.sort_unstable();
+            pooled.dedup();
+            pooled.iter().for_each(|&j| counts[j] += 1.0);
         }
     }
 

@@ -6,8 +6,10 @@
 //! (axis-aligned, SPORF, Forest-RC, Gaussian, user samplers), or compact descriptors
 //! that its [`CompactDescriptors`] reads as (feature, weight) terms — MORF patches
 //! (channels, then start and length per spatial axis, a sum over the patch) and the
-//! registered families ([`family`]: dictionary atoms, patch differences). The trees, the
-//! split search and prediction only ever see terms. Invariant: a [`ProjectionBuf`] holds
+//! registered families ([`family`]: dictionary atoms, patch differences, pooled filters).
+//! The trees, the split search and prediction only ever see terms, and for a pooled
+//! projection ([`CompactDescriptors::pooling`]) its pieces of consecutive terms, whose sums
+//! combine by max or min ([`Pooling`]). Invariant: a [`ProjectionBuf`] holds
 //! `len()` projections whose entries are `idx[ptr[i]..ptr[i+1]]` (and `w[...]` for
 //! explicit sparse ones).
 //!

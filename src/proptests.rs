@@ -4,12 +4,29 @@
 
 use crate::forest::Forest;
 use crate::params::{ForestParams, MaxFeatures, SampleCount, Splitter};
+use crate::projection::haar::HaarPatches;
+use crate::projection::pooled::PooledPatches;
 use crate::projection::{Density, Dictionary, Family, PatchGeometry, ProjectionKind, WeightScale};
 use ndarray::Array2;
 use proptest::prelude::*;
 
 fn projection(kind: u8, p: usize) -> ProjectionKind {
-    match kind % 6 {
+    match kind % 7 {
+        6 => ProjectionKind::Family(Family::new(PooledPatches {
+            haar: HaarPatches {
+                geometry: PatchGeometry {
+                    data_shape: vec![p],
+                    channel_axis: None,
+                    min_patch_size: vec![1],
+                    max_patch_size: vec![p.min(2)],
+                    periodic: vec![false],
+                },
+                differences: 0.5,
+            },
+            pooled: 0.7,
+            max_filter: 3,
+            min_window: 2,
+        })),
         5 => ProjectionKind::Family(Family::new(Dictionary {
             // every feature, and the mean of each adjacent pair
             n_features: p,

@@ -126,3 +126,12 @@ def test_pooled_filter_settings_out_of_range_are_value_errors(kw, name):
     if name == "pooled":
         with pytest.raises(ValueError, match=name):
             _morf(**kw).fit(X, y)
+
+
+def test_morf_file_from_before_pooled_filters_loads_without_them(tmp_path):
+    from obliqueforest import _io
+
+    X, y = _shifted(100, 0)
+    est = _morf(0.0).fit(X, y)
+    saved = {k: v for k, v in _io._plain_params(est).items() if k != "pooled"}
+    assert _io._params(of.MORFClassifier, saved, est._forest).pooled == 0.0

@@ -262,7 +262,8 @@ def _params(cls, saved, forest):
     unknown = sorted(set(saved) - known)
     if unknown:
         raise _core.ForestError(f"model file: {cls.__name__} has no parameters {unknown}")
-    params = dict(saved)
+    # parameters added since a file was written take the value that reproduces its model
+    params = {**getattr(cls, "_added_param_values", {}), **saved}
     spec = params.get("projection")
     if isinstance(spec, dict):
         spec = dict(spec)

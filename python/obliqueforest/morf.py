@@ -77,6 +77,10 @@ _MORF_REF = """
 
 
 class _MORFMixin:
+    #: Values of parameters a model file written before they existed lacks: such a forest
+    #: has no pooled filters (model files; see ``_io._params``).
+    _added_param_values = {"pooled": 0.0}
+
     def _patch(self):
         geometry = (
             self.data_shape,

@@ -135,3 +135,7 @@ def test_morf_file_from_before_pooled_filters_loads_without_them(tmp_path):
     est = _morf(0.0).fit(X, y)
     saved = {k: v for k, v in _io._plain_params(est).items() if k != "pooled"}
     assert _io._params(of.MORFClassifier, saved, est._forest).pooled == 0.0
+    # and one from before Haar patches (differences) has neither
+    older = {k: v for k, v in saved.items() if k != "differences"}
+    loaded = _io._params(of.MORFClassifier, older, est._forest)
+    assert (loaded.pooled, loaded.differences) == (0.0, 0.0)

@@ -78,8 +78,9 @@ _MORF_REF = """
 
 class _MORFMixin:
     #: Values of parameters a model file written before they existed lacks: such a forest
-    #: has no pooled filters (model files; see ``_io._params``).
-    _added_param_values = {"pooled": 0.0}
+    #: has no pooled filters, and one from before Haar patches none of those either (model
+    #: files; see ``_io._params``).
+    _added_param_values = {"pooled": 0.0, "differences": 0.0}
 
     def _patch(self):
         geometry = (

@@ -67,6 +67,8 @@ from pathlib import Path
 
 import numpy as np
 
+from _memory import reset_peak_rss, status_kb  # benches/_memory.py
+
 DATASETS = ("sparse_parity", "orthant", "trunk", "hv_bars")
 TABULAR_MODELS = ("of_rf", "of_sporf", "of_rf_dp", "sk_rf", "sk_et")
 OPTIONAL_MODELS = ("treeple_sporf", "rerf_sporf")
@@ -189,34 +191,17 @@ def model_size(model, est):
 
 
 # -- one measurement, in a fresh process ----------------------------------------------------
-def _status_kb(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return -1
-
-
-def _reset_peak_rss():
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def measure(spec):
     """Fits and times one model; runs inside a spawned child. Returns a JSON-able dict."""
     X, y = make_data(spec["dataset"], spec["n"], SEED)
     X_test, y_test = make_data(spec["dataset"], N_TEST, SEED + 1)
     est = make_model(spec["model"], spec["n_estimators"], spec["n_jobs"])
-    rss_before = _status_kb("VmRSS")
-    reset = _reset_peak_rss()
+    rss_before = status_kb("VmRSS")
+    reset = reset_peak_rss()
     t0 = time.perf_counter()
     est.fit(X, y)
     fit_s = time.perf_counter() - t0
-    peak_kb = _status_kb("VmHWM")
+    peak_kb = status_kb("VmHWM")
 
     est.predict_proba(X_test[:100])  # warm-up
     times = []

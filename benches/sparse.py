@@ -36,6 +36,8 @@ import time
 import numpy as np
 from scipy import sparse
 
+from _memory import reset_peak_rss, status_kb  # benches/_memory.py
+
 MODELS = ("sklearn_rf", "of_rf", "of_sporf")
 
 
@@ -53,28 +55,11 @@ def make_data(rows, cols, density, informative, seed=0):
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 
-def rss_mb():
-    """The resident set now, from /proc (MB)."""
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
-
-
-def reset_peak():
-    """Resets the kernel's high-water mark of the resident set; False where unsupported."""
-    try:
-        with open("/proc/self/clear_refs", "w") as f:
-            f.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def peak_mb(reset):
+    """The peak resident set since ``reset_peak_rss`` (MB), or the process's peak where the
+    mark could not be reset."""
     if reset:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
+        return status_kb("VmHWM") / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -94,8 +79,8 @@ def child(args):
             mf = args.sporf_max_features
             mf = None if mf == "None" else mf if mf in ("sqrt", "log2") else float(mf)
             est = of.SPORFClassifier(max_features=mf, **kw)
-    reset = reset_peak()
-    before = rss_mb()
+    reset = reset_peak_rss()
+    before = status_kb("VmRSS") / 1024
     cpu0 = resource.getrusage(resource.RUSAGE_SELF)
     t0 = time.perf_counter()
     est.fit(Xtr, ytr)

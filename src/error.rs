@@ -57,3 +57,12 @@ pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> Error {
         reason: reason.into(),
     }
 }
+
+/// `Ok` when `value` is a probability (in [0, 1]), else the error naming `name`.
+pub(crate) fn check_probability(name: &'static str, value: f64) -> Result<()> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        Err(invalid(name, format!("must be in [0, 1], got {value}")))
+    }
+}

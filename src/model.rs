@@ -938,10 +938,9 @@ pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
     let encode = |e: postcard::Error| Error::Internal(format!("encode: {e}"));
     postcard::to_io(file, &mut cw).map_err(encode)?;
     let forests = file.body.forests();
-    let required = file.header.task.n_targets() > 1
-        || forests
-            .iter()
-            .any(|f| (*f).borrow().params.projection.needs_v3());
+    // (the header's task is every forest's; checked too for a model without forests)
+    let required =
+        file.header.task.n_targets() > 1 || forests.iter().any(|f| (*f).borrow().beyond_v2());
     let section = serialize::missing_section(
         forests.iter().flat_map(|f| (*f).borrow().trees.iter()),
         required,

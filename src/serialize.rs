@@ -219,6 +219,13 @@ pub(crate) fn decode_reader<T: serde::de::DeserializeOwned>(
 }
 
 impl Forest {
+    /// Whether a version-2 reader could not decode this forest (a multi-output task, or
+    /// SPORF with a weight scale), so that it is written in the newer version, with its
+    /// missing section, whether or not a tree has missing-value directions.
+    pub(crate) fn beyond_v2(&self) -> bool {
+        self.params.task.n_targets() > 1 || self.params.projection.needs_v3()
+    }
+
     /// Encodes the forest (header, checksum, payload).
     ///
     /// # Errors
@@ -226,8 +233,7 @@ impl Forest {
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let encode = |e: postcard::Error| Error::Internal(format!("encode: {e}"));
         let mut payload = postcard::to_stdvec(self).map_err(encode)?;
-        let required = self.params.task.n_targets() > 1 || self.params.projection.needs_v3();
-        let section = missing_section(self.trees.iter(), required);
+        let section = missing_section(self.trees.iter(), self.beyond_v2());
         if let Some(section) = &section {
             payload.extend(postcard::to_stdvec(section).map_err(encode)?);
         }

@@ -16,7 +16,7 @@ use super::{
     ArgValue, CompactDescriptors, FamilyArgs, PatchGeometry, ProjectionBuf, ProjectionFamily,
     RegisteredFamily, SamplerScratch,
 };
-use crate::error::{invalid, Result};
+use crate::error::{check_probability, Result};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -81,13 +81,7 @@ impl ProjectionFamily for HaarPatches {
     /// The geometry's checks, and `differences` in [0, 1].
     fn check(&self, n_features: usize) -> Result<()> {
         self.geometry.check(n_features)?;
-        if !(0.0..=1.0).contains(&self.differences) {
-            return Err(invalid(
-                "differences",
-                format!("must be in [0, 1], got {}", self.differences),
-            ));
-        }
-        Ok(())
+        check_probability("differences", self.differences)
     }
 
     fn entries_per_candidate(&self, _n_features: usize) -> f64 {

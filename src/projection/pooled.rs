@@ -28,7 +28,7 @@ use super::{
     ArgValue, CompactDescriptors, FamilyArgs, PatchGeometry, Pool, Pooling, ProjectionBuf,
     ProjectionFamily, RegisteredFamily, SamplerScratch,
 };
-use crate::error::{invalid, Result};
+use crate::error::{check_probability, invalid, Result};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -130,12 +130,7 @@ impl ProjectionFamily for PooledPatches {
     /// The Haar family's checks, `pooled` in [0, 1], `max_filter` and `min_window` >= 1.
     fn check(&self, n_features: usize) -> Result<()> {
         self.haar.check(n_features)?;
-        if !(0.0..=1.0).contains(&self.pooled) {
-            return Err(invalid(
-                "pooled",
-                format!("must be in [0, 1], got {}", self.pooled),
-            ));
-        }
+        check_probability("pooled", self.pooled)?;
         if self.max_filter == 0 {
             return Err(invalid("max_filter", "must be at least 1"));
         }

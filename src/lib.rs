@@ -61,6 +61,7 @@ pub mod serialize;
 pub mod sparse;
 pub mod threads;
 pub mod tree;
+pub mod value;
 
 #[cfg(feature = "python")]
 mod python;

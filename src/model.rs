@@ -28,6 +28,7 @@ use crate::forest::Forest;
 use crate::params::Task;
 use crate::projection::ProjectionKind;
 use crate::serialize::{self, corrupt, CrcWriter, Frame, HEADER};
+pub use crate::value::{ArrayData, Value};
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 use std::borrow::Borrow;
@@ -384,79 +385,24 @@ fn endian(bytes: u8) -> &'static str {
     }
 }
 
-/// A plain value: an estimator parameter or a Python-side fitted attribute.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Value {
-    /// Python's None.
-    None,
-    /// A bool.
-    Bool(bool),
-    /// An integer.
-    Int(i64),
-    /// A float.
-    Float(f64),
-    /// A string.
-    Str(String),
-    /// A list of bools.
-    Bools(Vec<bool>),
-    /// A list of integers.
-    Ints(Vec<i64>),
-    /// A list of floats.
-    Floats(Vec<f64>),
-    /// A list of strings.
-    Strs(Vec<String>),
-    /// An n-dimensional array, row-major.
-    Array {
-        /// The array's shape.
-        shape: Vec<u64>,
-        /// Its elements, row-major.
-        data: ArrayData,
-    },
-}
-
-/// The elements of an [`Value::Array`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum ArrayData {
-    /// float64 elements.
-    F64(Vec<f64>),
-    /// float32 elements.
-    F32(Vec<f32>),
-    /// int64 elements.
-    I64(Vec<i64>),
-    /// bool elements.
-    Bool(Vec<bool>),
-}
-
-impl ArrayData {
-    fn len(&self) -> usize {
-        match self {
-            ArrayData::F64(v) => v.len(),
-            ArrayData::F32(v) => v.len(),
-            ArrayData::I64(v) => v.len(),
-            ArrayData::Bool(v) => v.len(),
+/// Checks that an array value holds as many elements as its shape says.
+fn check_value(value: &Value, name: &str) -> Result<()> {
+    if let Value::Array { shape, data } = value {
+        let size = shape
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d))
+            .ok_or_else(|| field(name, "array shape overflows".into()))?;
+        if shape.len() > MAX_NDIM || size != data.len() as u64 {
+            return Err(field(
+                name,
+                format!(
+                    "array of shape {shape:?} does not hold its {} elements",
+                    data.len()
+                ),
+            ));
         }
     }
-}
-
-impl Value {
-    fn check(&self, name: &str) -> Result<()> {
-        if let Value::Array { shape, data } = self {
-            let size = shape
-                .iter()
-                .try_fold(1u64, |a, &d| a.checked_mul(d))
-                .ok_or_else(|| field(name, "array shape overflows".into()))?;
-            if shape.len() > MAX_NDIM || size != data.len() as u64 {
-                return Err(field(
-                    name,
-                    format!(
-                        "array of shape {shape:?} does not hold its {} elements",
-                        data.len()
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
+    Ok(())
 }
 
 /// An estimator parameter as saved: a plain value, a projection object (its class name and
@@ -750,25 +696,25 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
             ));
         }
         match v {
-            Param::Value(v) => v.check(k)?,
+            Param::Value(v) => check_value(v, k)?,
             Param::Projection { name, fields } => {
                 check_name(k, name)?;
                 check_names(k, fields.iter().map(|(f, _)| f.as_str()))?;
                 for (f, v) in fields {
-                    v.check(f)?;
+                    check_value(v, f)?;
                 }
             }
             Param::Map(pairs) => {
                 for (a, b) in pairs {
-                    a.check(k)?;
-                    b.check(k)?;
+                    check_value(a, k)?;
+                    check_value(b, k)?;
                 }
             }
         }
     }
     check_names("attributes", h.attributes.iter().map(|(k, _)| k.as_str()))?;
     for (k, v) in &h.attributes {
-        v.check(k)?;
+        check_value(v, k)?;
     }
     let p = h.n_features as usize;
     let n_est = n_estimators_param(h);

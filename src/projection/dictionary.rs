@@ -10,11 +10,12 @@
 //! `n_features` and its weights are finite and nonzero.
 
 use super::{
-    ArgValue, CompactDescriptors, FamilyArgs, ProjectionBuf, ProjectionFamily, RegisteredFamily,
+    CompactDescriptors, FamilyArgs, ProjectionBuf, ProjectionFamily, RegisteredFamily,
     SamplerScratch,
 };
 use crate::error::{invalid, Result};
 use crate::rng::Rng;
+use crate::value::Value;
 use serde::{Deserialize, Serialize};
 
 /// A projection dictionary: atom `a` has features `atom_idx[atom_ptr[a]..atom_ptr[a+1]]`
@@ -146,19 +147,19 @@ impl ProjectionFamily for Dictionary {
     }
 
     fn args(&self) -> FamilyArgs {
-        let ints = |v: &[u32]| ArgValue::Ints(v.iter().map(|&v| i64::from(v)).collect());
+        let ints = |v: &[u32]| Value::int_array(v.iter().map(|&v| i64::from(v)).collect());
         FamilyArgs::new()
-            .with("n_features", ArgValue::Int(self.n_features as i64))
+            .with("n_features", Value::Int(self.n_features as i64))
             .with("indptr", ints(&self.atom_ptr))
             .with("indices", ints(&self.atom_idx))
             .with(
                 "data",
-                ArgValue::Floats(self.atom_w.iter().map(|&w| f64::from(w)).collect()),
+                Value::float_array(self.atom_w.iter().map(|&w| f64::from(w)).collect()),
             )
             .with(
                 "n_candidates",
                 self.n_candidates
-                    .map_or(ArgValue::None, |c| ArgValue::Int(c as i64)),
+                    .map_or(Value::None, |c| Value::Int(c as i64)),
             )
     }
 }

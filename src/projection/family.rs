@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use super::{CompactDescriptors, ProjectionBuf, SamplerScratch};
 use crate::error::{invalid, Error, Result};
 use crate::rng::Rng;
+use crate::value::{ArrayData, Value};
 
 /// What a projection family does. Its stored descriptors are read through its
 /// [`CompactDescriptors`] implementation (the same terms in training and prediction).
@@ -74,36 +75,15 @@ pub trait RegisteredFamily:
     fn from_args(args: &mut FamilyArgs) -> Result<Self>;
 }
 
-/// One generic argument value (what Python's None, bool, int, float, str and 1-D arrays
-/// or lists convert to).
-#[derive(Clone, Debug, PartialEq)]
-pub enum ArgValue {
-    /// Python's None.
-    None,
-    /// A bool.
-    Bool(bool),
-    /// An integer.
-    Int(i64),
-    /// A float.
-    Float(f64),
-    /// A string.
-    Str(String),
-    /// A sequence of bools.
-    Bools(Vec<bool>),
-    /// A sequence of integers.
-    Ints(Vec<i64>),
-    /// A sequence of floats.
-    Floats(Vec<f64>),
-}
-
-/// Named generic arguments of a family: built by the caller, taken by the family's
-/// [`RegisteredFamily::from_args`] with typed getters whose errors name the argument.
+/// Named generic arguments of a family, as plain [`Value`]s (a sequence as a list or a
+/// 1-D array): built by the caller, taken by the family's [`RegisteredFamily::from_args`]
+/// with typed getters whose errors name the argument.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FamilyArgs {
-    values: Vec<(String, ArgValue)>,
+    values: Vec<(String, Value)>,
 }
 
-fn wrong(name: &'static str, want: &str, got: &ArgValue) -> Error {
+fn wrong(name: &'static str, want: &str, got: &Value) -> Error {
     invalid(name, format!("must be {want}, got {got:?}"))
 }
 
@@ -114,22 +94,22 @@ impl FamilyArgs {
     }
 
     /// Adds (or replaces) argument `name`.
-    pub fn with(mut self, name: &str, value: ArgValue) -> Self {
+    pub fn with(mut self, name: &str, value: Value) -> Self {
         self.values.retain(|(n, _)| n != name);
         self.values.push((name.to_string(), value));
         self
     }
 
     /// The arguments, in the order they were added.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &ArgValue)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Value)> {
         self.values.iter().map(|(n, v)| (n.as_str(), v))
     }
 
     /// Removes and returns argument `name`; a missing one reads as None.
-    pub fn take(&mut self, name: &str) -> ArgValue {
+    pub fn take(&mut self, name: &str) -> Value {
         match self.values.iter().position(|(n, _)| n == name) {
             Some(i) => self.values.remove(i).1,
-            None => ArgValue::None,
+            None => Value::None,
         }
     }
 
@@ -140,8 +120,8 @@ impl FamilyArgs {
     /// an integer.
     pub fn count(&mut self, name: &'static str) -> Result<usize> {
         match self.take(name) {
-            ArgValue::Int(v) => {
-                usize::try_from(v).map_err(|_| wrong(name, "an int >= 0", &ArgValue::Int(v)))
+            Value::Int(v) => {
+                usize::try_from(v).map_err(|_| wrong(name, "an int >= 0", &Value::Int(v)))
             }
             other => Err(wrong(name, "an int >= 0", &other)),
         }
@@ -153,7 +133,7 @@ impl FamilyArgs {
     /// As [`Self::count`], None allowed.
     pub fn opt_count(&mut self, name: &'static str) -> Result<Option<usize>> {
         match self.take(name) {
-            ArgValue::None => Ok(None),
+            Value::None => Ok(None),
             v => self.with_back(name, v).count(name).map(Some),
         }
     }
@@ -164,8 +144,8 @@ impl FamilyArgs {
     /// [`crate::Error::InvalidParameter`] naming `name` if it is missing or not a number.
     pub fn float(&mut self, name: &'static str) -> Result<f64> {
         match self.take(name) {
-            ArgValue::Float(v) => Ok(v),
-            ArgValue::Int(v) => Ok(v as f64),
+            Value::Float(v) => Ok(v),
+            Value::Int(v) => Ok(v as f64),
             other => Err(wrong(name, "a number", &other)),
         }
     }
@@ -175,11 +155,14 @@ impl FamilyArgs {
     /// # Errors
     /// [`crate::Error::InvalidParameter`] naming `name` if it is missing or not integers.
     pub fn ints(&mut self, name: &'static str) -> Result<Vec<i64>> {
-        match self.take(name) {
-            ArgValue::Ints(v) => Ok(v),
-            ArgValue::Floats(v) if v.is_empty() => Ok(vec![]),
-            ArgValue::Bools(v) if v.is_empty() => Ok(vec![]),
-            other => Err(wrong(name, "a sequence of ints", &other)),
+        let v = self.take(name);
+        match (&v, v.as_vector()) {
+            (_, Some(ArrayData::I64(a))) => Ok(a.clone()),
+            (_, Some(a)) if a.is_empty() => Ok(vec![]),
+            (Value::Ints(a), _) => Ok(a.clone()),
+            (Value::Floats(a), _) if a.is_empty() => Ok(vec![]),
+            (Value::Bools(a), _) if a.is_empty() => Ok(vec![]),
+            _ => Err(wrong(name, "a sequence of ints", &v)),
         }
     }
 
@@ -202,11 +185,14 @@ impl FamilyArgs {
     /// # Errors
     /// [`crate::Error::InvalidParameter`] naming `name` if it is missing or not bools.
     pub fn bools(&mut self, name: &'static str) -> Result<Vec<bool>> {
-        match self.take(name) {
-            ArgValue::Bools(v) => Ok(v),
-            ArgValue::Ints(v) if v.is_empty() => Ok(vec![]),
-            ArgValue::Floats(v) if v.is_empty() => Ok(vec![]),
-            other => Err(wrong(name, "a sequence of bools", &other)),
+        let v = self.take(name);
+        match (&v, v.as_vector()) {
+            (_, Some(ArrayData::Bool(a))) => Ok(a.clone()),
+            (_, Some(a)) if a.is_empty() => Ok(vec![]),
+            (Value::Bools(a), _) => Ok(a.clone()),
+            (Value::Ints(a), _) if a.is_empty() => Ok(vec![]),
+            (Value::Floats(a), _) if a.is_empty() => Ok(vec![]),
+            _ => Err(wrong(name, "a sequence of bools", &v)),
         }
     }
 
@@ -215,11 +201,16 @@ impl FamilyArgs {
     /// # Errors
     /// [`crate::Error::InvalidParameter`] naming `name` if it is missing or not numbers.
     pub fn floats(&mut self, name: &'static str) -> Result<Vec<f64>> {
-        match self.take(name) {
-            ArgValue::Floats(v) => Ok(v),
-            ArgValue::Ints(v) => Ok(v.into_iter().map(|v| v as f64).collect()),
-            ArgValue::Bools(v) if v.is_empty() => Ok(vec![]),
-            other => Err(wrong(name, "a sequence of numbers", &other)),
+        let v = self.take(name);
+        match (&v, v.as_vector()) {
+            (_, Some(ArrayData::F64(a))) => Ok(a.clone()),
+            (_, Some(ArrayData::F32(a))) => Ok(a.iter().map(|&x| f64::from(x)).collect()),
+            (_, Some(ArrayData::I64(a))) => Ok(a.iter().map(|&x| x as f64).collect()),
+            (_, Some(a)) if a.is_empty() => Ok(vec![]),
+            (Value::Floats(a), _) => Ok(a.clone()),
+            (Value::Ints(a), _) => Ok(a.iter().map(|&x| x as f64).collect()),
+            (Value::Bools(a), _) if a.is_empty() => Ok(vec![]),
+            _ => Err(wrong(name, "a sequence of numbers", &v)),
         }
     }
 
@@ -237,7 +228,7 @@ impl FamilyArgs {
         }
     }
 
-    fn with_back(&mut self, name: &str, v: ArgValue) -> &mut Self {
+    fn with_back(&mut self, name: &str, v: Value) -> &mut Self {
         self.values.push((name.to_string(), v));
         self
     }
@@ -533,11 +524,11 @@ mod tests {
             .to_string();
         assert!(e.contains("\"nope\"") && e.contains("dictionary"), "{e}");
         let args = FamilyArgs::new()
-            .with("n_features", ArgValue::Int(2))
-            .with("indptr", ArgValue::Ints(vec![0, 1]))
-            .with("indices", ArgValue::Ints(vec![1]))
-            .with("data", ArgValue::Floats(vec![1.0]))
-            .with("bogus", ArgValue::Bool(true));
+            .with("n_features", Value::Int(2))
+            .with("indptr", Value::Ints(vec![0, 1]))
+            .with("indices", Value::Ints(vec![1]))
+            .with("data", Value::Floats(vec![1.0]))
+            .with("bogus", Value::Bool(true));
         let e = Family::from_args("dictionary", args)
             .unwrap_err()
             .to_string();
@@ -580,7 +571,7 @@ mod tests {
             }
         }
         fn args(&self) -> FamilyArgs {
-            FamilyArgs::new().with("n_features", ArgValue::Int(self.n_features as i64))
+            FamilyArgs::new().with("n_features", Value::Int(self.n_features as i64))
         }
     }
 
@@ -617,7 +608,7 @@ mod tests {
         register_family::<PairDifferences>().unwrap();
         let loaded = Forest::from_bytes(&bytes).unwrap();
         assert_eq!(loaded, forest);
-        let args = FamilyArgs::new().with("n_features", ArgValue::Int(6));
+        let args = FamilyArgs::new().with("n_features", Value::Int(6));
         let built = Family::from_args("test_pair_differences", args).unwrap();
         assert_eq!(built, Family::new(PairDifferences { n_features: 6 }));
         assert_ne!(built, Family::new(PairDifferences { n_features: 7 }));
@@ -626,8 +617,8 @@ mod tests {
     #[test]
     fn arg_getters_name_bad_values() {
         let mut a = FamilyArgs::new()
-            .with("k", ArgValue::Int(-1))
-            .with("s", ArgValue::Str("x".into()));
+            .with("k", Value::Int(-1))
+            .with("s", Value::Str("x".into()));
         assert!(a.count("k").unwrap_err().to_string().contains("k"));
         assert!(a.floats("s").is_err());
         assert_eq!(a.opt_count("missing").unwrap(), None);

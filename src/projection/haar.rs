@@ -13,11 +13,12 @@
 //! periodic axis; the second patch never overlaps the first.
 
 use super::{
-    ArgValue, CompactDescriptors, FamilyArgs, PatchGeometry, ProjectionBuf, ProjectionFamily,
+    CompactDescriptors, FamilyArgs, PatchGeometry, ProjectionBuf, ProjectionFamily,
     RegisteredFamily, SamplerScratch,
 };
 use crate::error::{check_probability, Result};
 use crate::rng::Rng;
+use crate::value::Value;
 use serde::{Deserialize, Serialize};
 
 /// Sums over patches and differences of adjacent patches of a structured sample.
@@ -98,17 +99,17 @@ impl ProjectionFamily for HaarPatches {
 
     fn args(&self) -> FamilyArgs {
         let g = &self.geometry;
-        let ints = |v: &[usize]| ArgValue::Ints(v.iter().map(|&v| v as i64).collect());
+        let ints = |v: &[usize]| Value::int_array(v.iter().map(|&v| v as i64).collect());
         FamilyArgs::new()
             .with("data_shape", ints(&g.data_shape))
             .with(
                 "channel_axis",
-                g.channel_axis.map_or(ArgValue::None, |c| ArgValue::Int(c as i64)),
+                g.channel_axis.map_or(Value::None, |c| Value::Int(c as i64)),
             )
             .with("min_patch_size", ints(&g.min_patch_size))
             .with("max_patch_size", ints(&g.max_patch_size))
-            .with("periodic", ArgValue::Bools(g.periodic.clone()))
-            .with("differences", ArgValue::Float(self.differences))
+            .with("periodic", Value::bool_array(g.periodic.clone()))
+            .with("differences", Value::Float(self.differences))
     }
 }
 

@@ -42,7 +42,7 @@ families! {
 
 pub use dictionary::Dictionary;
 pub use family::{
-    register_family, ArgValue, Family, FamilyArgs, FamilyEntry, ProjectionFamily, RegisteredFamily,
+    register_family, Family, FamilyArgs, FamilyEntry, ProjectionFamily, RegisteredFamily,
 };
 
 use std::fmt;

@@ -25,11 +25,12 @@
 
 use super::haar::HaarPatches;
 use super::{
-    ArgValue, CompactDescriptors, FamilyArgs, PatchGeometry, Pool, Pooling, ProjectionBuf,
+    CompactDescriptors, FamilyArgs, PatchGeometry, Pool, Pooling, ProjectionBuf,
     ProjectionFamily, RegisteredFamily, SamplerScratch,
 };
 use crate::error::{check_probability, invalid, Result};
 use crate::rng::Rng;
+use crate::value::Value;
 use serde::{Deserialize, Serialize};
 
 /// The last word of a pooled descriptor (a Haar op word is at most the axis count).
@@ -159,9 +160,9 @@ impl ProjectionFamily for PooledPatches {
     fn args(&self) -> FamilyArgs {
         self.haar
             .args()
-            .with("pooled", ArgValue::Float(self.pooled))
-            .with("max_filter", ArgValue::Int(self.max_filter as i64))
-            .with("min_window", ArgValue::Int(self.min_window as i64))
+            .with("pooled", Value::Float(self.pooled))
+            .with("max_filter", Value::Int(self.max_filter as i64))
+            .with("min_window", Value::Int(self.min_window as i64))
     }
 }
 

@@ -1,0 +1,632 @@
+//! `_core.Forest` (a fitted forest: fit, predict and inspect, each X as dense or sparse),
+//! `_core.ForestPart` (trees grown apart, joined later) and `_core.Progress`.
+
+use super::convert::{from_value, weights_slice, XArg};
+use super::params::PyForestParams;
+use super::{bad, compute, compute_with, named, Count};
+use crate::cancel::Cancel;
+use crate::error::Error;
+use crate::forest::Forest;
+use crate::params::Task;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+/// A counter of finished trees and a cancel switch, shared with another Python thread
+/// during a fit (the thread that shows progress, or handles Ctrl-C for worker threads).
+#[pyclass(module = "obliqueforest._core", frozen)]
+pub(super) struct Progress {
+    done: Arc<AtomicUsize>,
+    cancel: Cancel,
+}
+
+#[pymethods]
+impl Progress {
+    #[new]
+    fn new() -> Self {
+        Progress {
+            done: Arc::new(AtomicUsize::new(0)),
+            cancel: Cancel::new(),
+        }
+    }
+    #[getter]
+    fn trees_done(&self) -> usize {
+        self.done.load(Ordering::Relaxed)
+    }
+    /// Stops every fit using this object soon; they raise ForestError("cancelled").
+    fn cancel(&self) {
+        self.cancel.cancel();
+    }
+    #[getter]
+    fn cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+}
+
+/// A fitted projection forest (see `_core.pyi`).
+#[pyclass(name = "Forest", module = "obliqueforest._core")]
+pub(super) struct PyForest {
+    pub(super) inner: Forest,
+}
+
+#[pymethods]
+impl PyForest {
+    #[staticmethod]
+    #[pyo3(signature = (x, y, sample_weight, params, progress=None))]
+    fn fit(
+        py: Python<'_>,
+        x: XArg<'_>,
+        y: PyReadonlyArray1<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        params: PyRef<'_, PyForestParams>,
+        progress: Option<PyRef<'_, Progress>>,
+    ) -> PyResult<PyForest> {
+        let params = params.inner.clone();
+        let (counter, cancel) = progress
+            .map(|p| (Some(p.done.clone()), p.cancel.clone()))
+            .unwrap_or_default();
+        let (x, y) = (
+            x.view()?,
+            y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
+        );
+        let w = weights_slice(&sample_weight)?;
+        let inner = compute_with(py, &cancel, || {
+            Forest::fit_with_progress(&params, x.features()?, y, w, counter.as_deref())
+        })?;
+        Ok(PyForest { inner })
+    }
+
+    #[pyo3(signature = (
+        x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None,
+        monotonic_cst=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn fit_more(
+        &mut self,
+        py: Python<'_>,
+        x: XArg<'_>,
+        y: PyReadonlyArray1<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        n_more: &Bound<'_, PyAny>,
+        progress: Option<PyRef<'_, Progress>>,
+        n_jobs: Option<i64>,
+        ccp_alpha: Option<f64>,
+        monotonic_cst: Option<Vec<i8>>,
+    ) -> PyResult<()> {
+        let n_more = named::<Count>(n_more, "n_more")?.0;
+        let (counter, cancel) = progress
+            .map(|p| (Some(p.done.clone()), p.cancel.clone()))
+            .unwrap_or_default();
+        let (x, y) = (
+            x.view()?,
+            y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
+        );
+        let w = weights_slice(&sample_weight)?;
+        let inner = &mut self.inner;
+        compute_with(py, &cancel, || {
+            inner.grow_more(
+                x.features()?,
+                y,
+                w,
+                n_more,
+                n_jobs,
+                ccp_alpha,
+                monotonic_cst.as_deref(),
+                counter.as_deref(),
+            )
+        })
+    }
+
+    /// An independent copy (a warm start grows one while other threads predict).
+    fn copy(&self, py: Python<'_>) -> PyForest {
+        let inner = &self.inner;
+        PyForest {
+            inner: py.detach(|| inner.clone()),
+        }
+    }
+
+    fn truncate(&mut self, n_trees: usize) -> PyResult<()> {
+        if n_trees == 0 {
+            return Err(bad("n_trees", "a forest keeps at least one tree"));
+        }
+        self.inner.truncate(n_trees);
+        Ok(())
+    }
+
+    fn select_trees(&self, indices: PyReadonlyArray1<'_, i64>) -> PyResult<PyForest> {
+        let idx = indices
+            .as_array()
+            .iter()
+            .map(|&i| usize::try_from(i).map_err(|_| bad("indices", "must be >= 0")))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(PyForest {
+            inner: self.inner.select(&idx)?,
+        })
+    }
+
+    /// A forest of a registered family: `(tag, args)`, the arguments that
+    /// `_core.Projection.family(tag, **args)` builds the same family from (integer
+    /// sequences as int64 arrays, float ones as float64 arrays); None for other families.
+    fn projection_family<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Option<(String, Bound<'py, PyDict>)>> {
+        let Some(f) = self.inner.params().projection.family() else {
+            return Ok(None);
+        };
+        let d = PyDict::new(py);
+        for (k, v) in f.get().args().iter() {
+            d.set_item(k, from_value(py, v)?)?;
+        }
+        Ok(Some((f.tag().to_string(), d)))
+    }
+
+    #[getter]
+    fn n_jobs(&self) -> i64 {
+        self.inner.params().n_jobs
+    }
+    /// Memory held by the trees and their prediction layout, in bytes.
+    #[getter]
+    fn n_bytes(&self) -> u64 {
+        self.inner
+            .trees()
+            .iter()
+            .map(crate::limits::tree_bytes)
+            .sum()
+    }
+    #[getter]
+    fn n_trees(&self) -> usize {
+        self.inner.trees().len()
+    }
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.inner.n_features()
+    }
+    #[getter]
+    fn n_outputs(&self) -> usize {
+        self.inner.n_outputs()
+    }
+    /// Target columns (scikit-learn's `n_outputs_`).
+    #[getter]
+    fn n_targets(&self) -> usize {
+        self.inner.params().task.n_targets()
+    }
+    /// The number of classes of each target column; None for regression.
+    #[getter]
+    fn class_counts(&self) -> Option<Vec<usize>> {
+        self.inner.params().task.class_counts()
+    }
+    #[getter]
+    fn is_classifier(&self) -> bool {
+        self.inner.params().task.is_classification()
+    }
+
+    #[pyo3(signature = (x, n_jobs=1))]
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        x: XArg<'py>,
+        n_jobs: i64,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let x = x.view()?;
+        Ok(compute(py, || self.inner.predict(x.features()?, n_jobs))?.into_pyarray(py))
+    }
+
+    #[pyo3(signature = (x, n_jobs=1))]
+    fn predict_trees<'py>(
+        &self,
+        py: Python<'py>,
+        x: XArg<'py>,
+        n_jobs: i64,
+    ) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let x = x.view()?;
+        Ok(compute(py, || self.inner.predict_trees(x.features()?, n_jobs))?.into_pyarray(py))
+    }
+
+    #[pyo3(signature = (x, n_jobs=1))]
+    fn apply<'py>(
+        &self,
+        py: Python<'py>,
+        x: XArg<'py>,
+        n_jobs: i64,
+    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        let x = x.view()?;
+        Ok(compute(py, || self.inner.apply(x.features()?, n_jobs))?.into_pyarray(py))
+    }
+
+    #[pyo3(signature = (x, n_jobs=1))]
+    fn apply_leaves<'py>(
+        &self,
+        py: Python<'py>,
+        x: XArg<'py>,
+        n_jobs: i64,
+    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        let x = x.view()?;
+        Ok(compute(py, || self.inner.apply_leaves(x.features()?, n_jobs))?.into_pyarray(py))
+    }
+
+    fn in_bag_counts<'py>(
+        &self,
+        py: Python<'py>,
+        tree: usize,
+        n_samples: usize,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        Ok(compute(py, || self.inner.in_bag_counts(tree, n_samples))?.into_pyarray(py))
+    }
+
+    #[pyo3(signature = (x, n_jobs=1))]
+    #[allow(clippy::type_complexity)]
+    fn decision_path<'py>(
+        &self,
+        py: Python<'py>,
+        x: XArg<'py>,
+        n_jobs: i64,
+    ) -> PyResult<(
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+    )> {
+        let x = x.view()?;
+        let (indptr, indices, n_nodes_ptr) =
+            compute(py, || self.inner.decision_path(x.features()?, n_jobs))?;
+        Ok((
+            indptr.into_pyarray(py),
+            indices.into_pyarray(py),
+            n_nodes_ptr.into_pyarray(py),
+        ))
+    }
+
+    fn leaf_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
+        self.inner
+            .leaf_offsets()
+            .into_iter()
+            .map(|v| v as i64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py)
+    }
+
+    #[pyo3(signature = (x, n_jobs=1))]
+    #[allow(clippy::type_complexity)]
+    fn leaf_bounds<'py>(
+        &self,
+        py: Python<'py>,
+        x: XArg<'py>,
+        n_jobs: i64,
+    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
+        let x = x.view()?;
+        let (lo, hi) = compute(py, || self.inner.leaf_bounds(x.features()?, n_jobs))?;
+        Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
+    }
+
+    /// Per-leaf boxes (lower, upper), each total leaves × n_features (see `Forest::leaf_boxes`).
+    #[allow(clippy::type_complexity)]
+    fn leaf_boxes<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray2<f64>>)> {
+        let (lo, hi) = compute(py, || Ok(self.inner.leaf_boxes()))?;
+        Ok((lo.into_pyarray(py), hi.into_pyarray(py)))
+    }
+
+    /// Leaf ids of `z`'s rows under per-node replacement split rules
+    /// (see `Forest::apply_leaves_with_rules`).
+    fn apply_leaves_with_rules<'py>(
+        &self,
+        py: Python<'py>,
+        z: PyReadonlyArray2<'py, f64>,
+        dim: PyReadonlyArray1<'py, i64>,
+        threshold: PyReadonlyArray1<'py, f64>,
+        flip: PyReadonlyArray1<'py, bool>,
+    ) -> PyResult<Bound<'py, PyArray2<i64>>> {
+        let (z, dim, threshold, flip) = (
+            z.as_array(),
+            dim.as_slice()?,
+            threshold.as_slice()?,
+            flip.as_slice()?,
+        );
+        Ok(compute(py, || {
+            self.inner.apply_leaves_with_rules(z, dim, threshold, flip)
+        })?
+        .into_pyarray(py))
+    }
+
+    /// The forest's seed: tree t draws from the streams keyed by (seed, t).
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.inner.params().seed
+    }
+
+    /// Whether the forest keeps out-of-bag predictions.
+    #[getter]
+    fn has_oob(&self) -> bool {
+        self.inner.oob().is_some()
+    }
+
+    /// Computes the out-of-bag predictions of every tree on the training rows `x` (a warm
+    /// start that switches `oob_score` on).
+    fn compute_oob(
+        &mut self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f32>,
+        n_jobs: i64,
+    ) -> PyResult<()> {
+        let x = x.as_array();
+        let inner = &mut self.inner;
+        compute(py, || inner.compute_oob(x, n_jobs))
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn oob_prediction<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<(Bound<'py, PyArray2<f64>>, Bound<'py, PyArray1<i64>>)> {
+        let oob = self
+            .inner
+            .oob()
+            .ok_or_else(|| bad("oob", "the forest was not fitted with oob=True"))?;
+        let k = self.inner.n_outputs();
+        let n = oob.counts.len();
+        let sums = ndarray::Array2::from_shape_vec((n, k), oob.sums.clone())
+            .map_err(|e| PyErr::from(Error::Internal(e.to_string())))?;
+        let counts: Vec<i64> = oob.counts.iter().map(|&c| c as i64).collect();
+        Ok((sums.into_pyarray(py), counts.into_pyarray(py)))
+    }
+
+    fn feature_importances<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.feature_importances().into_pyarray(py)
+    }
+
+    fn projection_counts<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        self.inner.projection_counts().into_pyarray(py)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn tree_stats<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> (
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+    ) {
+        let t = self.inner.trees();
+        let nodes: Vec<i64> = t.iter().map(|t| t.n_nodes() as i64).collect();
+        let depth: Vec<i64> = t.iter().map(|t| t.max_depth() as i64).collect();
+        let leaves: Vec<i64> = t.iter().map(|t| t.n_leaves() as i64).collect();
+        (
+            nodes.into_pyarray(py),
+            depth.into_pyarray(py),
+            leaves.into_pyarray(py),
+        )
+    }
+
+    fn tree_nodes<'py>(&self, py: Python<'py>, tree: usize) -> PyResult<Bound<'py, PyDict>> {
+        let t = self
+            .inner
+            .trees()
+            .get(tree)
+            .ok_or_else(|| bad("tree", &format!("{tree} is out of range")))?;
+        let g = self.inner.descriptors();
+        let n = t.n_nodes();
+        // scikit-learn's convention: -1 for the children of a leaf
+        let child = |v: &Vec<u32>| {
+            v.iter()
+                .enumerate()
+                .map(|(i, &c)| if t.is_leaf(i) { -1 } else { c as i64 })
+                .collect::<Vec<_>>()
+        };
+        let (mut ptr, mut feats, mut weights) = (vec![0i64], Vec::new(), Vec::new());
+        // per node: 0 for a linear projection (the sum of its terms), 1 (2) for the max
+        // (min) over its pieces of `piece_len` consecutive terms each
+        let (mut pool, mut piece_len) = (vec![0u8; n], vec![0i64; n]);
+        for node in 0..n {
+            if !t.is_leaf(node) {
+                let proj = t.proj(node, g);
+                proj.for_each(|j, w| {
+                    feats.push(j as i64);
+                    weights.push(w as f64);
+                });
+                if let Some(p) = proj.pooling() {
+                    pool[node] = 1 + u8::from(p.pool == crate::projection::Pool::Min);
+                    piece_len[node] = p.piece_len as i64;
+                }
+            }
+            ptr.push(feats.len() as i64);
+        }
+        let d = PyDict::new(py);
+        d.set_item("left", child(&t.left).into_pyarray(py))?;
+        d.set_item("right", child(&t.right).into_pyarray(py))?;
+        d.set_item(
+            "threshold",
+            t.threshold
+                .iter()
+                .map(|&v| v as f64)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item("proj_ptr", ptr.into_pyarray(py))?;
+        d.set_item("proj_features", feats.into_pyarray(py))?;
+        d.set_item("proj_weights", weights.into_pyarray(py))?;
+        d.set_item("proj_pool", pool.into_pyarray(py))?;
+        d.set_item("proj_piece_len", piece_len.into_pyarray(py))?;
+        d.set_item("impurity", t.impurity.clone().into_pyarray(py))?;
+        d.set_item(
+            "n_node_samples",
+            t.n_node_samples
+                .iter()
+                .map(|&v| v as i64)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        d.set_item(
+            "weighted_n_node_samples",
+            t.weighted_n_node_samples.clone().into_pyarray(py),
+        )?;
+        d.set_item(
+            "missing_go_to_left",
+            t.missing_go_to_left()
+                .into_iter()
+                .map(u8::from)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        let value = ndarray::Array2::from_shape_vec((n, t.n_outputs), t.node_values())
+            .map_err(|e| PyErr::from(Error::Internal(e.to_string())))?;
+        d.set_item("value", value.into_pyarray(py))?;
+        d.set_item(
+            "depth",
+            t.depth
+                .iter()
+                .map(|&v| v as i64)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        Ok(d)
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = compute(py, || self.inner.to_bytes())?;
+        Ok(PyBytes::new(py, &b))
+    }
+
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyForest> {
+        let inner = compute(py, || Forest::from_bytes(data))?;
+        Ok(PyForest { inner })
+    }
+
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = self.inner.params();
+        let d = PyDict::new(py);
+        d.set_item("n_estimators", p.n_estimators)?;
+        d.set_item("seed", p.seed)?;
+        d.set_item("n_features", self.inner.n_features())?;
+        d.set_item("n_outputs", self.inner.n_outputs())?;
+        d.set_item("summary", format!("{p:?}"))?;
+        Ok(d)
+    }
+
+    fn __getstate__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        self.to_bytes(py)
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let py = slf.py();
+        let from_bytes = slf.get_type().getattr("from_bytes")?;
+        let bytes = slf.borrow().to_bytes(py)?;
+        Ok((from_bytes, (bytes,)))
+    }
+}
+
+/// Trees `start..end` of a forest, grown apart from the others (`obliqueforest.dask` grows
+/// them on a cluster's workers); `Forest.from_parts` joins them (see `_core.pyi`).
+#[pyclass(name = "ForestPart", module = "obliqueforest._core", frozen)]
+pub(super) struct PyForestPart {
+    inner: crate::part::ForestPart,
+}
+
+#[pymethods]
+impl PyForestPart {
+    /// Grows trees `start..end` of the forest `params` describes; `n_classes`, when given,
+    /// replaces the classification task's class count (a worker holding some of the
+    /// classes grows trees that know all of them).
+    #[staticmethod]
+    #[pyo3(signature = (
+        x, y, sample_weight, params, start, end, n_jobs=None, progress=None, n_classes=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn grow(
+        py: Python<'_>,
+        x: XArg<'_>,
+        y: PyReadonlyArray1<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        params: PyRef<'_, PyForestParams>,
+        start: usize,
+        end: usize,
+        n_jobs: Option<i64>,
+        progress: Option<PyRef<'_, Progress>>,
+        n_classes: Option<usize>,
+    ) -> PyResult<PyForestPart> {
+        let mut params = params.inner.clone();
+        if let Some(n_classes) = n_classes {
+            match params.task {
+                Task::Classification { .. } => params.task = Task::Classification { n_classes },
+                Task::Regression => return Err(bad("n_classes", "is for classification")),
+                Task::MultiClassification { .. } | Task::MultiRegression { .. } => {
+                    return Err(bad("n_classes", "is for single-output classification"))
+                }
+            }
+        }
+        let counter = progress.map(|p| p.done.clone());
+        let (x, y) = (
+            x.view()?,
+            y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
+        );
+        let w = weights_slice(&sample_weight)?;
+        let inner = compute(py, || {
+            Forest::grow_part(
+                &params,
+                x.features()?,
+                y,
+                w,
+                start,
+                end,
+                n_jobs,
+                counter.as_deref(),
+            )
+        })?;
+        Ok(PyForestPart { inner })
+    }
+
+    #[getter]
+    fn start(&self) -> usize {
+        self.inner.start()
+    }
+    #[getter]
+    fn n_trees(&self) -> usize {
+        self.inner.forest().trees().len()
+    }
+    #[getter]
+    fn n_samples(&self) -> usize {
+        self.inner.n_samples()
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = compute(py, || self.inner.to_bytes())?;
+        Ok(PyBytes::new(py, &b))
+    }
+
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<PyForestPart> {
+        let inner = compute(py, || crate::part::ForestPart::from_bytes(data))?;
+        Ok(PyForestPart { inner })
+    }
+
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let py = slf.py();
+        let from_bytes = slf.get_type().getattr("from_bytes")?;
+        let bytes = slf.get().to_bytes(py)?;
+        Ok((from_bytes, (bytes,)))
+    }
+
+    /// Appends this part's trees to `forest`, as `forest.fit_more` would grow them
+    /// (`Forest::append_part`).
+    fn append_to(&self, py: Python<'_>, mut forest: PyRefMut<'_, PyForest>) -> PyResult<()> {
+        let inner = &mut forest.inner;
+        compute(py, || inner.append_part(&self.inner))
+    }
+
+    /// Joins parts covering every tree of a forest into a `Forest` (`Forest::from_parts`).
+    #[staticmethod]
+    fn join(py: Python<'_>, parts: Vec<PyRef<'_, PyForestPart>>) -> PyResult<PyForest> {
+        let parts: Vec<&crate::part::ForestPart> = parts.iter().map(|p| &p.inner).collect();
+        let inner = compute(py, || Forest::from_parts(parts))?;
+        Ok(PyForest { inner })
+    }
+}

@@ -1,0 +1,241 @@
+//! The pyo3 boundary (cargo feature `python`). It converts numpy arrays and
+//! typed parameter objects (`_core.ForestParams`, `_core.Projection`) into the crate's
+//! types, releases the GIL for every computation, turns panics into errors, and maps
+//! [`Error`] to Python in one place. No forest logic lives here.
+//!
+//! Rooms: this file holds the error mapping, the GIL-free [`compute`] guard, the small
+//! argument extractors and the module's registration; [`convert`] turns Python objects into
+//! the crate's inputs (X, parameters' enums, plain values); [`params`] builds
+//! `_core.Projection` and `_core.ForestParams`; [`forest`] wraps a fitted forest, its parts
+//! and progress; [`model_file`] turns the Python parts of a model into a model file and back.
+
+mod convert;
+mod forest;
+mod model_file;
+mod params;
+
+use crate::cancel::Cancel;
+use crate::error::Error;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
+
+pyo3::create_exception!(
+    _core,
+    ForestError,
+    PyValueError,
+    "An error raised by the obliqueforest Rust core."
+);
+
+impl From<Error> for PyErr {
+    fn from(e: Error) -> PyErr {
+        ForestError::new_err(e.to_string())
+    }
+}
+
+/// Runs `f` without the GIL, with panics turned into [`Error::Internal`], and
+/// interruptible: about every 50 ms the calling thread takes the GIL back briefly to run
+/// Python's signal handlers; when one raises (Ctrl-C's KeyboardInterrupt), the work is
+/// cancelled, waited for, and that exception is returned.
+pub(super) fn compute<T: Send>(
+    py: Python<'_>,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+) -> PyResult<T> {
+    compute_with(py, &Cancel::new(), f)
+}
+
+/// [`compute`] under `cancel`, which Python may also trip from another thread.
+pub(super) fn compute_with<T: Send>(
+    py: Python<'_>,
+    cancel: &Cancel,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+) -> PyResult<T> {
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let slot = raised.clone();
+    let poll = move || match Python::attach(|py| py.check_signals()) {
+        Ok(()) => false,
+        Err(e) => {
+            *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+            true
+        }
+    };
+    let result = py.detach(|| {
+        cancel.run_polling(poll, || match catch_unwind(AssertUnwindSafe(f)) {
+            Ok(r) => r,
+            Err(p) => {
+                let msg = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".into());
+                Err(Error::Internal(format!("panic in the Rust core: {msg}")))
+            }
+        })
+    });
+    // a handler's exception wins even over a result that was complete: the signal was
+    // consumed and must reach the caller
+    if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    result.map_err(PyErr::from)
+}
+
+pub(super) fn bad(name: &str, what: &str) -> PyErr {
+    ForestError::new_err(format!("invalid parameter {name}: {what}"))
+}
+
+/// A Python int (not a bool or a float) that fits an `i64`, for parameter `key`.
+pub(super) fn int_arg(v: &Bound<'_, PyAny>, key: &str) -> PyResult<i64> {
+    if v.is_instance_of::<PyBool>() || v.is_instance_of::<PyFloat>() {
+        return Err(bad(key, "must be an integer"));
+    }
+    v.extract::<i64>()
+        .map_err(|_| bad(key, "must be an integer"))
+}
+
+/// Extracts parameter `name` as a `T`, naming the parameter in the error.
+pub(super) fn named<'py, T>(v: &Bound<'py, PyAny>, name: &str) -> PyResult<T>
+where
+    T: for<'a> FromPyObject<'a, 'py, Error = PyErr>,
+{
+    v.extract::<T>()
+        .map_err(|e| bad(name, &e.value(v.py()).to_string()))
+}
+
+/// Like [`named`], with Python's None as `None`.
+pub(super) fn named_opt<'py, T>(v: &Bound<'py, PyAny>, name: &str) -> PyResult<Option<T>>
+where
+    T: for<'a> FromPyObject<'a, 'py, Error = PyErr>,
+{
+    if v.is_none() {
+        Ok(None)
+    } else {
+        named(v, name).map(Some)
+    }
+}
+
+/// A non-negative Python int (not a bool or a float) that fits a `usize`: no count from
+/// Python can wrap or be truncated on its way into the core.
+pub(super) struct Count(pub(super) usize);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Count {
+    type Error = PyErr;
+    fn extract(v: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if v.is_instance_of::<PyBool>() || v.is_instance_of::<PyFloat>() {
+            return Err(PyValueError::new_err("must be an integer"));
+        }
+        let big = v
+            .extract::<i128>()
+            .map_err(|_| PyValueError::new_err("must be an integer"))?;
+        if big < 0 {
+            return Err(PyValueError::new_err(format!("must be >= 0, got {big}")));
+        }
+        usize::try_from(big)
+            .map(Count)
+            .map_err(|_| PyValueError::new_err(format!("{big} is too large")))
+    }
+}
+
+/// The number of threads `n_jobs` stands for (None is 1, -1 all cores, -2 all but one,
+/// counts above the cores capped): the package's one rule, `threads::n_threads`.
+#[pyfunction]
+#[pyo3(signature = (n_jobs=None))]
+fn n_threads(n_jobs: Option<Bound<'_, PyAny>>) -> PyResult<usize> {
+    let n_jobs = match n_jobs {
+        None => None,
+        Some(v) if v.is_none() => None,
+        Some(v) => {
+            let is_int = v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>();
+            let j = match int_arg(&v, "n_jobs") {
+                Ok(j) => j,
+                // an int beyond 64 bits means as many (or as few) threads as possible
+                Err(_) if is_int => {
+                    if v.gt(0)? {
+                        i64::MAX
+                    } else {
+                        i64::MIN
+                    }
+                }
+                Err(_) => return Err(bad("n_jobs", "must be an integer or None")),
+            };
+            Some(j)
+        }
+    };
+    Ok(crate::threads::n_threads(n_jobs)?)
+}
+
+/// Sets the process-wide memory limit for fitted models: None (no limit), "auto" (80% of
+/// the memory available when a fit starts) or a number of bytes.
+#[pyfunction]
+fn set_memory_limit(limit: Option<Bound<'_, PyAny>>) -> PyResult<()> {
+    use crate::limits::MemoryLimit;
+    let limit = match limit {
+        None => MemoryLimit::Unlimited,
+        Some(v) if v.is_none() => MemoryLimit::Unlimited,
+        Some(v) if v.is_instance_of::<PyString>() => match v.extract::<String>()?.as_str() {
+            "auto" => MemoryLimit::Auto,
+            other => return Err(bad("limit", &format!("unknown option {other:?}"))),
+        },
+        Some(v) => {
+            let b = int_arg(&v, "limit")
+                .ok()
+                .and_then(|b| u64::try_from(b).ok())
+                .filter(|&b| b > 0)
+                .ok_or_else(|| {
+                    bad(
+                        "limit",
+                        "must be None, 'auto' or a positive number of bytes",
+                    )
+                })?;
+            MemoryLimit::Bytes(b)
+        }
+    };
+    crate::limits::set_memory_limit(limit);
+    Ok(())
+}
+
+/// The memory limit for fitted models: None, "auto" or a number of bytes.
+#[pyfunction]
+fn memory_limit(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    use crate::limits::MemoryLimit;
+    Ok(match crate::limits::memory_limit() {
+        MemoryLimit::Unlimited => py.None().into_bound(py),
+        MemoryLimit::Auto => PyString::new(py, "auto").into_any(),
+        MemoryLimit::Bytes(b) => b.into_pyobject(py)?.into_any(),
+    })
+}
+
+/// Raises an internal error from inside the panic guard (tests use it to prove that a
+/// panic in the core reaches Python as an exception, not a crash).
+#[pyfunction]
+fn _panic_for_test(py: Python<'_>) -> PyResult<()> {
+    compute(py, || -> Result<(), Error> {
+        panic!("deliberate test panic")
+    })
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<forest::PyForest>()?;
+    m.add_class::<forest::Progress>()?;
+    m.add_class::<forest::PyForestPart>()?;
+    m.add_class::<params::PyForestParams>()?;
+    m.add_class::<params::PyProjection>()?;
+    m.add("ForestError", m.py().get_type::<ForestError>())?;
+    m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(n_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(set_memory_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(model_file::save_model, m)?)?;
+    m.add_function(wrap_pyfunction!(model_file::load_model, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        model_file::_save_model_unchecked_for_test,
+        m
+    )?)?;
+    m.add("MODEL_FORMAT_VERSION", crate::model::MODEL_FORMAT_VERSION)?;
+    Ok(())
+}

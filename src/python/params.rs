@@ -1,0 +1,289 @@
+//! `_core.Projection` and `_core.ForestParams`: typed parameter objects, converted once
+//! from Python; the crate's `check()` functions validate them when a forest is fitted.
+
+use super::convert::to_arg;
+use super::{bad, named, named_opt, Count};
+use crate::error::Error;
+use crate::params::{ForestParams, Splitter, Task};
+use crate::projection::{Density, Family, FamilyArgs, PatchGeometry, ProjectionKind, WeightScale};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+/// A projection distribution for the core (`_core.Projection`), built by the classes of
+/// `obliqueforest.projections`. The constructors only convert; [`ProjectionKind::check`]
+/// validates when a forest is fitted.
+#[pyclass(name = "Projection", module = "obliqueforest._core", frozen)]
+#[derive(Clone)]
+pub(super) struct PyProjection {
+    pub(super) kind: ProjectionKind,
+}
+
+#[pymethods]
+impl PyProjection {
+    #[staticmethod]
+    fn axis() -> Self {
+        PyProjection {
+            kind: ProjectionKind::AxisAligned,
+        }
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (*, density, feature_combinations, scaling=None))]
+    fn sparse(
+        density: Option<f64>,
+        feature_combinations: Option<f64>,
+        scaling: Option<&str>,
+    ) -> PyResult<Self> {
+        let scaling = match scaling {
+            None => WeightScale::None,
+            Some("robust") => WeightScale::Robust,
+            Some(other) => {
+                return Err(bad(
+                    "scaling",
+                    &format!("must be 'robust' or None, got {other:?}"),
+                ))
+            }
+        };
+        let density = match (density, feature_combinations) {
+            (Some(d), None) => Density::Fraction(d),
+            (None, Some(c)) => Density::FeatureCombinations(c),
+            _ => {
+                return Err(bad(
+                    "density",
+                    "give exactly one of density and feature_combinations",
+                ))
+            }
+        };
+        Ok(PyProjection {
+            kind: ProjectionKind::SparseSigned { density, scaling },
+        })
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (*, n_combined))]
+    fn forest_rc(n_combined: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(PyProjection {
+            kind: ProjectionKind::ForestRc {
+                n_combined: named::<Count>(n_combined, "n_combined")?.0,
+            },
+        })
+    }
+
+    #[staticmethod]
+    fn gaussian() -> Self {
+        PyProjection {
+            kind: ProjectionKind::Gaussian,
+        }
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (*, data_shape, channel_axis, min_patch_size, max_patch_size, periodic))]
+    fn patch(
+        data_shape: &Bound<'_, PyAny>,
+        channel_axis: &Bound<'_, PyAny>,
+        min_patch_size: &Bound<'_, PyAny>,
+        max_patch_size: &Bound<'_, PyAny>,
+        periodic: Vec<bool>,
+    ) -> PyResult<Self> {
+        let counts = |v: &Bound<'_, PyAny>, name: &str| -> PyResult<Vec<usize>> {
+            Ok(named::<Vec<Count>>(v, name)?
+                .into_iter()
+                .map(|c| c.0)
+                .collect())
+        };
+        Ok(PyProjection {
+            kind: ProjectionKind::Patch(PatchGeometry {
+                data_shape: counts(data_shape, "data_shape")?,
+                channel_axis: named_opt::<Count>(channel_axis, "channel_axis")?.map(|c| c.0),
+                min_patch_size: counts(min_patch_size, "min_patch_size")?,
+                max_patch_size: counts(max_patch_size, "max_patch_size")?,
+                periodic,
+            }),
+        })
+    }
+
+    /// A registered projection family by its tag, with its arguments (None, bools, ints,
+    /// floats, strings and 1-D sequences or arrays of them) converted generically; the
+    /// family's own file builds and checks it.
+    #[staticmethod]
+    #[pyo3(signature = (tag, **args))]
+    fn family(tag: &str, args: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let mut family_args = FamilyArgs::new();
+        for (k, v) in args.into_iter().flat_map(|d| d.iter()) {
+            let k: String = k.extract()?;
+            let v = to_arg(&k, &v)?;
+            family_args = family_args.with(&k, v);
+        }
+        Ok(PyProjection {
+            kind: ProjectionKind::Family(Family::from_args(tag, family_args)?),
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.kind)
+    }
+}
+
+/// The parameters of a fit (`_core.ForestParams`): every field given, converted to the
+/// crate's [`ForestParams`] with its types; [`ForestParams::check`] validates them against
+/// the data when the forest is fitted. Python builds it in one place
+/// (`obliqueforest._params.core_params`).
+#[pyclass(name = "ForestParams", module = "obliqueforest._core", frozen)]
+#[derive(Clone)]
+pub(super) struct PyForestParams {
+    pub(super) inner: ForestParams,
+}
+
+#[pymethods]
+impl PyForestParams {
+    #[new]
+    #[pyo3(signature = (
+        *, task, n_classes, criterion, splitter, max_bins, projection, max_features,
+        n_estimators, max_depth, min_samples_split, min_samples_leaf,
+        min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
+        max_samples, class_weight_subsample, oob, seed, ccp_alpha, monotonic_cst, n_jobs,
+        n_outputs=None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        task: &str,
+        n_classes: &Bound<'_, PyAny>,
+        criterion: &Bound<'_, PyAny>,
+        splitter: &str,
+        max_bins: &Bound<'_, PyAny>,
+        projection: PyRef<'_, PyProjection>,
+        max_features: &Bound<'_, PyAny>,
+        n_estimators: &Bound<'_, PyAny>,
+        max_depth: &Bound<'_, PyAny>,
+        min_samples_split: &Bound<'_, PyAny>,
+        min_samples_leaf: &Bound<'_, PyAny>,
+        min_weight_fraction_leaf: f64,
+        min_impurity_decrease: f64,
+        max_leaf_nodes: &Bound<'_, PyAny>,
+        bootstrap: bool,
+        max_samples: &Bound<'_, PyAny>,
+        class_weight_subsample: bool,
+        oob: bool,
+        seed: &Bound<'_, PyAny>,
+        ccp_alpha: f64,
+        monotonic_cst: Option<Vec<i8>>,
+        n_jobs: &Bound<'_, PyAny>,
+        n_outputs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        // n_classes: a count, or one count per output (multi-output classification)
+        let per_output =
+            n_classes.is_instance_of::<PyList>() || n_classes.is_instance_of::<PyTuple>();
+        let class_counts: Option<Vec<usize>> = if per_output {
+            Some(
+                n_classes
+                    .try_iter()?
+                    .map(|c| Ok(named::<Count>(&c?, "n_classes")?.0))
+                    .collect::<PyResult<_>>()?,
+            )
+        } else {
+            named_opt::<Count>(n_classes, "n_classes")?.map(|c| vec![c.0])
+        };
+        let n_outputs = match n_outputs {
+            Some(v) => named::<Count>(v, "n_outputs")?.0,
+            None => 1,
+        };
+        let task = match (task, class_counts) {
+            ("classification", Some(c)) if c.len() != n_outputs => {
+                return Err(bad(
+                    "n_outputs",
+                    &format!("{n_outputs} outputs but n_classes for {}", c.len()),
+                ))
+            }
+            ("classification", Some(c)) if c.len() == 1 && !per_output => {
+                Task::Classification { n_classes: c[0] }
+            }
+            ("classification", Some(n_classes)) => Task::MultiClassification { n_classes },
+            ("classification", None) => return Err(bad("n_classes", "classification needs it")),
+            ("regression", None) if n_outputs == 1 => Task::Regression,
+            ("regression", None) => Task::MultiRegression { n_outputs },
+            ("regression", Some(_)) => {
+                return Err(bad("n_classes", "is for classification; give None"))
+            }
+            (other, _) => return Err(bad("task", &format!("unknown task {other:?}"))),
+        };
+        let splitter = match splitter {
+            "best" => Splitter::Best,
+            "random" => Splitter::Random,
+            "hist" => Splitter::Histogram {
+                max_bins: named::<Count>(max_bins, "max_bins")?.0,
+            },
+            other => return Err(bad("splitter", &format!("unknown splitter {other:?}"))),
+        };
+        let seed = seed
+            .extract::<u64>()
+            .map_err(|_| bad("seed", "must be an integer in [0, 2**64)"))?;
+        let n_jobs = n_jobs
+            .extract::<i64>()
+            .map_err(|_| bad("n_jobs", "must be an integer"))?;
+        Ok(PyForestParams {
+            inner: ForestParams {
+                task,
+                criterion: named(criterion, "criterion")?,
+                splitter,
+                projection: projection.kind.clone(),
+                max_features: named(max_features, "max_features")?,
+                n_estimators: named::<Count>(n_estimators, "n_estimators")?.0,
+                max_depth: named_opt::<Count>(max_depth, "max_depth")?.map(|c| c.0),
+                min_samples_split: named(min_samples_split, "min_samples_split")?,
+                min_samples_leaf: named(min_samples_leaf, "min_samples_leaf")?,
+                min_weight_fraction_leaf,
+                min_impurity_decrease,
+                max_leaf_nodes: named_opt::<Count>(max_leaf_nodes, "max_leaf_nodes")?.map(|c| c.0),
+                bootstrap,
+                max_samples: named_opt(max_samples, "max_samples")?,
+                class_weight_subsample,
+                oob,
+                seed,
+                ccp_alpha,
+                monotonic_cst: monotonic_cst.unwrap_or_default(),
+                n_jobs,
+            },
+        })
+    }
+
+    /// Pickling (obliqueforest.dask sends parameters to its workers): the parameters in
+    /// postcard's serde encoding, read back by `_from_bytes`.
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let py = slf.py();
+        let p = &slf.get().inner;
+        // with the fields a model file leaves out (they matter to a fit on a worker)
+        let bytes = postcard::to_stdvec(&(p, p.ccp_alpha, &p.monotonic_cst, p.n_jobs))
+            .map_err(|e| PyErr::from(Error::Internal(format!("encode: {e}"))))?;
+        let from_bytes = slf.get_type().getattr("_from_bytes")?;
+        Ok((from_bytes, (PyBytes::new(py, &bytes),)))
+    }
+
+    #[staticmethod]
+    fn _from_bytes(data: &[u8]) -> PyResult<Self> {
+        let (mut inner, ccp_alpha, monotonic_cst, n_jobs): (ForestParams, f64, Vec<i8>, i64) =
+            postcard::from_bytes(data)
+                .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
+        inner.ccp_alpha = ccp_alpha;
+        inner.monotonic_cst = monotonic_cst;
+        inner.n_jobs = n_jobs;
+        Ok(PyForestParams { inner })
+    }
+
+    /// The same parameters with another seed.
+    fn with_seed(&self, seed: u64) -> Self {
+        let mut out = self.clone();
+        out.inner.seed = seed;
+        out
+    }
+
+    #[getter]
+    fn n_estimators(&self) -> usize {
+        self.inner.n_estimators
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.inner)
+    }
+}

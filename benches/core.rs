@@ -22,8 +22,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use ndarray::{Array2, ArrayView2};
 use obliqueforest::rng::Rng;
 use obliqueforest::{
-    Density, Forest, ForestParams, MaxFeatures, PatchGeometry, ProjectionKind, Splitter,
-    WeightScale,
+    AxisAligned, Density, Forest, ForestParams, ForestRc, Gaussian, MaxFeatures, PatchGeometry,
+    Patches, Projection, SparseSigned, Splitter, WeightScale,
 };
 use std::hint::black_box;
 use std::time::Duration;
@@ -73,7 +73,7 @@ fn hv_bars(n: usize, side: usize, seed: u64) -> (Array2<f32>, Vec<f64>) {
 struct Family {
     name: &'static str,
     case: String,
-    projection: ProjectionKind,
+    projection: Projection,
     max_features: MaxFeatures,
     x: Array2<f32>,
     y: Vec<f64>,
@@ -83,21 +83,21 @@ fn families() -> Vec<Family> {
     let (x, y) = sparse_parity(N, P, SEED);
     let tabular = format!("n={N},p={P}");
     let mut out: Vec<Family> = [
-        ("axis", ProjectionKind::AxisAligned, MaxFeatures::Sqrt),
+        ("axis", Projection::new(AxisAligned), MaxFeatures::Sqrt),
         (
             "sporf",
-            ProjectionKind::SparseSigned {
+            Projection::new(SparseSigned {
                 density: Density::FeatureCombinations(3.0),
                 scaling: WeightScale::None,
-            },
+            }),
             MaxFeatures::All,
         ),
         (
             "forest_rc",
-            ProjectionKind::ForestRc { n_combined: 3 },
+            Projection::new(ForestRc { n_combined: 3 }),
             MaxFeatures::All,
         ),
-        ("gaussian", ProjectionKind::Gaussian, MaxFeatures::All),
+        ("gaussian", Projection::new(Gaussian), MaxFeatures::All),
     ]
     .into_iter()
     .map(|(name, projection, max_features)| Family {
@@ -113,12 +113,14 @@ fn families() -> Vec<Family> {
     out.push(Family {
         name: "patch",
         case: format!("n={N},image={SIDE}x{SIDE}"),
-        projection: ProjectionKind::Patch(PatchGeometry {
-            data_shape: vec![SIDE, SIDE],
-            channel_axis: None,
-            min_patch_size: vec![1, 1],
-            max_patch_size: vec![8, 8],
-            periodic: vec![false, false],
+        projection: Projection::new(Patches {
+            geometry: PatchGeometry {
+                data_shape: vec![SIDE, SIDE],
+                channel_axis: None,
+                min_patch_size: vec![1, 1],
+                max_patch_size: vec![8, 8],
+                periodic: vec![false, false],
+            },
         }),
         max_features: MaxFeatures::Sqrt,
         x: xi,

@@ -11,6 +11,7 @@
 //! skip looking when X has none.
 
 use crate::error::{Error, Result};
+use crate::projection::{DataNeeds, DataStats, ProjectionBuf};
 use crate::sparse::{CowSparse, Features, Layout, SparseMatrix};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
@@ -775,6 +776,17 @@ pub fn check_target_scale(y: &Targets, weights: &[f64]) -> Result<()> {
 }
 
 impl FeatureMatrix<'_> {
+    /// The statistics of this data that a projection family `needs` (computed once per fit;
+    /// see [`crate::projection::DataStats`]).
+    pub fn stats(&self, needs: DataNeeds) -> DataStats {
+        DataStats {
+            n_features: self.n_features,
+            robust_inverse_scales: needs
+                .robust_scales
+                .then(|| self.robust_inverse_scales().into()),
+        }
+    }
+
     /// Per feature, 1/s_j of [`crate::projection::WeightScale::Robust`]: s_j is the
     /// interquartile range of the column's present values (quartiles interpolated linearly
     /// between order statistics, as numpy's default), its range when that is 0; 1 for a
@@ -874,7 +886,7 @@ impl FeatureMatrix<'_> {
     /// changes), and the stored weights are the scaled ones, so prediction computes the
     /// same sums. On data with ordinary magnitudes nothing changes.
     #[inline]
-    pub fn keep_sums_finite(&self, cand: &mut crate::projection::ProjectionBuf, c: usize) {
+    pub fn keep_sums_finite(&self, cand: &mut ProjectionBuf, c: usize) {
         let (a, b) = (cand.ptr[c] as usize, cand.ptr[c + 1] as usize);
         let Some(w) = cand.w.get_mut(a..b) else {
             return; // patches: implicit unit weights

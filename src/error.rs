@@ -40,6 +40,10 @@ pub enum Error {
     /// A fit would exceed the memory limit ([`crate::limits`]).
     #[error("memory limit: {0}")]
     ResourceLimit(String),
+    /// Memory for a result or a working buffer could not be allocated (the request is
+    /// refused before anything aborts).
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
     /// The computation was stopped through its [`crate::Cancel`] token (or Ctrl-C from Python).
     #[error("cancelled")]
     Cancelled,

@@ -6,17 +6,17 @@
 //! Sect. 3.1). Axis-aligned random forests, SPORF (sparse ±1 projections),
 //! Forest-RC, dense Gaussian projections and MORF patches (Perry et al.,
 //! *Manifold Oblique Random Forests*) are [`projection`] samplers of the same
-//! tree builder; so are the registered families ([`Family`]: user dictionaries
-//! ([`Dictionary`], e.g. graph neighbourhood averages), patch differences, or a
-//! [`RegisteredFamily`] of your own) and samplers defined outside the crate
-//! ([`UserSampler`]).
+//! tree builder; so are user dictionaries ([`Dictionary`], e.g. graph neighbourhood
+//! averages), Haar patches and pooled filters. Every family is one [`ProjectionFamily`]
+//! held as a [`Projection`]: a [`RegisteredFamily`] of your own is registered at run time,
+//! or used unregistered ([`Projection::user`]).
 //!
 //! The crate has no Python in its dependency tree; the pyo3 boundary lives in
 //! the `python` module behind the `python` cargo feature.
 //!
 //! ```
 //! use ndarray::Array2;
-//! use obliqueforest::{Density, Forest, ForestParams, MaxFeatures, ProjectionKind, WeightScale};
+//! use obliqueforest::{Density, Forest, ForestParams, MaxFeatures, Projection, SparseSigned, WeightScale};
 //!
 //! // two classes separated by the sign of x0 + x1
 //! let x = Array2::from_shape_fn((200, 4), |(i, j)| (((i * 7 + j * 13) % 23) as f32 - 11.0) / 11.0);
@@ -24,10 +24,10 @@
 //!
 //! let mut params = ForestParams::classification(2);
 //! // SPORF: about two features per projection, each over its interquartile range
-//! params.projection = ProjectionKind::SparseSigned {
+//! params.projection = Projection::new(SparseSigned {
 //!     density: Density::FeatureCombinations(2.0),
 //!     scaling: WeightScale::Robust,
-//! };
+//! });
 //! params.max_features = MaxFeatures::All;
 //! params.n_estimators = 20;
 //! params.seed = 42;
@@ -84,9 +84,9 @@ pub use model::{ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_
 pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
 pub use part::ForestPart;
 pub use projection::{
-    CompactDescriptors, Density, Dictionary, Family, PatchGeometry, Pool, Pooling,
-    ProjectionFamily, ProjectionKind, ProjectionSampler, RegisteredFamily, UserSampler,
-    WeightScale,
+    AxisAligned, CompactDescriptors, DataStats, Density, Dictionary, ForestRc, Gaussian,
+    HaarPatches, PatchGeometry, Patches, Pool, PooledPatches, Pooling, Projection,
+    ProjectionFamily, RegisteredFamily, SparseSigned, WeightScale,
 };
 pub use serialize::FORMAT_VERSION;
 pub use tree::Tree;

@@ -26,7 +26,7 @@
 use crate::error::{Error, Result};
 use crate::forest::Forest;
 use crate::params::Task;
-use crate::projection::ProjectionKind;
+use crate::projection::Projection;
 use crate::serialize::{self, corrupt, CrcWriter, Frame, HEADER};
 pub use crate::value::{ArrayData, Value};
 use ndarray::{Array2, ArrayView2};
@@ -147,22 +147,16 @@ impl Estimator {
     }
 
     /// Whether a forest of this estimator may use `projection`.
-    fn allows(self, projection: &ProjectionKind) -> bool {
+    fn allows(self, projection: &Projection) -> bool {
         use Estimator::*;
+        let tag = projection.tag();
         match self {
             RandomForestClassifier
             | RandomForestRegressor
             | RotationEnsembleClassifier
-            | RotationEnsembleRegressor => matches!(projection, ProjectionKind::AxisAligned),
-            SPORFClassifier | SPORFRegressor => {
-                matches!(projection, ProjectionKind::SparseSigned { .. })
-            }
-            MORFClassifier | MORFRegressor => {
-                matches!(projection, ProjectionKind::Patch(_))
-                    || projection
-                        .family()
-                        .is_some_and(|f| matches!(f.tag(), "haar" | "pooled"))
-            }
+            | RotationEnsembleRegressor => tag == "axis",
+            SPORFClassifier | SPORFRegressor => tag == "sparse_signed",
+            MORFClassifier | MORFRegressor => matches!(tag, "patch" | "haar" | "pooled"),
             ObliqueForestClassifier | ObliqueForestRegressor | ForestAutoencoder => true,
         }
     }

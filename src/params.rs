@@ -9,7 +9,7 @@
 //! can make a fit abort on an allocation or overflow an index.
 
 use crate::error::{invalid, Result};
-use crate::projection::ProjectionKind;
+use crate::projection::{AxisAligned, Projection};
 use serde::{Deserialize, Serialize};
 
 /// The largest `n_estimators` accepted: far beyond any useful forest, far below counts
@@ -167,7 +167,7 @@ pub struct ForestParams {
     /// How thresholds are searched.
     pub splitter: Splitter,
     /// The projection family candidates are drawn from.
-    pub projection: ProjectionKind,
+    pub projection: Projection,
     /// Candidate projections per split node.
     pub max_features: MaxFeatures,
     /// Trees, at most [`MAX_ESTIMATORS`].
@@ -221,7 +221,7 @@ impl ForestParams {
             task: Task::Classification { n_classes },
             criterion: Criterion::Gini,
             splitter: Splitter::Best,
-            projection: ProjectionKind::AxisAligned,
+            projection: Projection::new(AxisAligned),
             max_features: MaxFeatures::Sqrt,
             n_estimators: 100,
             max_depth: None,
@@ -638,13 +638,13 @@ mod tests {
     fn check_bounds_the_entries_a_node_samples() {
         // 2^20 dense candidates over 100 features: 10^8 weights per node
         let p = ForestParams {
-            projection: ProjectionKind::Gaussian,
+            projection: Projection::new(crate::projection::Gaussian),
             max_features: MaxFeatures::Count(MAX_CANDIDATES),
             ..ForestParams::classification(2)
         };
         assert_eq!(rejected_param(&p, 10, 100), "max_features");
         let p = ForestParams {
-            projection: ProjectionKind::AxisAligned,
+            projection: Projection::new(AxisAligned),
             ..p
         };
         assert!(p.check(10, 100).is_ok());

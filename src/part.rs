@@ -303,7 +303,7 @@ impl Forest {
 mod tests {
     use super::*;
     use crate::params::MaxFeatures;
-    use crate::projection::{Density, ProjectionKind, WeightScale};
+    use crate::projection::{Density, Projection, SparseSigned, WeightScale};
     use crate::rng::Rng;
     use ndarray::Array2;
 
@@ -320,10 +320,10 @@ mod tests {
 
     fn params(n_estimators: usize) -> ForestParams {
         let mut p = ForestParams::regression();
-        p.projection = ProjectionKind::SparseSigned {
+        p.projection = Projection::new(SparseSigned {
             density: Density::FeatureCombinations(2.0),
             scaling: WeightScale::None,
-        };
+        });
         p.max_features = MaxFeatures::All;
         p.n_estimators = n_estimators;
         p.oob = true;

@@ -6,7 +6,10 @@
 
 use crate::forest::Forest;
 use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
-use crate::projection::{Density, PatchGeometry, ProjectionKind, WeightScale};
+use crate::projection::{
+    AxisAligned, Density, ForestRc, Gaussian, PatchGeometry, Patches, Projection, SparseSigned,
+    WeightScale,
+};
 use ndarray::Array2;
 
 fn data(classes: bool) -> (Array2<f32>, Vec<f64>) {
@@ -34,7 +37,7 @@ fn data(classes: bool) -> (Array2<f32>, Vec<f64>) {
     (x, y)
 }
 
-fn params(task: Task, criterion: Criterion, projection: ProjectionKind) -> ForestParams {
+fn params(task: Task, criterion: Criterion, projection: Projection) -> ForestParams {
     ForestParams {
         task,
         criterion,
@@ -68,21 +71,23 @@ fn crc(p: &ForestParams) -> u32 {
 #[test]
 fn pinned_models_are_byte_identical() {
     let clf = Task::Classification { n_classes: 3 };
-    let sparse = ProjectionKind::SparseSigned {
+    let sparse = Projection::new(SparseSigned {
         density: Density::FeatureCombinations(2.0),
         scaling: WeightScale::None,
-    };
-    let patch = ProjectionKind::Patch(PatchGeometry {
-        data_shape: vec![4, 4],
-        channel_axis: None,
-        min_patch_size: vec![1, 1],
-        max_patch_size: vec![2, 3],
-        periodic: vec![false, true],
+    });
+    let patch = Projection::new(Patches {
+        geometry: PatchGeometry {
+            data_shape: vec![4, 4],
+            channel_axis: None,
+            min_patch_size: vec![1, 1],
+            max_patch_size: vec![2, 3],
+            periodic: vec![false, true],
+        },
     });
     let cases = [
         (
             "axis gini",
-            params(clf.clone(), Criterion::Gini, ProjectionKind::AxisAligned),
+            params(clf.clone(), Criterion::Gini, Projection::new(AxisAligned)),
         ),
         (
             "sparse entropy",
@@ -102,7 +107,7 @@ fn pinned_models_are_byte_identical() {
                 ..params(
                     clf.clone(),
                     Criterion::Gini,
-                    ProjectionKind::ForestRc { n_combined: 3 },
+                    Projection::new(ForestRc { n_combined: 3 }),
                 )
             },
         ),
@@ -113,7 +118,7 @@ fn pinned_models_are_byte_identical() {
                 ..params(
                     Task::Regression,
                     Criterion::SquaredError,
-                    ProjectionKind::Gaussian,
+                    Projection::new(Gaussian),
                 )
             },
         ),

@@ -6,13 +6,16 @@ use crate::forest::Forest;
 use crate::params::{ForestParams, MaxFeatures, SampleCount, Splitter};
 use crate::projection::haar::HaarPatches;
 use crate::projection::pooled::PooledPatches;
-use crate::projection::{Density, Dictionary, Family, PatchGeometry, ProjectionKind, WeightScale};
+use crate::projection::{
+    AxisAligned, Density, Dictionary, ForestRc, Gaussian, PatchGeometry, Patches, Projection,
+    SparseSigned, WeightScale,
+};
 use ndarray::Array2;
 use proptest::prelude::*;
 
-fn projection(kind: u8, p: usize) -> ProjectionKind {
+fn projection(kind: u8, p: usize) -> Projection {
     match kind % 7 {
-        6 => ProjectionKind::Family(Family::new(PooledPatches {
+        6 => Projection::new(PooledPatches {
             haar: HaarPatches {
                 geometry: PatchGeometry {
                     data_shape: vec![p],
@@ -26,8 +29,8 @@ fn projection(kind: u8, p: usize) -> ProjectionKind {
             pooled: 0.7,
             max_filter: 3,
             min_window: 2,
-        })),
-        5 => ProjectionKind::Family(Family::new(Dictionary {
+        }),
+        5 => Projection::new(Dictionary {
             // every feature, and the mean of each adjacent pair
             n_features: p,
             atom_ptr: (0..p as u32)
@@ -43,20 +46,22 @@ fn projection(kind: u8, p: usize) -> ProjectionKind {
                 .chain(std::iter::repeat_n(0.5, 2 * p))
                 .collect(),
             n_candidates: Some(1 + kind as usize % 3),
-        })),
-        0 => ProjectionKind::AxisAligned,
-        1 => ProjectionKind::SparseSigned {
+        }),
+        0 => Projection::new(AxisAligned),
+        1 => Projection::new(SparseSigned {
             density: Density::FeatureCombinations(1.5),
             scaling: WeightScale::None,
-        },
-        2 => ProjectionKind::ForestRc { n_combined: 2 },
-        3 => ProjectionKind::Gaussian,
-        _ => ProjectionKind::Patch(PatchGeometry {
-            data_shape: vec![p],
-            channel_axis: None,
-            min_patch_size: vec![1],
-            max_patch_size: vec![p.min(3)],
-            periodic: vec![kind % 2 == 0],
+        }),
+        2 => Projection::new(ForestRc { n_combined: 2 }),
+        3 => Projection::new(Gaussian),
+        _ => Projection::new(Patches {
+            geometry: PatchGeometry {
+                data_shape: vec![p],
+                channel_axis: None,
+                min_patch_size: vec![1],
+                max_patch_size: vec![p.min(3)],
+                periodic: vec![kind % 2 == 0],
+            },
         }),
     }
 }

@@ -223,7 +223,8 @@ impl Forest {
     /// SPORF with a weight scale), so that it is written in the newer version, with its
     /// missing section, whether or not a tree has missing-value directions.
     pub(crate) fn beyond_v2(&self) -> bool {
-        self.params.task.n_targets() > 1 || self.params.projection.needs_v3()
+        self.params.task.n_targets() > 1
+            || crate::projection::needs_newer_format(&self.params.projection)
     }
 
     /// Encodes the forest (header, checksum, payload).

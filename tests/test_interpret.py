@@ -196,3 +196,26 @@ def test_plotting_without_matplotlib_says_how_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install obliqueforest\[plot\]"):
         plot_importance_map(np.zeros((3, 3)))
+
+
+def test_decision_path_rules_follow_the_missing_value_side_apply_takes():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    y = (X[:, 0] + (rng.random(400) < 0.1) > 0).astype(int)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    X[np.isnan(X[:, 0]) & (y == 1), 1] = 5.0  # missing x0 among class 1 rows: x1 says so
+    for est in (
+        of.RandomForestClassifier(n_estimators=3, random_state=0).fit(X, y),
+        of.SPORFClassifier(n_estimators=3, random_state=0).fit(X, y),
+    ):
+        rows = np.flatnonzero(np.isnan(X).any(axis=1))[:40]
+        seen_missing = 0
+        for r in rows:
+            for t in range(3):
+                path = decision_path_rules(est, X[r], tree=t)
+                assert path[-1]["node"] == est.apply(X[r : r + 1])[0, t]
+                for step in path[:-1]:
+                    if np.isnan(step["projection"]):
+                        seen_missing += 1
+                        assert "is missing" in step["rule"]
+        assert seen_missing > 0

@@ -204,7 +204,7 @@ def test_morf_without_differences_is_the_papers_patch_forest():
     haar = of.MORFClassifier(10, differences=0.5, pooled=0.0, **kw).fit(X, y)
     assert haar._forest.projection_family()[0] == "haar"
     assert of.MORFClassifier(10, **kw).fit(X, y)._forest.projection_family()[0] == "pooled"
-    assert paper._forest.projection_family() is None
+    assert paper._forest.projection_family()[0] == "patch"
 
 
 def test_morf_haar_patches_save_load_and_pickle(tmp_path):

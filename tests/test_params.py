@@ -135,7 +135,7 @@ def _all_fields(**overrides):
         task="classification",
         n_classes=2,
         criterion="gini",
-        projection=_core.Projection.axis(),
+        projection=_core.Projection.family("axis"),
         splitter="best",
         max_bins=256,
         max_features="sqrt",

@@ -258,3 +258,90 @@ def test_sparse_fit_does_not_depend_on_n_jobs_and_autoencoder_fit_needs_dense_x(
     np.testing.assert_array_equal(two.predict_proba(sparse.csr_matrix(X)), one.predict_proba(X))
     with pytest.raises(TypeError, match="dense data is required"):
         ForestAutoencoder(n_estimators=5, random_state=0).fit(sparse.csr_matrix(X))
+
+
+# Every X-taking method of the core forest, with the arguments besides X it needs; a new
+# method of `_core.Forest` must be listed here or in NOT_X (the test checks both lists cover
+# every public method), so that no method takes a narrower input type than its siblings.
+X_METHODS = {
+    "predict": {},
+    "predict_trees": {},
+    "apply": {},
+    "apply_leaves": {},
+    "decision_path": {},
+    "leaf_bounds": {},
+    "node_decisions": {"tree": 1},
+    "compute_oob": {},
+}
+NOT_X = {
+    "fit",  # a static constructor: covered by test_sparse_fit_gives_the_dense_model_...
+    "fit_more",  # covered by test_sample_weight_oob_max_samples_and_warm_start_match_dense
+    "apply_leaves_with_rules",  # takes latent rows z (float64), not X
+    "copy",
+    "truncate",
+    "select_trees",
+    "projection_family",
+    "n_jobs",
+    "n_bytes",
+    "n_trees",
+    "n_features",
+    "n_outputs",
+    "n_targets",
+    "class_counts",
+    "is_classifier",
+    "in_bag_counts",
+    "leaf_offsets",
+    "leaf_boxes",
+    "seed",
+    "has_oob",
+    "oob_prediction",
+    "feature_importances",
+    "projection_counts",
+    "tree_stats",
+    "tree_nodes",
+    "to_bytes",
+    "from_bytes",
+    "params",
+}
+
+
+def _same(a, b):
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(u, v) for u, v in zip(a, b))
+    if a is None:
+        return b is None
+    return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+
+
+def test_every_core_method_that_takes_x_takes_sparse_x_as_dense():
+    from obliqueforest import _core
+    from obliqueforest._forest import core_X
+
+    public = {n for n in dir(_core.Forest) if not n.startswith("_")}
+    assert public == set(X_METHODS) | NOT_X, (
+        f"classify the new _core.Forest methods: {sorted(public ^ (set(X_METHODS) | NOT_X))}"
+    )
+    data = _data()
+    X, y = data[0], data[1]
+    est = of.SPORFClassifier(n_estimators=12, random_state=0, oob_score=True).fit(X, y)
+    for layout in ("csr", "csc"):
+        Xs = core_X(sparse.csr_matrix(X).asformat(layout))
+        Xd = core_X(X)
+        for name, kw in X_METHODS.items():
+            dense_forest, sparse_forest = est._forest.copy(), est._forest.copy()
+            got_dense = getattr(dense_forest, name)(Xd, **kw)
+            got_sparse = getattr(sparse_forest, name)(Xs, **kw)
+            assert _same(got_dense, got_sparse), (name, layout)
+            if name == "compute_oob":
+                assert _same(dense_forest.oob_prediction(), sparse_forest.oob_prediction())
+                assert _same(dense_forest.oob_prediction(), est._forest.oob_prediction())
+
+
+def test_warm_start_switching_oob_on_takes_sparse_x():
+    X, y, _ = _data()
+    Xs = sparse.csr_matrix(X)
+    est = of.RandomForestClassifier(n_estimators=10, random_state=0, warm_start=True).fit(Xs, y)
+    est.set_params(n_estimators=30, oob_score=True).fit(Xs, y)
+    once = of.RandomForestClassifier(n_estimators=30, random_state=0, oob_score=True).fit(X, y)
+    assert est.oob_score_ == once.oob_score_
+    np.testing.assert_array_equal(est.oob_decision_function_, once.oob_decision_function_)

@@ -58,38 +58,19 @@ def n_threads(n_jobs: Optional[int] = None) -> int:
     counts above the available cores are capped; 0 raises ForestError."""
 
 class Projection:
-    """A projection distribution for the core; build it with a constructor below (the
+    """A projection distribution for the core, built by ``family(tag, **args)`` (the
     classes of :mod:`obliqueforest.projections` do). Only converts: the core validates
     the settings when a forest is fitted, naming the parameter."""
 
     @staticmethod
-    def axis() -> Projection: ...
-    @staticmethod
-    def sparse(
-        *,
-        density: Optional[float],
-        feature_combinations: Optional[float],
-        scaling: Optional[str] = None,
-    ) -> Projection:
-        """SPORF's sparse ±1 projections; exactly one of the two settings; ``scaling``
-        "robust" divides each weight by its feature's interquartile range."""
-    @staticmethod
-    def forest_rc(*, n_combined: int) -> Projection: ...
-    @staticmethod
-    def gaussian() -> Projection: ...
-    @staticmethod
-    def patch(
-        *,
-        data_shape: list[int],
-        channel_axis: Optional[int],
-        min_patch_size: list[int],
-        max_patch_size: list[int],
-        periodic: list[bool],
-    ) -> Projection: ...
-    @staticmethod
     def family(tag: str, **args: Any) -> Projection:
-        """The registered family ``tag`` (one Rust file in src/projection/) built from its
-        arguments: None, bools, ints, floats, strings and 1-D sequences or arrays of them."""
+        """The family registered as ``tag`` (one Rust file in src/projection/: "axis",
+        "sparse_signed", "forest_rc", "gaussian", "patch", "haar", "pooled", "dictionary",
+        or one a Rust program registered) built from its arguments: None, bools, ints,
+        floats, strings and 1-D sequences or arrays of them."""
+    @property
+    def tag(self) -> str:
+        """The family's registry tag."""
 
 class ForestParams:
     """The typed parameters of one fit. Every field is required (defaults live in the
@@ -165,10 +146,9 @@ class Forest:
         """Grow ``n_more`` further trees (tree indices continue), same params and seed,
         on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it),
         pruned with ``ccp_alpha`` (default: the first fit's; 0 for a loaded model)."""
-    def projection_family(self) -> Optional[tuple[str, dict[str, Any]]]:
-        """A registered family's ``(tag, args)`` (int and float sequences as int64 and
-        float64 arrays), what ``Projection.family(tag, **args)`` rebuilds it from; None
-        for other families."""
+    def projection_family(self) -> tuple[str, dict[str, Any]]:
+        """The forest's family as ``(tag, args)`` (int and float sequences as int64 and
+        float64 arrays), what ``Projection.family(tag, **args)`` rebuilds it from."""
     @property
     def n_jobs(self) -> int:
         """The ``n_jobs`` the forest was last grown with (1 after loading from bytes)."""

@@ -59,17 +59,6 @@ def labels_of(proba, classes):
     return out
 
 
-def projection_values(X, features, weights, pool=None, piece_len=0):
-    """Values of one node's projection on the rows of ``X`` (float64): ``X[:, features] @
-    weights``, or for a pooled projection (``pool`` "max" or "min") that of the sums of
-    its pieces of ``piece_len`` consecutive terms. Shape (n_samples,)."""
-    X = np.atleast_2d(X)[:, features]
-    if pool is None:
-        return X @ np.asarray(weights, dtype=np.float64)
-    sums = (X * np.asarray(weights)).reshape(len(X), -1, piece_len).sum(axis=2)
-    return sums.max(axis=1) if pool == "max" else sums.min(axis=1)
-
-
 class TreeNodes:
     """The node table of one fitted tree, named as scikit-learn's ``tree_`` names it.
 

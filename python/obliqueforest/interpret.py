@@ -10,7 +10,6 @@ out, e.g. ``0.5*x3 - 1*x7 <= 0.123``. MORF patches appear as their features with
 from __future__ import annotations
 
 import numpy as np
-from ._trees import projection_values
 
 __all__ = ["decision_path_rules", "export_text", "split_rules"]
 
@@ -263,8 +262,11 @@ def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
         One dict per node visited, root first. Inner nodes: ``node``, ``depth``,
         ``is_leaf=False``, ``features``, ``weights``, ``threshold``, ``projection``
         (the sample's value ``sum_j w_j x[f_j]``, or its max or min over the pieces of a
-        pooled projection), ``pool``, ``piece_len``, ``goes`` (``"left"`` or ``"right"``)
-        and ``rule`` (e.g. ``"0.5*x3 - 1*x7 <= 0.123"``, the side taken). The last dict
+        pooled projection, as the core computes it in float32; NaN when a term is
+        missing), ``pool``, ``piece_len``, ``goes`` (``"left"`` or ``"right"``: the side
+        prediction takes, a missing value's side included) and ``rule`` (e.g.
+        ``"0.5*x3 - 1*x7 <= 0.123"``, the side taken, or ``"x3 is missing (left for
+        missing values)"``). The last dict
         is the leaf: ``node``, ``depth``, ``is_leaf=True``, ``n_samples``, ``value``.
         Its ``node`` equals ``estimator.apply(x)[0, tree]``.
     """
@@ -274,7 +276,8 @@ def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
         x = x[0]
     if x.ndim != 1:
         raise ValueError(f"x must be one sample of shape (n_features,), got shape {x.shape}")
-    x32 = estimator._validate_X_predict(x.reshape(1, -1))[0]
+    # the core's own decisions: its float32 sums and each node's missing-value side
+    values, goes_left = forest.node_decisions(estimator._validate_X_predict(x.reshape(1, -1)), tree)
     names = _feature_names(estimator, feature_names, forest.n_features)
     rules = split_rules(estimator, tree)
     path, i = [], 0
@@ -291,15 +294,15 @@ def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
                 }
             )
             return path
-        x64 = x32.astype(np.float64)
-        proj = float(
-            projection_values(x64, r["features"], r["weights"], r["pool"], r["piece_len"])[0]
-        )
-        left = proj <= r["threshold"]
+        proj, left = float(values[0, i]), bool(goes_left[0, i])
         rule = _projection_text(
             r["features"], r["weights"], names, decimals, r["pool"], r["piece_len"]
         )
-        op = "<=" if left else ">"
+        if np.isnan(proj):
+            # a missing term: the row follows the side the node learned for missing values
+            rule = f"{rule} is missing ({'left' if left else 'right'} for missing values)"
+        else:
+            rule = f"{rule} {'<=' if left else '>'} {_number(r['threshold'], decimals)}"
         path.append(
             {
                 "node": i,
@@ -312,7 +315,7 @@ def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
                 "threshold": r["threshold"],
                 "projection": proj,
                 "goes": "left" if left else "right",
-                "rule": f"{rule} {op} {_number(r['threshold'], decimals)}",
+                "rule": rule,
             }
         )
         i = r["left"] if left else r["right"]

@@ -36,24 +36,23 @@ __all__ = [
 class _Projection:
     """Base class: a projection distribution, handed to the core by ``_core_projection``.
 
-    The objects only store their arguments; the core validates them when a forest is fitted
-    (its errors name the parameter).
+    Every family lives in its own Rust file (``src/projection/``) under a registry tag; a
+    class here only names the tag (``_tag``) and says which arguments it hands over
+    (``_family_args``). The objects only store their arguments; the core validates them
+    when a forest is fitted (its errors name the parameter).
     """
 
-    #: The registry tag of a family defined in its own Rust file (``src/projection/``);
-    #: such a class only says which arguments it hands over (``_family_args``).
-    _tag: str | None = None
+    #: The registry tag of the family's Rust file.
+    _tag: str
 
     def _core_projection(self, n_features: int):
         """The core's ``_core.Projection`` for data with ``n_features`` columns."""
-        if self._tag is None:
-            raise NotImplementedError
         return _core.Projection.family(self._tag, **self._family_args(n_features))
 
     def _family_args(self, n_features: int) -> dict:
         """The arguments of the registered family ``_tag`` (converted generically: None,
         bools, ints, floats, strings and 1-D sequences or arrays of them)."""
-        raise NotImplementedError
+        return {}
 
     def _state(self) -> dict:
         """The arguments as plain JSON values, for model files (see ``_from_state``)."""
@@ -82,8 +81,7 @@ class _Projection:
 class AxisAligned(_Projection):
     """Axis-aligned splits (classic random forest): d distinct features, weight 1."""
 
-    def _core_projection(self, n_features):
-        return _core.Projection.axis()
+    _tag = "axis"
 
 
 class SparseSigned(_Projection):
@@ -119,13 +117,13 @@ class SparseSigned(_Projection):
         self.feature_combinations = feature_combinations
         self.scaling = scaling
 
-    def _core_projection(self, n_features):
+    _tag = "sparse_signed"
+
+    def _family_args(self, n_features):
         fc = self.feature_combinations
         if self.density is None and fc is None:
             fc = 3.0
-        return _core.Projection.sparse(
-            density=self.density, feature_combinations=fc, scaling=self.scaling
-        )
+        return {"density": self.density, "feature_combinations": fc, "scaling": self.scaling}
 
 
 class ForestRC(_Projection):
@@ -141,15 +139,16 @@ class ForestRC(_Projection):
     def __init__(self, n_combined: int = 2):
         self.n_combined = n_combined
 
-    def _core_projection(self, n_features):
-        return _core.Projection.forest_rc(n_combined=self.n_combined)
+    _tag = "forest_rc"
+
+    def _family_args(self, n_features):
+        return {"n_combined": self.n_combined}
 
 
 class Gaussian(_Projection):
     """Dense random projections: every feature with an N(0, 1) weight."""
 
-    def _core_projection(self, n_features):
-        return _core.Projection.gaussian()
+    _tag = "gaussian"
 
 
 class Patch(_Projection):
@@ -205,8 +204,10 @@ class Patch(_Projection):
             "periodic": [bool(p) for p in periodic],
         }
 
-    def _core_projection(self, n_features):
-        return _core.Projection.patch(**self.resolve(n_features))
+    _tag = "patch"
+
+    def _family_args(self, n_features):
+        return self.resolve(n_features)
 
 
 class HaarPatch(Patch):
@@ -232,7 +233,6 @@ class HaarPatch(Patch):
     """
 
     _tag = "haar"
-    _core_projection = _Projection._core_projection
     _default_max_patch = 2
 
     def __init__(
@@ -521,12 +521,10 @@ class GraphNeighbourhood(Dictionary):
 
 def _stored_family_args(forest, tag) -> dict:
     """The arguments a loaded core ``forest`` of registered family ``tag`` was built with."""
-    stored = forest.projection_family()
-    if stored is None or stored[0] != tag:
-        raise ValueError(
-            f"the model names the {tag!r} family but its forest holds {stored and stored[0]!r}"
-        )
-    return stored[1]
+    stored_tag, args = forest.projection_family()
+    if stored_tag != tag:
+        raise ValueError(f"the model names the {tag!r} family but its forest holds {stored_tag!r}")
+    return args
 
 
 def _same(a, b) -> bool:

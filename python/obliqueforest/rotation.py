@@ -445,7 +445,7 @@ class _BaseRotationEnsemble(BaseEstimator):
             n_classes=self.n_classes_ if classification else None,
             n_outputs=self.n_outputs_,
             criterion=self.criterion,
-            projection=_core.Projection.axis(),
+            projection=_core.Projection.family("axis"),
             splitter="best",
             max_bins=256,
             max_features=self.max_features,

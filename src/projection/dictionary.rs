@@ -10,7 +10,7 @@
 //! `n_features` and its weights are finite and nonzero.
 
 use super::{
-    CompactDescriptors, FamilyArgs, ProjectionBuf, ProjectionFamily, RegisteredFamily,
+    DataStats, CompactDescriptors, FamilyArgs, ProjectionBuf, ProjectionFamily, RegisteredFamily,
     SamplerScratch,
 };
 use crate::error::{invalid, Result};
@@ -136,7 +136,14 @@ impl ProjectionFamily for Dictionary {
     }
 
     /// Distinct atoms, uniformly (`n_candidates` of them when set).
-    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+    fn sample(
+        &self,
+        _data: &DataStats,
+        rng: &mut Rng,
+        d: usize,
+        s: &mut SamplerScratch,
+        out: &mut ProjectionBuf,
+    ) {
         out.clear();
         let d = self.n_candidates.unwrap_or(d);
         rng.distinct(self.n_atoms(), d, &mut s.pool, &mut s.chosen);
@@ -144,6 +151,10 @@ impl ProjectionFamily for Dictionary {
             out.idx.push(a);
             out.close();
         }
+    }
+
+    fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
+        Some(self)
     }
 
     fn args(&self) -> FamilyArgs {
@@ -206,6 +217,7 @@ impl CompactDescriptors for Dictionary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::projection::Projection;
 
     /// Two atoms over 4 features: the mean of features 0 and 1, and feature 3 minus 2.
     fn dict() -> Dictionary {
@@ -223,6 +235,7 @@ mod tests {
         let s = dict();
         let mut out = ProjectionBuf::default();
         s.sample(
+            &DataStats::of_width(0),
             &mut Rng::from_seed(1),
             5,
             &mut SamplerScratch::default(),
@@ -267,8 +280,7 @@ mod tests {
 
     #[test]
     fn dictionary_forest_round_trips_and_rejects_foreign_atoms() {
-        use crate::projection::Family;
-        use crate::{Forest, ForestParams, MaxFeatures, ProjectionKind};
+        use crate::{Forest, ForestParams, MaxFeatures};
         let x = ndarray::Array2::from_shape_fn((120, 4), |(i, j)| {
             ((i * 13 + j * 29) % 31) as f32 / 31.0
         });
@@ -278,7 +290,7 @@ mod tests {
             .map(|r| f64::from(u8::from(r[0] + r[1] > r[2] + r[3])))
             .collect();
         let mut params = ForestParams::classification(2);
-        params.projection = ProjectionKind::Family(Family::new(dict()));
+        params.projection = Projection::new(dict());
         params.max_features = MaxFeatures::Count(2);
         params.n_estimators = 3;
         let forest = Forest::fit(&params, x.view(), &y, None).unwrap();

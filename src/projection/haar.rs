@@ -13,7 +13,7 @@
 //! periodic axis; the second patch never overlaps the first.
 
 use super::{
-    CompactDescriptors, FamilyArgs, PatchGeometry, ProjectionBuf, ProjectionFamily,
+    DataStats, CompactDescriptors, FamilyArgs, PatchGeometry, ProjectionBuf, ProjectionFamily,
     RegisteredFamily, SamplerScratch,
 };
 use crate::error::{check_probability, Result};
@@ -89,7 +89,14 @@ impl ProjectionFamily for HaarPatches {
         (2 + 3 * self.geometry.data_shape.len()) as f64
     }
 
-    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+    fn sample(
+        &self,
+        _data: &DataStats,
+        rng: &mut Rng,
+        d: usize,
+        s: &mut SamplerScratch,
+        out: &mut ProjectionBuf,
+    ) {
         let n_diff_axes = self.difference_axes().count();
         out.clear();
         for _ in 0..d {
@@ -97,18 +104,13 @@ impl ProjectionFamily for HaarPatches {
         }
     }
 
+    fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
+        Some(self)
+    }
+
     fn args(&self) -> FamilyArgs {
-        let g = &self.geometry;
-        let ints = |v: &[usize]| Value::int_array(v.iter().map(|&v| v as i64).collect());
-        FamilyArgs::new()
-            .with("data_shape", ints(&g.data_shape))
-            .with(
-                "channel_axis",
-                g.channel_axis.map_or(Value::None, |c| Value::Int(c as i64)),
-            )
-            .with("min_patch_size", ints(&g.min_patch_size))
-            .with("max_patch_size", ints(&g.max_patch_size))
-            .with("periodic", Value::bool_array(g.periodic.clone()))
+        self.geometry
+            .args()
             .with("differences", Value::Float(self.differences))
     }
 }
@@ -121,13 +123,7 @@ impl RegisteredFamily for HaarPatches {
 
     fn from_args(args: &mut FamilyArgs) -> Result<Self> {
         Ok(HaarPatches {
-            geometry: PatchGeometry {
-                data_shape: args.counts("data_shape")?,
-                channel_axis: args.opt_count("channel_axis")?,
-                min_patch_size: args.counts("min_patch_size")?,
-                max_patch_size: args.counts("max_patch_size")?,
-                periodic: args.bools("periodic")?,
-            },
+            geometry: PatchGeometry::from_args(args)?,
             differences: args.float("differences")?,
         })
     }
@@ -188,7 +184,7 @@ impl CompactDescriptors for HaarPatches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::projection::Family;
+    use crate::projection::Projection;
 
     fn haar(shape: Vec<usize>, hi: usize, periodic: bool, differences: f64) -> HaarPatches {
         let n = shape.len();
@@ -207,6 +203,7 @@ mod tests {
     fn draw(h: &HaarPatches, d: usize, seed: u64) -> ProjectionBuf {
         let mut out = ProjectionBuf::default();
         h.sample(
+            &DataStats::of_width(0),
             &mut Rng::from_seed(seed),
             d,
             &mut SamplerScratch::default(),
@@ -262,7 +259,7 @@ mod tests {
 
     #[test]
     fn haar_forest_round_trips_through_the_registry() {
-        use crate::{Forest, ForestParams, MaxFeatures, ProjectionKind};
+        use crate::{Forest, ForestParams, MaxFeatures};
         let x = ndarray::Array2::from_shape_fn((200, 16), |(i, j)| {
             ((i * 7 + j * 13) % 17) as f32 / 17.0
         });
@@ -273,7 +270,7 @@ mod tests {
             .map(|r| f64::from(u8::from(r.iter().take(8).sum::<f32>() > r.iter().skip(8).sum::<f32>())))
             .collect();
         let mut params = ForestParams::classification(2);
-        params.projection = ProjectionKind::Family(Family::new(haar(vec![16], 8, false, 0.5)));
+        params.projection = Projection::new(haar(vec![16], 8, false, 0.5));
         params.max_features = MaxFeatures::Count(16);
         params.n_estimators = 5;
         let forest = Forest::fit(&params, x.view(), &y, None).unwrap();

@@ -25,7 +25,7 @@
 
 use super::haar::HaarPatches;
 use super::{
-    CompactDescriptors, FamilyArgs, PatchGeometry, Pool, Pooling, ProjectionBuf,
+    DataStats, CompactDescriptors, FamilyArgs, PatchGeometry, Pool, Pooling, ProjectionBuf,
     ProjectionFamily, RegisteredFamily, SamplerScratch,
 };
 use crate::error::{check_probability, invalid, Result};
@@ -145,7 +145,14 @@ impl ProjectionFamily for PooledPatches {
         self.haar.entries_per_candidate(n_features) + TAIL as f64
     }
 
-    fn sample(&self, rng: &mut Rng, d: usize, s: &mut SamplerScratch, out: &mut ProjectionBuf) {
+    fn sample(
+        &self,
+        _data: &DataStats,
+        rng: &mut Rng,
+        d: usize,
+        s: &mut SamplerScratch,
+        out: &mut ProjectionBuf,
+    ) {
         let n_diff_axes = self.haar.difference_axes().count();
         out.clear();
         for _ in 0..d {
@@ -155,6 +162,10 @@ impl ProjectionFamily for PooledPatches {
                 self.haar.sample_one(rng, n_diff_axes, s, out);
             }
         }
+    }
+
+    fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
+        Some(self)
     }
 
     fn args(&self) -> FamilyArgs {
@@ -253,8 +264,9 @@ impl CompactDescriptors for PooledPatches {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::projection::{Family, ProjRef};
-    use crate::{Forest, ForestParams, MaxFeatures, ProjectionKind};
+    use crate::projection::Projection;
+    use crate::projection::ProjRef;
+    use crate::{Forest, ForestParams, MaxFeatures};
     use ndarray::Array2;
 
     fn pooled(shape: Vec<usize>, pooled: f64) -> PooledPatches {
@@ -355,6 +367,7 @@ mod tests {
             let f = pooled(shape, 0.5);
             let mut out = ProjectionBuf::default();
             f.sample(
+                &DataStats::of_width(0),
                 &mut Rng::from_seed(5),
                 2_000,
                 &mut SamplerScratch::default(),
@@ -400,7 +413,7 @@ mod tests {
         x[[3, 5]] = f32::NAN;
         x[[7, 20]] = f32::NAN;
         let mut params = ForestParams::regression();
-        params.projection = ProjectionKind::Family(Family::new(pooled(vec![32], 0.7)));
+        params.projection = Projection::new(pooled(vec![32], 0.7));
         params.max_features = MaxFeatures::Count(8);
         params.n_estimators = 4;
         params.bootstrap = false;
@@ -448,7 +461,7 @@ mod tests {
         let accuracy = |pooled_share: f64| {
             let mut params = ForestParams::classification(2);
             params.projection =
-                ProjectionKind::Family(Family::new(pooled(vec![32], pooled_share)));
+                Projection::new(pooled(vec![32], pooled_share));
             params.max_features = MaxFeatures::Count(8);
             params.n_estimators = 20;
             let forest = Forest::fit(&params, x.view(), &y, None).unwrap();

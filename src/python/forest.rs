@@ -146,21 +146,16 @@ impl PyForest {
         })
     }
 
-    /// A forest of a registered family: `(tag, args)`, the arguments that
+    /// The forest's projection family: `(tag, args)`, the arguments that
     /// `_core.Projection.family(tag, **args)` builds the same family from (integer
-    /// sequences as int64 arrays, float ones as float64 arrays); None for other families.
-    fn projection_family<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<Option<(String, Bound<'py, PyDict>)>> {
-        let Some(f) = self.inner.params().projection.family() else {
-            return Ok(None);
-        };
+    /// sequences as int64 arrays, float ones as float64 arrays).
+    fn projection_family<'py>(&self, py: Python<'py>) -> PyResult<(String, Bound<'py, PyDict>)> {
+        let projection = &self.inner.params().projection;
         let d = PyDict::new(py);
-        for (k, v) in f.get().args().iter() {
+        for (k, v) in projection.get().args().iter() {
             d.set_item(k, from_value(py, v)?)?;
         }
-        Ok(Some((f.tag().to_string(), d)))
+        Ok((projection.tag().to_string(), d))
     }
 
     #[getter]
@@ -278,6 +273,24 @@ impl PyForest {
         ))
     }
 
+    /// Per row and node of tree `tree`: the node's projected value and whether the row goes
+    /// left (see `Forest::node_decisions`).
+    #[pyo3(signature = (x, tree, n_jobs=1))]
+    #[allow(clippy::type_complexity)]
+    fn node_decisions<'py>(
+        &self,
+        py: Python<'py>,
+        x: XArg<'py>,
+        tree: usize,
+        n_jobs: i64,
+    ) -> PyResult<(Bound<'py, PyArray2<f32>>, Bound<'py, PyArray2<bool>>)> {
+        let x = x.view()?;
+        let (values, left) = compute(py, || {
+            self.inner.node_decisions(x.features()?, tree, n_jobs)
+        })?;
+        Ok((values.into_pyarray(py), left.into_pyarray(py)))
+    }
+
     fn leaf_offsets<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<i64>> {
         self.inner
             .leaf_offsets()
@@ -344,17 +357,13 @@ impl PyForest {
         self.inner.oob().is_some()
     }
 
-    /// Computes the out-of-bag predictions of every tree on the training rows `x` (a warm
-    /// start that switches `oob_score` on).
-    fn compute_oob(
-        &mut self,
-        py: Python<'_>,
-        x: PyReadonlyArray2<'_, f32>,
-        n_jobs: i64,
-    ) -> PyResult<()> {
-        let x = x.as_array();
+    /// Computes the out-of-bag predictions of every tree on the training rows `x`, dense or
+    /// sparse (a warm start that switches `oob_score` on).
+    #[pyo3(signature = (x, n_jobs=1))]
+    fn compute_oob(&mut self, py: Python<'_>, x: XArg<'_>, n_jobs: i64) -> PyResult<()> {
+        let x = x.view()?;
         let inner = &mut self.inner;
-        compute(py, || inner.compute_oob(x, n_jobs))
+        compute(py, || inner.compute_oob(x.features()?, n_jobs))
     }
 
     #[allow(clippy::type_complexity)]

@@ -5,106 +5,27 @@ use super::convert::to_arg;
 use super::{bad, named, named_opt, Count};
 use crate::error::Error;
 use crate::params::{ForestParams, Splitter, Task};
-use crate::projection::{Density, Family, FamilyArgs, PatchGeometry, ProjectionKind, WeightScale};
+use crate::projection::{FamilyArgs, Projection};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 
 /// A projection distribution for the core (`_core.Projection`), built by the classes of
-/// `obliqueforest.projections`. The constructors only convert; [`ProjectionKind::check`]
-/// validates when a forest is fitted.
+/// `obliqueforest.projections` through `family(tag, **args)`: every family (axis, SPORF,
+/// Forest-RC, Gaussian, MORF patches, Haar patches, pooled filters, dictionaries, families
+/// registered by a Rust user) by its registry tag. The arguments are converted generically
+/// (plain values); the family's own file builds and checks them, and
+/// [`crate::projection::Projection::check`] validates them against the data when a forest is
+/// fitted.
 #[pyclass(name = "Projection", module = "obliqueforest._core", frozen)]
 #[derive(Clone)]
 pub(super) struct PyProjection {
-    pub(super) kind: ProjectionKind,
+    pub(super) kind: Projection,
 }
 
 #[pymethods]
 impl PyProjection {
-    #[staticmethod]
-    fn axis() -> Self {
-        PyProjection {
-            kind: ProjectionKind::AxisAligned,
-        }
-    }
-
-    #[staticmethod]
-    #[pyo3(signature = (*, density, feature_combinations, scaling=None))]
-    fn sparse(
-        density: Option<f64>,
-        feature_combinations: Option<f64>,
-        scaling: Option<&str>,
-    ) -> PyResult<Self> {
-        let scaling = match scaling {
-            None => WeightScale::None,
-            Some("robust") => WeightScale::Robust,
-            Some(other) => {
-                return Err(bad(
-                    "scaling",
-                    &format!("must be 'robust' or None, got {other:?}"),
-                ))
-            }
-        };
-        let density = match (density, feature_combinations) {
-            (Some(d), None) => Density::Fraction(d),
-            (None, Some(c)) => Density::FeatureCombinations(c),
-            _ => {
-                return Err(bad(
-                    "density",
-                    "give exactly one of density and feature_combinations",
-                ))
-            }
-        };
-        Ok(PyProjection {
-            kind: ProjectionKind::SparseSigned { density, scaling },
-        })
-    }
-
-    #[staticmethod]
-    #[pyo3(signature = (*, n_combined))]
-    fn forest_rc(n_combined: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(PyProjection {
-            kind: ProjectionKind::ForestRc {
-                n_combined: named::<Count>(n_combined, "n_combined")?.0,
-            },
-        })
-    }
-
-    #[staticmethod]
-    fn gaussian() -> Self {
-        PyProjection {
-            kind: ProjectionKind::Gaussian,
-        }
-    }
-
-    #[staticmethod]
-    #[pyo3(signature = (*, data_shape, channel_axis, min_patch_size, max_patch_size, periodic))]
-    fn patch(
-        data_shape: &Bound<'_, PyAny>,
-        channel_axis: &Bound<'_, PyAny>,
-        min_patch_size: &Bound<'_, PyAny>,
-        max_patch_size: &Bound<'_, PyAny>,
-        periodic: Vec<bool>,
-    ) -> PyResult<Self> {
-        let counts = |v: &Bound<'_, PyAny>, name: &str| -> PyResult<Vec<usize>> {
-            Ok(named::<Vec<Count>>(v, name)?
-                .into_iter()
-                .map(|c| c.0)
-                .collect())
-        };
-        Ok(PyProjection {
-            kind: ProjectionKind::Patch(PatchGeometry {
-                data_shape: counts(data_shape, "data_shape")?,
-                channel_axis: named_opt::<Count>(channel_axis, "channel_axis")?.map(|c| c.0),
-                min_patch_size: counts(min_patch_size, "min_patch_size")?,
-                max_patch_size: counts(max_patch_size, "max_patch_size")?,
-                periodic,
-            }),
-        })
-    }
-
-    /// A registered projection family by its tag, with its arguments (None, bools, ints,
-    /// floats, strings and 1-D sequences or arrays of them) converted generically; the
-    /// family's own file builds and checks it.
+    /// The family registered as `tag`, with its arguments (None, bools, ints, floats,
+    /// strings and 1-D sequences or arrays of them).
     #[staticmethod]
     #[pyo3(signature = (tag, **args))]
     fn family(tag: &str, args: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
@@ -115,8 +36,14 @@ impl PyProjection {
             family_args = family_args.with(&k, v);
         }
         Ok(PyProjection {
-            kind: ProjectionKind::Family(Family::from_args(tag, family_args)?),
+            kind: Projection::from_args(tag, family_args)?,
         })
+    }
+
+    /// The family's registry tag.
+    #[getter]
+    fn tag(&self) -> &str {
+        self.kind.tag()
     }
 
     fn __repr__(&self) -> String {

@@ -16,7 +16,7 @@ use super::splitter::Bins;
 use super::{Tree, LEAF};
 use crate::data::{FeatureMatrix, Targets};
 use crate::params::{self, TreeConfig};
-use crate::projection::{ProjRef, ProjectionBuf, ProjectionSampler, SamplerScratch};
+use crate::projection::{ProjRef, ProjectionBuf, Sampler, SamplerScratch};
 use crate::rng::Rng;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -98,18 +98,18 @@ pub(crate) struct Gather {
 }
 
 /// Everything fixed while growing one tree.
-pub(crate) struct Grower<'a, S: ProjectionSampler> {
+pub(crate) struct Grower<'a> {
     /// The checked configuration.
     pub(crate) cfg: &'a TreeConfig,
     /// Draws each node's candidate projections.
-    pub(crate) sampler: &'a S,
+    pub(crate) sampler: &'a Sampler<'a>,
     /// The training data.
     pub(crate) x: &'a FeatureMatrix<'a>,
     /// The training targets.
     pub(crate) y: &'a Targets,
 }
 
-impl<S: ProjectionSampler> Grower<'_, S> {
+impl Grower<'_> {
     /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample weights).
     pub(crate) fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
         // the one dispatch on the criterion: everything below is monomorphised over it
@@ -146,7 +146,7 @@ impl<S: ProjectionSampler> Grower<'_, S> {
         }
     }
 
-    fn builder<C: Criterion>(&self, crit: C) -> Builder<'_, S, C> {
+    fn builder<C: Criterion>(&self, crit: C) -> Builder<'_, C> {
         Builder {
             cfg: self.cfg,
             sampler: self.sampler,
@@ -157,14 +157,14 @@ impl<S: ProjectionSampler> Grower<'_, S> {
 }
 
 /// A [`Grower`] with its criterion resolved.
-pub(super) struct Builder<'a, S, C> {
+pub(super) struct Builder<'a, C> {
     pub(super) cfg: &'a TreeConfig,
-    pub(super) sampler: &'a S,
+    pub(super) sampler: &'a Sampler<'a>,
     pub(super) x: &'a FeatureMatrix<'a>,
     pub(super) crit: C,
 }
 
-impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
+impl<C: Criterion> Builder<'_, C> {
     /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample weights).
     fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
         let k = self.cfg.n_outputs;

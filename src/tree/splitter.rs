@@ -21,7 +21,7 @@ use super::builder::{Builder, Workspace};
 use super::criterion::{Criterion, ScanStats};
 use super::monotonic::{admissible, direction, Bounds, Monotone};
 use crate::params::Splitter;
-use crate::projection::{ProjRef, ProjectionSampler};
+use crate::projection::ProjRef;
 use crate::rng::Rng;
 
 /// The best split found so far at a node: its proxy, threshold and candidate.
@@ -39,7 +39,7 @@ pub(super) struct Best {
 /// A split found for one candidate: (proxy, threshold, side of the missing rows).
 type Found = Option<(f64, f32, Option<bool>)>;
 
-impl<S: ProjectionSampler, C: Criterion> Builder<'_, S, C> {
+impl<C: Criterion> Builder<'_, C> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn find_split(
         &self,

@@ -20,7 +20,7 @@ def _forest_params(
         task=task,
         n_classes=n_classes if classification else None,
         criterion="gini" if classification else "squared_error",
-        projection=_core.Projection.axis(),
+        projection=_core.Projection.family("axis"),
         splitter="best",
         max_bins=256,
         max_features=max_features,

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._trees import projection_values
 
 # Rows decoded per block by the k-NN decoder (bounds the k × p temporaries).
 _DECODE_CHUNK = 2048
@@ -116,8 +115,9 @@ def _relabel_forest(forest, X, Z):
     Parameters
     ----------
     forest : _core.Forest
-    X : ndarray of shape (n_samples, n_features)
-        Training rows (codes), used to label each split's left/right side.
+    X : ndarray of shape (n_samples, n_features), float32
+        Training rows (codes) as the core read them at fit, used to label each split's
+        left/right side.
     Z : ndarray of shape (n_samples, n_components)
         Their embedding.
 
@@ -139,17 +139,14 @@ def _relabel_forest(forest, X, Z):
     cum = np.zeros((n + 1, d))
     rules = []
     for t in range(forest.n_trees):
-        nodes = forest.tree_nodes(t)
-        left = nodes["left"]
-        ptr, feats, wts = nodes["proj_ptr"], nodes["proj_features"], nodes["proj_weights"]
-        dim = np.zeros(len(left), dtype=np.int64)
-        thr = np.zeros(len(left))
-        flip = np.zeros(len(left), dtype=bool)
-        for node in np.flatnonzero(left >= 0):
-            a, b = ptr[node], ptr[node + 1]
-            pool = (None, "max", "min")[nodes["proj_pool"][node]]
-            values = projection_values(X, feats[a:b], wts[a:b], pool, nodes["proj_piece_len"][node])
-            goes_left = values <= nodes["threshold"][node]
+        # each training row's side at every node, as prediction decides it (the core's)
+        _, sides = forest.node_decisions(X, t)
+        inner = np.flatnonzero(forest.tree_nodes(t)["left"] >= 0)
+        dim = np.zeros(sides.shape[1], dtype=np.int64)
+        thr = np.zeros(sides.shape[1])
+        flip = np.zeros(sides.shape[1], dtype=bool)
+        for node in inner:
+            goes_left = sides[:, node]
             n_left = int(goes_left.sum())
             if n_left in (0, n):
                 thr[node] = np.inf if n_left == n else -np.inf

@@ -676,9 +676,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     def _decode_relabel(self, Z, rng):
         core = self._core()
         if self._relabeled is None:
-            self._relabeled = _relabel_forest(
-                core, self._X_fit.astype(np.float64), self._embedding_fit
-            )
+            self._relabeled = _relabel_forest(core, self._X_fit, self._embedding_fit)
         leaf_lower, leaf_upper = self._leaf_box_table()
         # finite boxes so that coverage counting works: clip to the training range
         span = np.maximum(self._col_max - self._col_min, 1.0)

@@ -1,0 +1,198 @@
+//! Preparing a fit (every input checked before anything is allocated for the trees) and
+//! growing a range of trees in the fit's pool.
+
+use super::sampling::tree_sample;
+use crate::cancel;
+use crate::data::{check_target_scale, check_weights, FeatureMatrix, Targets};
+use crate::error::{Error, Result};
+use crate::limits;
+use crate::params::{Criterion, ForestParams, TreeConfig};
+use crate::prune::prune_cost_complexity;
+use crate::rng::{Purpose, Rng};
+use crate::sparse::Features;
+use crate::threads::thread_pool;
+use crate::tree::{Grower, Tree, Workspace};
+use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Shared, read-only inputs of a fit.
+pub(crate) struct FitData<'a> {
+    pub(crate) params: &'a ForestParams,
+    pub(crate) cfg: TreeConfig,
+    pub(crate) x: FeatureMatrix<'a>,
+    pub(crate) y: Targets,
+    pub(crate) sample_weight: Vec<f64>,
+}
+
+/// Grows trees `range` of a forest in the fit's pool, each from its (seed, tree index)
+/// streams; returns them in index order, each with its out-of-bag rows when OOB is requested.
+/// `held` bytes of trees already belong to the forest (the memory guard counts them); the
+/// whole request is checked against the memory limit when the range starts at tree 0.
+///
+/// # Errors
+/// [`Error::ResourceLimit`] when the memory guard stops growth, [`Error::Cancelled`].
+pub(crate) fn grow_trees(
+    data: &FitData<'_>,
+    range: std::ops::Range<usize>,
+    held: u64,
+    progress: Option<&AtomicUsize>,
+) -> Result<Vec<(Tree, Option<Vec<u32>>)>> {
+    let pool = thread_pool(data.params.n_threads())?;
+    // what the family needs of the data (a scaling's per-feature scales), computed once, on
+    // the fit's threads
+    let projection = &data.params.projection;
+    let stats = cancel::install(&pool, || data.x.stats(projection.get().needs()));
+    let sampler = projection.sampler(&stats);
+    let grower = Grower {
+        cfg: &data.cfg,
+        sampler: &sampler,
+        x: &data.x,
+        y: &data.y,
+    };
+    let budget = limits::budget_bytes();
+    if range.start == 0 {
+        limits::check_request(data.params, data.x.n_samples, data.y.n_present(), budget)?;
+    }
+    let tally = limits::Tally::new(budget, held, range.len());
+    let carried = cancel::carry();
+    let grown: Vec<(Tree, Option<Vec<u32>>)> = cancel::install(&pool, || {
+        range
+            .into_par_iter()
+            .map_init(Workspace::default, |ws, t| {
+                if tally.over() || carried.run(cancel::requested) {
+                    return None; // stopped (memory guard, cancel): start no more trees
+                }
+                // a cancelled builder stops splitting; its tree is dropped below
+                let tree_result = carried.run(|| grow_one(data, &grower, t, ws));
+                tally.add(&tree_result.0);
+                if let Some(p) = progress {
+                    p.fetch_add(1, Ordering::Relaxed);
+                }
+                Some(tree_result)
+            })
+            .flatten() // in index order, without a slot per tree never grown
+            .collect()
+    });
+    cancel::check()?;
+    if tally.over() {
+        return Err(tally.error());
+    }
+    Ok(grown)
+}
+
+pub(crate) fn prepare<'a, 'x: 'a>(
+    params: &'a ForestParams,
+    x: impl Into<Features<'x>>,
+    y: &[f64],
+    sample_weight: Option<&[f64]>,
+) -> Result<FitData<'a>> {
+    let x: Features<'a> = x.into().reborrow();
+    let (n, p) = x.dim();
+    let cfg = params.check(n, p)?;
+    let k = params.task.n_targets();
+    if y.len() != n.saturating_mul(k) {
+        return Err(Error::InvalidInput(if k == 1 {
+            format!("y has {} entries but X has {n} rows", y.len())
+        } else {
+            format!(
+                "y has {} entries but X has {n} rows of {k} outputs (n × k, row-major)",
+                y.len()
+            )
+        }));
+    }
+    let y = Targets::for_task(y, &params.task)?;
+    if params.criterion == Criterion::Poisson {
+        check_poisson_targets(&y)?;
+    }
+    let sample_weight = check_weights(sample_weight, n)?;
+    check_target_scale(&y, &sample_weight)?;
+    // in the fit's pool: a copy into Fortran order is split over its threads
+    let x = cancel::install(&*thread_pool(params.n_threads())?, || {
+        FeatureMatrix::from_features(x)
+    })?;
+    // as scikit-learn: a constrained split has no rule for rows whose projection is missing
+    if x.has_missing() && !cfg.monotonic_cst.is_empty() {
+        return Err(Error::InvalidInput(
+            "monotonic_cst is not supported with missing values (NaN in X), as in \
+             scikit-learn; impute X or drop the constraints"
+                .into(),
+        ));
+    }
+    // the running medians of absolute_error's scan have no block for the missing rows
+    if x.has_missing() && params.criterion == crate::params::Criterion::AbsoluteError {
+        return Err(Error::InvalidInput(
+            "criterion='absolute_error' does not support missing values (NaN in X); impute X \
+             or use 'squared_error' or 'poisson'"
+                .into(),
+        ));
+    }
+    // explicit projections have their weights halved when sums could overflow
+    // (`FeatureMatrix::keep_sums_finite`); stored descriptors cannot be, so refuse instead
+    // of growing trees that cannot split
+    if let Some(l1) = params
+        .projection
+        .descriptors()
+        .and_then(|d| d.max_weight_l1())
+    {
+        let bound = l1 * f64::from(x.max_abs());
+        if bound > f64::from(f32::MAX) {
+            return Err(Error::InvalidInput(format!(
+                "X has values up to {:.3e} in magnitude: sums over this projection family's \
+                 patches or atoms (|weights| up to {l1} in all) could exceed float32's range \
+                 (3.4e38), in which the engine computes; rescale X (e.g. divide it by a \
+                 constant)",
+                x.max_abs()
+            )));
+        }
+    }
+    Ok(FitData {
+        params,
+        cfg,
+        x,
+        y,
+        sample_weight,
+    })
+}
+
+/// scikit-learn's restrictions on Poisson targets: none negative, and a positive sum (the
+/// deviance needs a positive mean).
+///
+/// # Errors
+/// [`Error::InvalidInput`] otherwise.
+fn check_poisson_targets(y: &Targets) -> Result<()> {
+    let (Targets::Values(y) | Targets::MultiValues { y, .. }) = y else {
+        return Ok(());
+    };
+    if y.iter().any(|&v| v < 0.0) {
+        return Err(Error::InvalidInput(
+            "Some value(s) of y are negative which is not allowed for Poisson regression.".into(),
+        ));
+    }
+    if y.iter().sum::<f64>() <= 0.0 {
+        return Err(Error::InvalidInput(
+            "Sum of y is not strictly positive which is necessary for Poisson regression.".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Grows tree `t`; returns it with its out-of-bag rows when OOB is requested.
+fn grow_one(
+    data: &FitData<'_>,
+    grower: &Grower<'_>,
+    t: usize,
+    ws: &mut Workspace,
+) -> (Tree, Option<Vec<u32>>) {
+    let (weights, counts) = tree_sample(data, t);
+    let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
+    let tree = prune_cost_complexity(grower.grow(&weights, &mut rng, ws), data.params.ccp_alpha);
+    let oob = counts.filter(|_| data.params.oob).map(|counts| {
+        counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c == 0)
+            .map(|(i, _)| i as u32)
+            .collect()
+    });
+    (tree, oob)
+}

@@ -1,0 +1,314 @@
+//! A forest: trees grown in parallel, each from its own random streams keyed by
+//! (seed, tree index), so the fitted forest is the same for every thread count.
+//! Predictions add trees in index order for the same reason.
+//!
+//! Rooms: this file holds the fitted [`Forest`], its growth (a fit, a warm start) and its
+//! accessors; `fit.rs` checks a fit's data and grows trees in the fit's pool; `sampling.rs`
+//! says which rows each tree sees and with what weight (bootstrap counts, class balance);
+//! `oob.rs` keeps the out-of-bag estimates; `predict.rs` walks rows through the trees
+//! (predictions, leaves); `inspect.rs` explains a fitted forest (paths, boxes, rules,
+//! importances, in-bag rows).
+//!
+//! The data path of a fit: [`Forest::fit`] → `fit::prepare` (parameters checked
+//! against the data, targets and weights checked, X read once into a
+//! [`crate::data::FeatureMatrix`]) → `fit::grow_trees` (the family's data statistics
+//! computed once, then trees in parallel: `sampling.rs` draws each tree's rows, the tree
+//! builder grows it, [`crate::prune`] prunes it) → the trees in index order, laid out for
+//! prediction ([`crate::tree::PackedTree`]).
+
+mod fit;
+mod inspect;
+mod oob;
+mod predict;
+mod sampling;
+
+pub(crate) use fit::{grow_trees, prepare, FitData};
+pub use oob::OobPrediction;
+
+use crate::error::{Error, Result};
+use crate::limits;
+use crate::params::{ForestParams, Task};
+use crate::projection::CompactDescriptors;
+use crate::sparse::Features;
+use crate::tree::{PackedTree, Tree};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::AtomicUsize;
+use std::sync::OnceLock;
+
+/// A fitted projection forest.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Forest {
+    pub(crate) params: ForestParams,
+    pub(crate) n_features: usize,
+    pub(crate) trees: Vec<Tree>,
+    #[serde(skip)]
+    pub(crate) oob: Option<OobPrediction>,
+    /// The prediction layout, built on first use (not serialized: derived from `trees`).
+    #[serde(skip)]
+    pub(crate) packed: OnceLock<Vec<PackedTree>>,
+}
+
+/// Two forests are equal when they hold the same trees grown with the same parameters
+/// (caches and out-of-bag bookkeeping aside).
+impl PartialEq for Forest {
+    fn eq(&self, other: &Self) -> bool {
+        // n_jobs is how a forest was grown, not what it is
+        let (a, b) = (&self.params, &other.params);
+        ForestParams {
+            n_jobs: 1,
+            ..a.clone()
+        } == ForestParams {
+            n_jobs: 1,
+            ..b.clone()
+        } && self.n_features == other.n_features
+            && self.trees == other.trees
+    }
+}
+
+impl Forest {
+    /// Grows a forest on `x` (n_samples × n_features: a dense array in any memory order,
+    /// or a [`crate::sparse::SparseView`], CSR or CSC, never densified) and `y` (class codes
+    /// `0..n_classes` as floats, or real targets; for the multi-output tasks
+    /// n_samples × n_outputs values, row-major, each output's codes in `0..n_classes[o]`).
+    /// Sparse X grows the forest its dense array grows, bit for bit ([`crate::sparse`]).
+    ///
+    /// Runs in a pool of `params.n_jobs` threads (see [`crate::threads`]); stops early
+    /// under a cancelled [`crate::Cancel`] token or over the memory limit
+    /// ([`crate::limits`]).
+    ///
+    /// # Errors
+    /// Invalid parameters, infinity in the data (NaN is a missing value), mismatched
+    /// lengths, bad weights, regression targets too large for the criterion's sums, Poisson
+    /// targets that are negative or sum to zero; [`Error::Cancelled`];
+    /// [`Error::ResourceLimit`] when the model would outgrow the memory limit.
+    pub fn fit<'x>(
+        params: &ForestParams,
+        x: impl Into<Features<'x>>,
+        y: &[f64],
+        sample_weight: Option<&[f64]>,
+    ) -> Result<Forest> {
+        Self::fit_with_progress(params, x, y, sample_weight, None)
+    }
+
+    /// [`Forest::fit`], counting finished trees in `progress` (read it from another thread).
+    ///
+    /// # Errors
+    /// As [`Forest::fit`].
+    pub fn fit_with_progress<'x>(
+        params: &ForestParams,
+        x: impl Into<Features<'x>>,
+        y: &[f64],
+        sample_weight: Option<&[f64]>,
+        progress: Option<&AtomicUsize>,
+    ) -> Result<Forest> {
+        Self::grown(&prepare(params, x, y, sample_weight)?, progress)
+    }
+
+    /// A new forest of `n_estimators` trees grown on prepared data, laid out for prediction.
+    fn grown(data: &FitData<'_>, progress: Option<&AtomicUsize>) -> Result<Forest> {
+        let mut forest = Forest {
+            params: data.params.clone(),
+            n_features: data.x.n_features,
+            trees: Vec::new(),
+            oob: None,
+            packed: OnceLock::new(),
+        };
+        forest.grow(data, data.params.n_estimators, progress)?;
+        forest.packed(); // lay out for prediction now, not inside the first predict call
+        Ok(forest)
+    }
+
+    /// Grows `n_more` further trees with the same parameters and seed (warm start), on
+    /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's,
+    /// pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model), and
+    /// under `monotonic_cst` when given, else the first fit's (none for a loaded model).
+    /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
+    /// to mean anything.
+    ///
+    /// # Errors
+    /// As [`Forest::fit`], plus a feature-count mismatch.
+    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the three per-call overrides
+    pub fn grow_more<'x>(
+        &mut self,
+        x: impl Into<Features<'x>>,
+        y: &[f64],
+        sample_weight: Option<&[f64]>,
+        n_more: usize,
+        n_jobs: Option<i64>,
+        ccp_alpha: Option<f64>,
+        monotonic_cst: Option<&[i8]>,
+        progress: Option<&AtomicUsize>,
+    ) -> Result<()> {
+        let x = x.into();
+        if x.ncols() != self.n_features {
+            return Err(Error::FeatureMismatch {
+                expected: self.n_features,
+                got: x.ncols(),
+            });
+        }
+        let mut params = self.params.clone();
+        params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
+        params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
+        if let Some(cst) = monotonic_cst {
+            params.monotonic_cst = cst.to_vec();
+        }
+        // the grown forest's size is checked like a first fit's (bounded before growing)
+        params.n_estimators = self.trees.len().saturating_add(n_more);
+        let data = prepare(&params, x, y, sample_weight)?;
+        self.params.n_jobs = params.n_jobs;
+        self.params.ccp_alpha = params.ccp_alpha;
+        self.params.monotonic_cst.clone_from(&params.monotonic_cst);
+        self.grow(&data, n_more, progress)?;
+        self.params.n_estimators = self.trees.len();
+        Ok(())
+    }
+
+    fn grow(
+        &mut self,
+        data: &FitData<'_>,
+        n_more: usize,
+        progress: Option<&AtomicUsize>,
+    ) -> Result<()> {
+        let first = self.trees.len();
+        let descriptors = data.params.projection.descriptors();
+        let held = self.trees.iter().map(limits::tree_bytes).sum();
+        let grown = grow_trees(data, first..first + n_more, held, progress)?;
+        let n = data.x.n_samples;
+        let k = data.cfg.n_outputs;
+        if data.params.oob {
+            let oob = self.oob.get_or_insert_with(|| OobPrediction {
+                sums: vec![0.0; n * k],
+                counts: vec![0; n],
+            });
+            if oob.counts.len() != n {
+                return Err(Error::InvalidInput(
+                    "warm start with a different number of rows".into(),
+                ));
+            }
+            for (tree, rows) in &grown {
+                for &row in rows.iter().flatten() {
+                    let leaf = tree.leaf_by(descriptors, |j| data.x.get(row as usize, j));
+                    oob.add(row as usize, tree.leaf_value(leaf));
+                }
+            }
+        }
+        self.trees.extend(grown.into_iter().map(|(t, _)| t));
+        self.packed = OnceLock::new();
+        Ok(())
+    }
+
+    /// The parameters the forest was grown with.
+    pub fn params(&self) -> &ForestParams {
+        &self.params
+    }
+
+    /// Columns of the training data.
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    /// Values per prediction (classes, or 1).
+    pub fn n_outputs(&self) -> usize {
+        self.params.task.n_outputs()
+    }
+
+    /// The trees, in index order.
+    pub fn trees(&self) -> &[Tree] {
+        &self.trees
+    }
+
+    /// How the stored projections' compact descriptors read as terms (patch and
+    /// dictionary forests), `None` when they are explicit.
+    pub fn descriptors(&self) -> Option<&dyn CompactDescriptors> {
+        self.params.projection.descriptors()
+    }
+
+    /// Out-of-bag predictions, when fitted with `oob = true`.
+    pub fn oob(&self) -> Option<&OobPrediction> {
+        self.oob.as_ref()
+    }
+
+    /// The packed prediction layout, built on first use.
+    pub fn packed(&self) -> &[PackedTree] {
+        self.packed.get_or_init(|| {
+            self.trees
+                .iter()
+                .map(|t| PackedTree::new(t, self.descriptors()))
+                .collect()
+        })
+    }
+
+    /// Keeps the first `n` trees.
+    pub fn truncate(&mut self, n: usize) {
+        self.trees.truncate(n);
+        self.packed = OnceLock::new();
+        self.params.n_estimators = self.trees.len();
+        self.oob = None;
+    }
+
+    /// A forest made of the trees at `indices` (repeats allowed).
+    ///
+    /// # Errors
+    /// An index out of range or an empty selection.
+    pub fn select(&self, indices: &[usize]) -> Result<Forest> {
+        if indices.is_empty() {
+            return Err(Error::InvalidInput("select at least one tree".into()));
+        }
+        let trees = indices
+            .iter()
+            .map(|&i| {
+                self.trees
+                    .get(i)
+                    .cloned()
+                    .ok_or_else(|| Error::InvalidInput(format!("tree {i} does not exist")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let mut params = self.params.clone();
+        params.n_estimators = trees.len();
+        Ok(Forest {
+            params,
+            n_features: self.n_features,
+            trees,
+            oob: None,
+            packed: OnceLock::new(),
+        })
+    }
+
+    /// Checks the structure of a forest read from outside (every index in range).
+    ///
+    /// # Errors
+    /// [`Error::CorruptModel`] describing the first inconsistency.
+    pub fn validate(&self) -> Result<()> {
+        if self.n_features == 0 || self.trees.is_empty() {
+            return Err(Error::CorruptModel("empty forest".into()));
+        }
+        match &self.params.task {
+            Task::Classification { n_classes: 0 } => {
+                return Err(Error::CorruptModel("zero classes".into()))
+            }
+            Task::MultiClassification { n_classes }
+                if n_classes.len() < 2 || n_classes.contains(&0) =>
+            {
+                return Err(Error::CorruptModel("multi-output classes".into()))
+            }
+            Task::MultiRegression { n_outputs } if *n_outputs < 2 => {
+                return Err(Error::CorruptModel("multi-output outputs".into()))
+            }
+            _ => {}
+        }
+        self.params
+            .projection
+            .check(self.n_features)
+            .map_err(|e| Error::CorruptModel(e.to_string()))?;
+        for t in &self.trees {
+            if t.n_outputs != self.n_outputs() {
+                return Err(Error::CorruptModel("tree output width".into()));
+            }
+            t.validate(self.n_features, self.descriptors())?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,106 @@
+//! Out-of-bag estimates: each row's sum of the predictions of the trees that did not draw
+//! it, and how many trees those are. A fit with `oob` adds them tree by tree as the trees
+//! grow; [`Forest::compute_oob`] recomputes them for a grown forest from the trees' seeds.
+//! Either way a row's sum adds its trees' values in tree index order, so the two agree bit
+//! for bit.
+
+use super::Forest;
+use crate::cancel;
+use crate::error::{Error, Result};
+use crate::sparse::Features;
+use crate::threads::{n_threads, thread_pool};
+use rayon::prelude::*;
+
+/// Out-of-bag sums of tree predictions and the number of trees each row was out of bag for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct OobPrediction {
+    /// Shape (n_samples, n_outputs), row-major.
+    pub sums: Vec<f64>,
+    /// Trees each row was out of bag for.
+    pub counts: Vec<u32>,
+}
+
+impl OobPrediction {
+    /// Counts one tree's out-of-bag prediction `value` (its leaf's values) for `row`.
+    /// Every OOB sum is built by this call, tree by tree in index order and rows in
+    /// ascending order within a tree, so that forests joined from parts
+    /// ([`crate::part`]) add the same numbers in the same order as a single fit.
+    pub(crate) fn add(&mut self, row: usize, value: &[f64]) {
+        let k = value.len();
+        for (s, v) in self.sums[row * k..(row + 1) * k].iter_mut().zip(value) {
+            *s += v;
+        }
+        self.counts[row] += 1;
+    }
+}
+
+impl Forest {
+    /// Computes the out-of-bag predictions of every tree from scratch on the training rows
+    /// `x` (dense or sparse, as at fit), from the in-bag rows each tree's seed draws
+    /// ([`Forest::in_bag_counts`]), and keeps them as if the forest had been grown with
+    /// `oob = true` (later warm starts add to them): what a warm start that switches OOB on
+    /// needs. Each row's sum adds its out-of-bag trees in index order, so it equals a fit
+    /// with `oob = true`.
+    ///
+    /// # Errors
+    /// A forest grown without bootstrap (no row is out of bag), a feature-count mismatch,
+    /// infinity in `x`, `x`'s row count rejected by `max_samples`, or cancellation.
+    pub fn compute_oob<'x>(&mut self, x: impl Into<Features<'x>>, n_jobs: i64) -> Result<()> {
+        if !self.params.bootstrap {
+            return Err(Error::InvalidParameter {
+                name: "oob_score",
+                reason: "Out of bag estimation only available if bootstrap=True".into(),
+            });
+        }
+        let x = x.into();
+        let (n, k, n_trees) = (x.nrows(), self.n_outputs(), self.trees.len());
+        // bit (t, i): row i is out of tree t's bootstrap sample
+        let words = n.div_ceil(64);
+        let out_of_bag_of = |t: usize| -> Result<Vec<u64>> {
+            cancel::check()?;
+            let mut bits = vec![0u64; words];
+            for (i, &c) in self.in_bag_counts(t, n)?.iter().enumerate() {
+                if c == 0 {
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+            Ok(bits)
+        };
+        let threads = n_threads(Some(n_jobs))?;
+        let out_of_bag: Vec<Vec<u64>> = if threads == 1 {
+            (0..n_trees).map(out_of_bag_of).collect::<Result<_>>()?
+        } else {
+            let carried = cancel::carry();
+            cancel::install(&*thread_pool(threads)?, || {
+                (0..n_trees)
+                    .into_par_iter()
+                    .map(|t| carried.run(|| out_of_bag_of(t)))
+                    .collect::<Result<_>>()
+            })?
+        };
+        // per row: k sums, then the count of trees
+        let sums = self.per_block(x, k + 1, n_jobs, |start, rows, out| {
+            self.leaves_of_block(rows, |t, r, leaf| {
+                let i = start + r;
+                if out_of_bag[t][i / 64] >> (i % 64) & 1 == 1 {
+                    let out = &mut out[r * (k + 1)..(r + 1) * (k + 1)];
+                    for (s, v) in out.iter_mut().zip(self.trees[t].leaf_value(leaf)) {
+                        *s += v;
+                    }
+                    out[k] += 1.0;
+                }
+            });
+        })?;
+        let mut oob = OobPrediction {
+            sums: Vec::with_capacity(n * k),
+            counts: Vec::with_capacity(n),
+        };
+        for row in sums.chunks_exact(k + 1) {
+            oob.sums.extend_from_slice(&row[..k]);
+            oob.counts.push(row[k] as u32);
+        }
+        self.oob = Some(oob);
+        self.params.oob = true;
+        Ok(())
+    }
+}

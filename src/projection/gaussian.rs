@@ -1,0 +1,52 @@
+//! Dense random projections: every candidate weighs every feature with an N(0, 1) weight.
+
+use super::{DataStats, FamilyArgs, ProjectionBuf, ProjectionFamily, RegisteredFamily};
+use super::SamplerScratch;
+use crate::error::Result;
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+
+/// Dense projections over every feature with N(0, 1) weights.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Gaussian;
+
+impl ProjectionFamily for Gaussian {
+    fn check(&self, _n_features: usize) -> Result<()> {
+        Ok(())
+    }
+
+    fn entries_per_candidate(&self, n_features: usize) -> f64 {
+        n_features as f64
+    }
+
+    fn sample(
+        &self,
+        data: &DataStats,
+        rng: &mut Rng,
+        d: usize,
+        _s: &mut SamplerScratch,
+        out: &mut ProjectionBuf,
+    ) {
+        out.clear();
+        for _ in 0..d {
+            for f in 0..data.n_features {
+                out.idx.push(f as u32);
+                out.w.push(rng.normal() as f32);
+            }
+            out.close();
+        }
+    }
+
+    fn args(&self) -> FamilyArgs {
+        FamilyArgs::new()
+    }
+}
+
+/// `_core.Projection.family("gaussian")`.
+impl RegisteredFamily for Gaussian {
+    const TAG: &'static str = "gaussian";
+
+    fn from_args(_args: &mut FamilyArgs) -> Result<Self> {
+        Ok(Gaussian)
+    }
+}

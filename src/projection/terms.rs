@@ -1,0 +1,274 @@
+//! What every family's projections are made of: (feature, weight) terms. A stored
+//! projection is either explicit (feature indices and weights) or a compact descriptor its
+//! family reads back as terms ([`CompactDescriptors`]); for a pooled projection its terms
+//! are pieces of consecutive terms whose sums combine by max or min ([`Pooling`]). The trees,
+//! the split search and prediction only ever see terms, through [`ProjRef`].
+//!
+//! Invariant: a [`ProjectionBuf`] holds `len()` projections whose entries are
+//! `idx[ptr[i]..ptr[i+1]]` (and `w[...]` for explicit ones).
+
+use std::fmt;
+
+use crate::rng::IndexPool;
+
+/// How a family with compact stored descriptors (patches, dictionary atoms) reads them.
+pub trait CompactDescriptors: Sync + Send + fmt::Debug {
+    /// Calls `f(feature, weight)` for every term of the stored descriptor `desc`, always
+    /// in the same order (training sums the terms in that order, and so does prediction).
+    fn for_each_term(&self, desc: &[u32], f: &mut dyn FnMut(usize, f32));
+    /// Whether `desc` is a descriptor this family could have stored (model loading).
+    fn is_valid(&self, desc: &[u32]) -> bool;
+    /// How `desc` combines its terms: `None` (the default) for a linear projection, the
+    /// sum of every term; else a pooled one ([`Pooling`]), whose terms
+    /// ([`Self::for_each_term`]) are its pieces one after the other, `piece_len` each.
+    fn pooling(&self, _desc: &[u32]) -> Option<Pooling> {
+        None
+    }
+    /// The largest sum of |weights| over the terms of any descriptor this family can
+    /// store, when known: a fit refuses data whose projected sums could then leave
+    /// float32's range (stored descriptors carry no weights that could be scaled down).
+    fn max_weight_l1(&self) -> Option<f64> {
+        None
+    }
+}
+
+/// How a pooled projection combines the sums of its pieces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pool {
+    /// The largest piece.
+    Max,
+    /// The smallest piece.
+    Min,
+}
+
+impl Pool {
+    /// `acc` combined with the next piece's sum `v`: NaN when either is (a row missing a
+    /// feature of any piece has a missing projection, as for a linear one; `f32::max`
+    /// would drop the NaN), else the larger (smaller) one, the first of equals.
+    #[inline(always)]
+    pub fn combine(self, acc: f32, v: f32) -> f32 {
+        if acc.is_nan() || v.is_nan() {
+            f32::NAN
+        } else {
+            match self {
+                Pool::Max if v > acc => v,
+                Pool::Min if v < acc => v,
+                _ => acc,
+            }
+        }
+    }
+}
+
+/// A pooled projection: the [`Pool`] of several linear pieces, each the sum of
+/// `piece_len` consecutive terms (a filter at one position of a window), so the value is
+/// e.g. `max_p sum_k w_k x[j_pk]`. Training computes each piece with the linear machinery
+/// and combines them with [`Pool::combine`] in piece order; prediction does the same with
+/// [`PoolSum`], so both get the same f32 values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pooling {
+    /// How pieces combine.
+    pub pool: Pool,
+    /// Terms per piece (at least 1).
+    pub piece_len: usize,
+}
+
+/// Running value of a pooled projection fed its terms' products in order: each piece
+/// summed from 0 term by term (as a linear projection is), then combined.
+#[derive(Clone, Copy, Debug)]
+pub struct PoolSum {
+    pooling: Pooling,
+    k: usize,
+    s: f32,
+    acc: Option<f32>,
+}
+
+impl PoolSum {
+    /// Nothing added yet.
+    #[inline]
+    pub fn new(pooling: Pooling) -> Self {
+        PoolSum {
+            pooling,
+            k: 0,
+            s: 0.0,
+            acc: None,
+        }
+    }
+
+    /// Adds the next term's product `w * x`.
+    #[inline(always)]
+    pub fn add(&mut self, t: f32) {
+        self.s += t;
+        self.k += 1;
+        if self.k == self.pooling.piece_len {
+            let s = self.s;
+            self.acc = Some(self.acc.map_or(s, |a| self.pooling.pool.combine(a, s)));
+            self.s = 0.0;
+            self.k = 0;
+        }
+    }
+
+    /// The pooled value (0 for no piece, which a valid descriptor never has).
+    #[inline]
+    pub fn value(&self) -> f32 {
+        self.acc.unwrap_or(0.0)
+    }
+}
+
+/// A borrowed projection: where a node (or candidate) points in feature space.
+#[derive(Clone, Copy, Debug)]
+pub enum ProjRef<'a> {
+    /// Explicit terms: feature `idx[k]` with weight `w[k]`.
+    Sparse {
+        /// Feature indices.
+        idx: &'a [u32],
+        /// Weights, parallel to `idx`.
+        w: &'a [f32],
+    },
+    /// A compact descriptor, read by its family.
+    Compact {
+        /// The stored descriptor.
+        desc: &'a [u32],
+        /// The family that reads it.
+        family: &'a dyn CompactDescriptors,
+    },
+}
+
+impl<'a> ProjRef<'a> {
+    /// Projection `desc` (with weights `w` for explicit ones) as stored by a family whose
+    /// compact descriptors (if any) `family` reads.
+    #[inline]
+    pub fn new(desc: &'a [u32], w: &'a [f32], family: Option<&'a dyn CompactDescriptors>) -> Self {
+        match family {
+            Some(family) => ProjRef::Compact { desc, family },
+            None => ProjRef::Sparse { idx: desc, w },
+        }
+    }
+
+    /// Calls `f(feature, weight)` for every nonzero of the projection.
+    #[inline]
+    pub fn for_each(&self, mut f: impl FnMut(usize, f32)) {
+        match *self {
+            ProjRef::Sparse { idx, w } => {
+                for (&i, &w) in idx.iter().zip(w) {
+                    f(i as usize, w)
+                }
+            }
+            ProjRef::Compact { desc, family } => family.for_each_term(desc, &mut f),
+        }
+    }
+
+    /// How the projection combines its terms: `None` for a linear one (their sum).
+    #[inline]
+    pub fn pooling(&self) -> Option<Pooling> {
+        match *self {
+            ProjRef::Sparse { .. } => None,
+            ProjRef::Compact { desc, family } => family.pooling(desc),
+        }
+    }
+
+    /// The projected value of a row whose feature j is `get(j)`: the sum of the terms in
+    /// [`Self::for_each`]'s order, or for a pooled projection the [`PoolSum`] of them.
+    /// Every value prediction computes is this one (or the same sums in the same order).
+    #[inline]
+    pub fn value_by(&self, get: impl Fn(usize) -> f32) -> f32 {
+        match self.pooling() {
+            None => {
+                let mut s = 0.0f32;
+                self.for_each(|j, w| s += w * get(j));
+                s
+            }
+            Some(pooling) => {
+                let mut acc = PoolSum::new(pooling);
+                self.for_each(|j, w| acc.add(w * get(j)));
+                acc.value()
+            }
+        }
+    }
+
+    /// The projected value of one row (`row[j]` is feature j).
+    #[inline]
+    pub fn dot(&self, row: &[f32]) -> f32 {
+        match *self {
+            ProjRef::Sparse { idx, w } => {
+                let mut s = 0.0f32;
+                for (&i, &w) in idx.iter().zip(w) {
+                    s += w * row[i as usize];
+                }
+                s
+            }
+            ProjRef::Compact { .. } => self.value_by(|i| row[i]),
+        }
+    }
+}
+
+/// A list of projections in CSR form; reused from node to node.
+#[derive(Clone, Debug, Default)]
+pub struct ProjectionBuf {
+    /// Offsets: projection `i` is `idx[ptr[i]..ptr[i + 1]]`.
+    pub ptr: Vec<u32>,
+    /// Feature indices, or the words of compact descriptors.
+    pub idx: Vec<u32>,
+    /// Weights, parallel to `idx`; empty for compact descriptors.
+    pub w: Vec<f32>,
+}
+
+impl ProjectionBuf {
+    /// Removes every projection.
+    pub fn clear(&mut self) {
+        self.ptr.clear();
+        self.ptr.push(0);
+        self.idx.clear();
+        self.w.clear();
+    }
+    /// The number of projections.
+    pub fn len(&self) -> usize {
+        self.ptr.len().saturating_sub(1)
+    }
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Closes the projection whose entries were pushed (onto `idx`, and `w`) since the
+    /// last call.
+    pub fn close(&mut self) {
+        self.ptr.push(self.idx.len() as u32);
+    }
+    /// Appends one explicit projection: features `idx` with weights `w`; an empty
+    /// projection is dropped.
+    pub fn push(&mut self, idx: &[u32], w: &[f32]) {
+        debug_assert_eq!(idx.len(), w.len());
+        if !idx.is_empty() {
+            self.idx.extend_from_slice(idx);
+            self.w.extend_from_slice(w);
+            self.close();
+        }
+    }
+    /// Whether the buffer holds well-formed explicit projections over `n_features`
+    /// features: offsets from 0 rising to `idx.len()`, a weight per index, indices in range.
+    pub(crate) fn is_explicit_within(&self, n_features: usize) -> bool {
+        self.ptr.first() == Some(&0)
+            && self.ptr.windows(2).all(|p| p[0] <= p[1])
+            && self.ptr.last().map(|&e| e as usize) == Some(self.idx.len())
+            && self.w.len() == self.idx.len()
+            && self.idx.iter().all(|&j| (j as usize) < n_features)
+    }
+    /// Projection `i`, read by the family's descriptors (if it stores compact ones).
+    #[inline]
+    pub fn get<'a>(&'a self, i: usize, family: Option<&'a dyn CompactDescriptors>) -> ProjRef<'a> {
+        let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
+        let w = if family.is_some() {
+            &[][..]
+        } else {
+            &self.w[a..b]
+        };
+        ProjRef::new(&self.idx[a..b], w, family)
+    }
+}
+
+/// Reusable memory of a sampler (one per worker).
+#[derive(Debug, Default)]
+pub struct SamplerScratch {
+    pub(crate) pool: IndexPool,
+    pub(crate) chosen: Vec<u32>,
+    pub(crate) positions: Vec<u64>,
+}

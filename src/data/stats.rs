@@ -1,0 +1,93 @@
+//! The statistics of the training data a projection family may ask for, computed once per
+//! fit ([`FeatureMatrix::stats`]): SPORF's robust per-feature scales.
+
+use super::{FeatureMatrix, Store};
+use crate::projection::{DataNeeds, DataStats};
+use rayon::prelude::*;
+
+impl FeatureMatrix<'_> {
+    /// The statistics of this data that a projection family `needs` (computed once per fit;
+    /// see [`crate::projection::DataStats`]).
+    pub fn stats(&self, needs: DataNeeds) -> DataStats {
+        DataStats {
+            n_features: self.n_features,
+            robust_inverse_scales: needs
+                .robust_scales
+                .then(|| self.robust_inverse_scales().into()),
+        }
+    }
+
+    /// Per feature, 1/s_j of [`crate::projection::WeightScale::Robust`]: s_j is the
+    /// interquartile range of the column's present values (quartiles interpolated linearly
+    /// between order statistics, as numpy's default), its range when that is 0; 1 for a
+    /// constant or all-missing column, or when 1/s_j is not a normal float. Columns are
+    /// read in parallel on the current rayon pool.
+    pub fn robust_inverse_scales(&self) -> Vec<f32> {
+        (0..self.n_features)
+            .into_par_iter()
+            .map(|j| match &self.store {
+                Store::Sparse(x) => {
+                    let (rows, vals) = x.view().slice(j);
+                    inverse_spread(vals.to_vec(), self.n_samples - rows.len())
+                }
+                _ => {
+                    let values = (0..self.n_samples).map(|i| self.get(i, j));
+                    inverse_spread(values.filter(|v| !v.is_nan()).collect(), 0)
+                }
+            })
+            .collect()
+    }
+}
+
+/// 1 / (interquartile range, or range when that is 0) of `values` together with `zeros`
+/// further zeros (a sparse column's rows not stored); 1 when there is no spread or its
+/// inverse is not a normal float.
+fn inverse_spread(mut values: Vec<f32>, zeros: usize) -> f32 {
+    let m = values.len() + zeros;
+    if m == 0 {
+        return 1.0;
+    }
+    if zeros > 0 {
+        values.sort_unstable_by(f32::total_cmp);
+    }
+    let quartile = |values: &mut Vec<f32>, q: f64| {
+        let h = q * (m - 1) as f64;
+        let lo = h.floor() as usize;
+        let a = order_statistic(values, zeros, lo);
+        if lo + 1 < m && h > lo as f64 {
+            a + (h - lo as f64) * (order_statistic(values, zeros, lo + 1) - a)
+        } else {
+            a
+        }
+    };
+    let iqr = quartile(&mut values, 0.75) - quartile(&mut values, 0.25);
+    let spread = if iqr > 0.0 {
+        iqr
+    } else {
+        order_statistic(&mut values, zeros, m - 1) - order_statistic(&mut values, zeros, 0)
+    };
+    let inv = (1.0 / spread) as f32;
+    if spread > 0.0 && inv.is_normal() {
+        inv
+    } else {
+        1.0
+    }
+}
+
+/// The `k`-th smallest (from 0) of `values` and `zeros` zeros: `values` is sorted when
+/// `zeros > 0`, and is reordered by a selection otherwise.
+fn order_statistic(values: &mut [f32], zeros: usize, k: usize) -> f64 {
+    let v = if zeros == 0 {
+        *values.select_nth_unstable_by(k, f32::total_cmp).1
+    } else {
+        let negative = values.partition_point(|v| *v < 0.0);
+        if k < negative {
+            values[k]
+        } else if k < negative + zeros {
+            0.0
+        } else {
+            values[k - zeros]
+        }
+    };
+    f64::from(v)
+}

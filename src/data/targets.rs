@@ -1,0 +1,195 @@
+//! The targets as the criteria read them, and the checks of targets and sample weights
+//! against what the criteria's sums can hold.
+
+use crate::error::{Error, Result};
+
+/// What the trees predict.
+#[derive(Clone, Debug)]
+pub enum Targets {
+    /// Class codes `0..n_classes`.
+    Classes(Vec<u32>),
+    /// Real values.
+    Values(Vec<f64>),
+    /// Class codes of `k` outputs, row-major (row `s`, output `o` at `s * k + o`), each
+    /// already offset into the concatenation of the outputs' class blocks: the entry is
+    /// the row's slot in a node's statistics (`offset[o] + class`).
+    MultiClasses {
+        /// Slots, n × k row-major.
+        slots: Vec<u32>,
+        /// Outputs.
+        k: usize,
+    },
+    /// Real values of `k` outputs, row-major.
+    MultiValues {
+        /// Values, n × k row-major.
+        y: Vec<f64>,
+        /// Outputs.
+        k: usize,
+    },
+}
+
+impl Targets {
+    /// The number of distinct classes among the targets (1 for regression).
+    pub fn n_present(&self) -> usize {
+        match self {
+            Targets::Values(_) | Targets::MultiValues { .. } => 1,
+            Targets::Classes(c) | Targets::MultiClasses { slots: c, .. } => {
+                let mut seen = std::collections::HashSet::new();
+                c.iter().filter(|&&k| seen.insert(k)).count()
+            }
+        }
+    }
+
+    /// Converts the targets of `task` given as floats: `y` holds n values, or n × k
+    /// row-major for the multi-output tasks; class codes must be whole numbers in
+    /// `0..n_classes` of their output.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a NaN/inf target or a class code out of range.
+    pub fn for_task(y: &[f64], task: &crate::params::Task) -> Result<Self> {
+        use crate::params::Task;
+        match task {
+            Task::Classification { n_classes } => Self::new(y, Some(*n_classes)),
+            Task::Regression => Self::new(y, None),
+            Task::MultiRegression { n_outputs } => match Self::new(y, None)? {
+                Targets::Values(y) => Ok(Targets::MultiValues { y, k: *n_outputs }),
+                _ => Err(Error::Internal("regression targets".into())),
+            },
+            Task::MultiClassification { n_classes } => {
+                let k = n_classes.len();
+                let mut offsets = Vec::with_capacity(k);
+                let mut total = 0usize;
+                for &c in n_classes {
+                    offsets.push(total);
+                    total = total.saturating_add(c);
+                }
+                if total >= u32::MAX as usize {
+                    return Err(Error::InvalidInput("too many classes".into()));
+                }
+                let slots = y
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &v)| {
+                        let o = i % k;
+                        if v >= 0.0 && v < n_classes[o] as f64 && v.fract() == 0.0 {
+                            Ok((offsets[o] + v as usize) as u32)
+                        } else if !v.is_finite() {
+                            Err(Error::InvalidInput(format!(
+                                "y contains NaN or infinity at row {}, output {o}",
+                                i / k
+                            )))
+                        } else {
+                            Err(Error::InvalidInput(format!(
+                                "class code {v} of output {o} is not in 0..{}",
+                                n_classes[o]
+                            )))
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Targets::MultiClasses { slots, k })
+            }
+        }
+    }
+
+    /// Converts targets given as floats; class codes must be whole numbers in `0..n_classes`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a NaN/inf target or a class code out of range.
+    pub fn new(y: &[f64], n_classes: Option<usize>) -> Result<Self> {
+        if let Some(pos) = y.iter().position(|v| !v.is_finite()) {
+            return Err(Error::InvalidInput(format!(
+                "y contains NaN or infinity at position {pos}"
+            )));
+        }
+        match n_classes {
+            None => Ok(Targets::Values(y.to_vec())),
+            Some(k) => y
+                .iter()
+                .map(|&v| {
+                    if v >= 0.0 && v < k as f64 && v.fract() == 0.0 {
+                        Ok(v as u32)
+                    } else {
+                        Err(Error::InvalidInput(format!(
+                            "class code {v} is not in 0..{k}"
+                        )))
+                    }
+                })
+                .collect::<Result<Vec<_>>>()
+                .map(Targets::Classes),
+        }
+    }
+}
+
+/// The range kept for (total sample weight) × (rows), the most weight a tree may give its
+/// root: the criteria square weight sums (gini) and add weight × y² (squared error) in
+/// f64, so weights beyond it are rescaled by a power of two, which changes no split and no
+/// leaf value (every weight sum scales exactly), only the stored node weights. Weights
+/// people use are far inside it, and kept bit for bit.
+const WEIGHT_SCALE_RANGE: (f64, f64) = (1e-100, 1e100);
+
+/// Checks optional sample weights against the number of rows, rescaled (by a power of
+/// two) when their total is so large or small that the criteria's sums would overflow or
+/// underflow.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a length mismatch, a negative or non-finite weight, or
+/// weights that are all zero.
+pub fn check_weights(w: Option<&[f64]>, n: usize) -> Result<Vec<f64>> {
+    match w {
+        None => Ok(vec![1.0; n]),
+        Some(w) => {
+            if w.len() != n {
+                return Err(Error::InvalidInput(format!(
+                    "sample_weight has {} entries but X has {n} rows",
+                    w.len()
+                )));
+            }
+            if w.iter().any(|v| !v.is_finite() || *v < 0.0) {
+                return Err(Error::InvalidInput(
+                    "sample_weight must be finite and non-negative".into(),
+                ));
+            }
+            if w.iter().all(|&v| v == 0.0) {
+                return Err(Error::InvalidInput(
+                    "sample_weight is zero for every row".into(),
+                ));
+            }
+            // log2(total · n), summed relative to the largest weight so that neither
+            // weights near f64::MAX nor subnormal ones overflow or vanish
+            let largest = w.iter().fold(0.0f64, |m, &v| m.max(v));
+            let relative: f64 = w.iter().map(|v| v / largest).sum();
+            let log_total = largest.log2() + relative.log2() + (n as f64).log2();
+            let (lo, hi) = WEIGHT_SCALE_RANGE;
+            if (lo.log2()..=hi.log2()).contains(&log_total) {
+                return Ok(w.to_vec());
+            }
+            // total·n near 1 (weights near 1/n); exact, since a power of two (applied in
+            // two steps: 2^±1100 is not an f64)
+            let k = -(log_total.round() as i32);
+            let (half, rest) = (f64::powi(2.0, k / 2), f64::powi(2.0, k - k / 2));
+            Ok(w.iter().map(|v| v * half * rest).collect())
+        }
+    }
+}
+
+/// Checks that regression targets keep the squared-error sums finite with these weights:
+/// every weighted sum of y² a tree forms is at most (total weight) × (rows) × max y².
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming the largest target when those sums would overflow f64.
+pub fn check_target_scale(y: &Targets, weights: &[f64]) -> Result<()> {
+    let (Targets::Values(y) | Targets::MultiValues { y, .. }) = y else {
+        return Ok(());
+    };
+    let largest = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    let total: f64 = weights.iter().sum();
+    // a margin of 16 for the criterion's own sums of such terms
+    if total * y.len() as f64 * largest * largest < f64::MAX / 16.0 {
+        return Ok(());
+    }
+    Err(Error::InvalidInput(format!(
+        "y has values up to {largest:e} in magnitude: the squared-error sums over {} rows \
+         overflow float64; divide y by a constant (predictions scale the same way)",
+        y.len()
+    )))
+}

@@ -193,6 +193,17 @@ class Forest:
         self, X: CoreX, n_jobs: int = 1
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(indptr, indices, n_nodes_ptr): CSR of the forest-wide nodes each row visits."""
+    def node_decisions(
+        self, X: CoreX, tree: int, n_jobs: int = 1
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
+        """(values, goes_left), each (n_samples, n_nodes) for tree ``tree``: every node's
+        projected value as prediction computes it (float32; NaN where a term is missing and
+        at leaves) and whether the row goes left there (a missing value follows the node's
+        learned side; False at leaves)."""
+    def compute_oob(self, X: CoreX, n_jobs: int = 1) -> None:
+        """Recompute every tree's out-of-bag predictions on the training rows ``X`` (dense
+        or sparse) from the trees' seeds, as a fit with ``oob=True`` would have added them
+        (a warm start that switches ``oob_score`` on)."""
     def leaf_offsets(self) -> npt.NDArray[np.int64]:
         """Global leaf numbering: leaf ``l`` of tree ``t`` has global id
         ``leaf_offsets()[t] + leaf_rank[t][l]``; shape (n_trees + 1,)."""
@@ -269,9 +280,11 @@ class ForestPart:
     ) -> ForestPart:
         """Grow trees ``start..end`` of the forest ``params`` describes (its
         ``n_estimators`` trees in all), each from its (seed, tree index) streams, on
-        ``n_jobs`` threads (the trees do not depend on it). ``n_classes`` replaces the
-        class count of a classification task (a worker holding some classes grows trees
-        that know all of them)."""
+        ``n_jobs`` threads (the trees do not depend on it), counting finished trees in
+        ``progress`` and stopping (ForestError "cancelled") when ``progress.cancel()`` is
+        called from another thread. ``n_classes`` replaces the class count of a
+        classification task (a worker holding some classes grows trees that know all of
+        them)."""
     @property
     def start(self) -> int: ...
     @property

@@ -570,13 +570,16 @@ impl PyForestPart {
                 }
             }
         }
-        let counter = progress.map(|p| p.done.clone());
+        // a Dask worker's watcher trips `progress.cancel()` when the fit is abandoned
+        let (counter, cancel) = progress
+            .map(|p| (Some(p.done.clone()), p.cancel.clone()))
+            .unwrap_or_default();
         let (x, y) = (
             x.view()?,
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
         );
         let w = weights_slice(&sample_weight)?;
-        let inner = compute(py, || {
+        let inner = compute_with(py, &cancel, || {
             Forest::grow_part(
                 &params,
                 x.features()?,

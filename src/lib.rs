@@ -46,6 +46,7 @@
 
 #![warn(missing_docs)]
 
+pub mod alloc;
 pub mod cancel;
 pub mod data;
 pub mod error;

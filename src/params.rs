@@ -19,6 +19,10 @@ pub const MAX_ESTIMATORS: usize = 1 << 20;
 /// Each candidate costs a pass over the node's rows, so more is never useful; the bound
 /// keeps the candidate buffers and the samplers' index arithmetic (p·d) far from overflow.
 pub const MAX_CANDIDATES: usize = 1 << 20;
+/// The most features (columns of X) a forest may be grown on: the fit and every fitted
+/// model keep per-feature tables (importances, scales, a sparse matrix's column offsets),
+/// and a model file may declare at most this many.
+pub const MAX_FEATURES: usize = 1 << 24;
 /// The largest number of bootstrap draws per tree (`max_samples` resolved): a row's draw
 /// count is a `u32`, and each draw takes time.
 pub const MAX_DRAWS: usize = u32::MAX as usize;
@@ -259,6 +263,16 @@ impl ForestParams {
     pub fn check(&self, n_samples: usize, n_features: usize) -> Result<TreeConfig> {
         if n_features == 0 {
             return Err(invalid("X", "needs at least one feature"));
+        }
+        if n_features > MAX_FEATURES {
+            return Err(invalid(
+                "X",
+                format!(
+                    "has {n_features} features; at most {MAX_FEATURES} (2**24) are supported \
+                     (select or hash features first, e.g. sklearn's HashingVectorizer with \
+                     n_features <= 2**24)"
+                ),
+            ));
         }
         if n_samples == 0 {
             return Err(invalid("X", "needs at least one sample"));
@@ -589,6 +603,15 @@ mod tests {
         assert_eq!(d(&p), 75, "oblique forests may ask for more than p");
         p.max_features = MaxFeatures::Fraction(1e-9);
         assert_eq!(d(&p), 1);
+    }
+
+    #[test]
+    fn more_features_than_a_model_holds_are_refused_before_any_table_is_built() {
+        let p = ForestParams::classification(2);
+        assert!(p.check(10, MAX_FEATURES).is_ok());
+        assert_eq!(rejected_param(&p, 10, MAX_FEATURES + 1), "X");
+        let e = p.check(10, MAX_FEATURES + 1).unwrap_err().to_string();
+        assert!(e.contains("2**24"), "{e}");
     }
 
     #[test]

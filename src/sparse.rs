@@ -12,6 +12,7 @@
 //! dense matrix, bit for bit, and a model fitted on sparse X is the one fitted on
 //! `X.toarray()`.
 
+use crate::alloc;
 use crate::error::{Error, Result};
 use ndarray::ArrayView2;
 
@@ -85,6 +86,14 @@ impl<'a> SparseView<'a> {
             if w[0] > w[1] {
                 return bad(format!("indptr decreases at {i}"));
             }
+            if w[1] > indices.len() as u64 {
+                return bad(format!(
+                    "indptr[{}] = {} is beyond the {} stored entries",
+                    i + 1,
+                    w[1],
+                    indices.len()
+                ));
+            }
             let slice = &indices[w[0] as usize..w[1] as usize];
             if slice.last().is_some_and(|&j| j as usize >= minor) {
                 return bad(format!(
@@ -148,21 +157,27 @@ impl<'a> SparseView<'a> {
 
     /// The same matrix in the other layout (a counting sort over the minor indices, so
     /// every new slice is sorted).
-    pub fn transposed_layout(&self) -> SparseMatrix {
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when its arrays (the new `indptr` has an entry per minor
+    /// index, e.g. per column of CSR X) cannot be allocated.
+    pub fn transposed_layout(&self) -> Result<SparseMatrix> {
         let (major, minor) = match self.layout {
             Layout::Csr => self.shape,
             Layout::Csc => (self.shape.1, self.shape.0),
         };
-        let mut indptr = vec![0u64; minor + 1];
+        let what = "sparse X in the other layout";
+        let mut indptr = alloc::filled(minor.saturating_add(1), 0u64, what)?;
         for &j in self.indices {
             indptr[j as usize + 1] += 1;
         }
         for j in 0..minor {
             indptr[j + 1] += indptr[j];
         }
-        let mut next: Vec<u64> = indptr[..minor].to_vec();
-        let mut indices = vec![0u32; self.nnz()];
-        let mut data = vec![0.0f32; self.nnz()];
+        let mut next = alloc::filled(minor, 0u64, what)?;
+        next.copy_from_slice(&indptr[..minor]);
+        let mut indices = alloc::filled(self.nnz(), 0u32, what)?;
+        let mut data = alloc::filled(self.nnz(), 0.0f32, what)?;
         for i in 0..major {
             let (idx, val) = self.slice(i);
             for (&j, &v) in idx.iter().zip(val) {
@@ -172,7 +187,7 @@ impl<'a> SparseView<'a> {
                 *at += 1;
             }
         }
-        SparseMatrix {
+        Ok(SparseMatrix {
             layout: match self.layout {
                 Layout::Csr => Layout::Csc,
                 Layout::Csc => Layout::Csr,
@@ -181,7 +196,7 @@ impl<'a> SparseView<'a> {
             indptr,
             indices,
             data,
-        }
+        })
     }
 }
 
@@ -207,12 +222,15 @@ impl SparseMatrix {
     }
 
     /// The matrix in `layout`: `x` borrowed when it has it, else a transposed copy.
-    pub fn in_layout<'v>(x: SparseView<'v>, layout: Layout) -> CowSparse<'v> {
-        if x.layout == layout {
+    ///
+    /// # Errors
+    /// As [`SparseView::transposed_layout`].
+    pub fn in_layout<'v>(x: SparseView<'v>, layout: Layout) -> Result<CowSparse<'v>> {
+        Ok(if x.layout == layout {
             CowSparse::Borrowed(x)
         } else {
-            CowSparse::Owned(x.transposed_layout())
-        }
+            CowSparse::Owned(x.transposed_layout()?)
+        })
     }
 }
 
@@ -370,13 +388,13 @@ mod tests {
         // [[1, 0, 2], [0, 0, 3]]
         let (ptr, idx, val) = ([0u64, 2, 3], [0u32, 2, 2], [1.0f32, 2.0, 3.0]);
         let x = SparseView::new(Layout::Csr, (2, 3), &ptr, &idx, &val).unwrap();
-        let t = x.transposed_layout();
+        let t = x.transposed_layout().unwrap();
         let v = t.view();
         assert_eq!(v.layout(), Layout::Csc);
         assert_eq!(v.slice(0), (&[0u32][..], &[1.0f32][..]));
         assert_eq!(v.slice(1), (&[][..], &[][..]));
         assert_eq!(v.slice(2), (&[0u32, 1][..], &[2.0f32, 3.0][..]));
-        let back = v.transposed_layout();
+        let back = v.transposed_layout().unwrap();
         assert_eq!(back.view().slice(0), x.slice(0));
         assert_eq!(back.view().slice(1), x.slice(1));
         for (ptr, idx, val, what) in [
@@ -390,6 +408,13 @@ mod tests {
             (&[0, 2, 3], &[0, 3, 2], &[1.0, 2.0, 3.0], "out of range"),
             (&[0, 2, 2], &[0, 2, 2], &[1.0, 2.0, 3.0], "end at"),
             (&[0, 2], &[0, 2], &[1.0, 2.0], "indptr has"),
+            // corrupted after construction: beyond the entries, or decreasing
+            (
+                &[0, 1_000_000_000, 3],
+                &[0, 2, 2],
+                &[1.0, 2.0, 3.0],
+                "beyond the 3",
+            ),
             (
                 &[0, 2, 3],
                 &[0, 2, 2],

@@ -299,7 +299,7 @@ impl<'a> FeatureMatrix<'a> {
             n_samples: n,
             n_features: p,
             max_abs: x.max_abs(),
-            store: Store::Sparse(SparseMatrix::in_layout(x, Layout::Csc)),
+            store: Store::Sparse(SparseMatrix::in_layout(x, Layout::Csc)?),
             discrete: Vec::new(),
             has_missing: false, // (a sparse view holds finite values only)
         };

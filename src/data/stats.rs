@@ -1,5 +1,6 @@
 //! The statistics of the training data a projection family may ask for, computed once per
-//! fit ([`FeatureMatrix::stats`]): SPORF's robust per-feature scales.
+//! fit ([`FeatureMatrix::stats`]): SPORF's robust per-feature scales, and which columns are
+//! missing (NaN) on every row.
 
 use super::{FeatureMatrix, Store};
 use crate::projection::{DataNeeds, DataStats};
@@ -14,7 +15,22 @@ impl FeatureMatrix<'_> {
             robust_inverse_scales: needs
                 .robust_scales
                 .then(|| self.robust_inverse_scales().into()),
+            all_missing: needs
+                .missing_columns
+                .then(|| self.all_missing_columns().into()),
         }
+    }
+
+    /// Per feature, whether every row is missing (NaN): nothing a projection can use. Sparse
+    /// X and X without NaN have none. Columns are read in parallel on the current rayon pool.
+    pub fn all_missing_columns(&self) -> Vec<bool> {
+        if !self.has_missing {
+            return vec![false; self.n_features];
+        }
+        (0..self.n_features)
+            .into_par_iter()
+            .map(|j| (0..self.n_samples).all(|i| self.get(i, j).is_nan()))
+            .collect()
     }
 
     /// Per feature, 1/s_j of [`crate::projection::WeightScale::Robust`]: s_j is the

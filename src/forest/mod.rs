@@ -282,6 +282,13 @@ impl Forest {
         if self.n_features == 0 || self.trees.is_empty() {
             return Err(Error::CorruptModel("empty forest".into()));
         }
+        if self.n_features > crate::params::MAX_FEATURES {
+            return Err(Error::CorruptModel(format!(
+                "{} features; at most {} are supported",
+                self.n_features,
+                crate::params::MAX_FEATURES
+            )));
+        }
         match &self.params.task {
             Task::Classification { n_classes: 0 } => {
                 return Err(Error::CorruptModel("zero classes".into()))

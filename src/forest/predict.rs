@@ -4,6 +4,7 @@
 //! its trees in index order, so results do not depend on the blocking.
 
 use super::Forest;
+use crate::alloc;
 use crate::cancel;
 use crate::error::{Error, Result};
 use crate::sparse::{Features, Layout, RowBlock, SparseMatrix};
@@ -87,7 +88,7 @@ impl Forest {
                         got: x.dim().1,
                     });
                 }
-                csr = SparseMatrix::in_layout(x, Layout::Csr);
+                csr = SparseMatrix::in_layout(x, Layout::Csr)?;
                 (None, Some(&csr))
             }
         };
@@ -102,7 +103,7 @@ impl Forest {
                 .ok_or_else(|| Error::Internal("rows not contiguous".into()))?,
             None => &[],
         };
-        let mut out = alloc_output(n_rows, width)?;
+        let mut out = alloc::table(n_rows, width, "the prediction output")?;
         if width == 0 || out.is_empty() {
             return Ok(out);
         }
@@ -258,27 +259,5 @@ impl Forest {
             }
         }
         Ok(a)
-    }
-}
-
-/// The zeroed output of `n_rows` rows of `width` values, allocated fallibly: an output too
-/// large for memory is an error ([`Error::OutOfMemory`]), never an abort.
-fn alloc_output<T: Clone + Default>(n_rows: usize, width: usize) -> Result<Vec<T>> {
-    let len = n_rows.checked_mul(width);
-    let bytes = len.and_then(|l| l.checked_mul(std::mem::size_of::<T>()));
-    let mut out = Vec::new();
-    match (len, bytes) {
-        (Some(len), Some(bytes))
-            if out.try_reserve_exact(len).is_ok() && bytes <= isize::MAX as usize =>
-        {
-            out.resize(len, T::default());
-            Ok(out)
-        }
-        _ => Err(Error::OutOfMemory(format!(
-            "the output of {n_rows} rows x {width} values ({:.1} GiB) cannot be allocated; \
-             predict fewer rows at a time",
-            (n_rows as f64) * (width as f64) * std::mem::size_of::<T>() as f64
-                / (1u64 << 30) as f64
-        ))),
     }
 }

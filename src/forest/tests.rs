@@ -816,3 +816,39 @@ fn public_types_are_send_and_sync() {
     assert_send_sync::<Tree>();
     assert_send_sync::<ForestParams>();
 }
+
+#[test]
+fn gaussian_projections_leave_out_a_column_missing_on_every_row() {
+    // y = sign(x0 + x1); column 2 is NaN everywhere: every dense projection over it would be
+    // missing on every row, and the forest would learn nothing
+    let mut rng = Rng::from_seed(4);
+    let x = Array2::from_shape_fn((400, 4), |(_, j)| {
+        if j == 2 {
+            f32::NAN
+        } else {
+            (2.0 * rng.unit() - 1.0) as f32
+        }
+    });
+    let y: Vec<f64> = x
+        .rows()
+        .into_iter()
+        .map(|r| f64::from(u8::from(r[0] + r[1] > 0.0)))
+        .collect();
+    let mut p = ForestParams::classification(2);
+    p.projection = Projection::new(Gaussian);
+    p.max_features = MaxFeatures::Count(8);
+    p.n_estimators = 10;
+    let forest = Forest::fit(&p, x.view(), &y, None).unwrap();
+    let proba = forest.predict(x.view(), 1).unwrap();
+    let right = proba
+        .rows()
+        .into_iter()
+        .zip(&y)
+        .filter(|(q, &t)| (q[1] > 0.5) == (t == 1.0))
+        .count();
+    assert!(right > 380, "{right} of 400");
+    // no stored projection uses the missing column
+    for t in forest.trees() {
+        assert!(!t.proj_idx.contains(&2));
+    }
+}

@@ -43,6 +43,8 @@ use crate::value::{ArrayData, Value};
 pub struct DataNeeds {
     /// Per feature, the inverse of a robust spread ([`DataStats::robust_inverse_scales`]).
     pub robust_scales: bool,
+    /// Which columns are missing on every row ([`DataStats::all_missing`]).
+    pub missing_columns: bool,
 }
 
 /// What a family may know of the training data: computed once per fit by the forest
@@ -54,6 +56,10 @@ pub struct DataStats {
     /// Per feature, 1/s_j with s_j the column's interquartile range (its range when that is
     /// 0; 1 for a constant column), when a family asked for it ([`DataNeeds::robust_scales`]).
     pub robust_inverse_scales: Option<Arc<[f32]>>,
+    /// Per feature, whether every row is missing (NaN), when a family asked for it
+    /// ([`DataNeeds::missing_columns`]): a term on such a column makes every row's value
+    /// missing.
+    pub all_missing: Option<Arc<[bool]>>,
 }
 
 impl DataStats {
@@ -62,6 +68,7 @@ impl DataStats {
         DataStats {
             n_features,
             robust_inverse_scales: None,
+            all_missing: None,
         }
     }
 }
@@ -587,8 +594,9 @@ impl Projection {
     pub fn sampler<'a>(&'a self, data: &'a DataStats) -> Sampler<'a> {
         let needs = self.get().needs();
         assert!(
-            !needs.robust_scales || data.robust_inverse_scales.is_some(),
-            "the {:?} family needs robust scales the data statistics do not hold",
+            (!needs.robust_scales || data.robust_inverse_scales.is_some())
+                && (!needs.missing_columns || data.all_missing.is_some()),
+            "the {:?} family needs statistics the data statistics do not hold",
             self.tag()
         );
         Sampler {

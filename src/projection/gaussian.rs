@@ -1,6 +1,7 @@
-//! Dense random projections: every candidate weighs every feature with an N(0, 1) weight.
+//! Dense random projections: every candidate weighs every feature with an N(0, 1) weight,
+//! except columns missing (NaN) on every row, which would make every projection missing.
 
-use super::{DataStats, FamilyArgs, ProjectionBuf, ProjectionFamily, RegisteredFamily};
+use super::{DataNeeds, DataStats, FamilyArgs, ProjectionBuf, ProjectionFamily, RegisteredFamily};
 use super::SamplerScratch;
 use crate::error::Result;
 use crate::rng::Rng;
@@ -19,6 +20,13 @@ impl ProjectionFamily for Gaussian {
         n_features as f64
     }
 
+    fn needs(&self) -> DataNeeds {
+        DataNeeds {
+            missing_columns: true,
+            ..DataNeeds::default()
+        }
+    }
+
     fn sample(
         &self,
         data: &DataStats,
@@ -27,9 +35,10 @@ impl ProjectionFamily for Gaussian {
         _s: &mut SamplerScratch,
         out: &mut ProjectionBuf,
     ) {
+        let unusable = |f: usize| data.all_missing.as_ref().is_some_and(|m| m[f]);
         out.clear();
         for _ in 0..d {
-            for f in 0..data.n_features {
+            for f in (0..data.n_features).filter(|&f| !unusable(f)) {
                 out.idx.push(f as u32);
                 out.w.push(rng.normal() as f32);
             }

@@ -79,6 +79,7 @@ impl ProjectionFamily for SparseSigned {
     fn needs(&self) -> DataNeeds {
         DataNeeds {
             robust_scales: self.scaling == WeightScale::Robust,
+            ..DataNeeds::default()
         }
     }
 

@@ -29,9 +29,14 @@ pyo3::create_exception!(
     "An error raised by the obliqueforest Rust core."
 );
 
+/// The one mapping of the core's errors to Python: an allocation the machine refused is
+/// Python's `MemoryError`, everything else a [`ForestError`] (a `ValueError`).
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
-        ForestError::new_err(e.to_string())
+        match e {
+            Error::OutOfMemory(_) => pyo3::exceptions::PyMemoryError::new_err(e.to_string()),
+            e => ForestError::new_err(e.to_string()),
+        }
     }
 }
 

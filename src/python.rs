@@ -1749,6 +1749,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save_model, m)?)?;
     m.add_function(wrap_pyfunction!(load_model, m)?)?;
     m.add_function(wrap_pyfunction!(_save_model_unchecked_for_test, m)?)?;
+    m.add_function(wrap_pyfunction!(estimator_names, m)?)?;
+    m.add_function(wrap_pyfunction!(part_forest, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::MODEL_FORMAT_VERSION)?;
     Ok(())
 }
@@ -1826,5 +1828,27 @@ fn from_arg<'py>(py: Python<'py>, v: &ArgValue) -> PyResult<Bound<'py, PyAny>> {
         ArgValue::Bools(v) => v.clone().into_pyarray(py).into_any(),
         ArgValue::Ints(v) => v.clone().into_pyarray(py).into_any(),
         ArgValue::Floats(v) => v.clone().into_pyarray(py).into_any(),
+    })
+}
+
+/// The Python class names of the estimators a model file may hold
+/// (`model::Estimator::ALL`, in declaration order): the package's one list of
+/// estimators is checked against them.
+#[pyfunction]
+fn estimator_names() -> Vec<&'static str> {
+    crate::model::Estimator::ALL
+        .iter()
+        .map(|e| e.name())
+        .collect()
+}
+
+/// The trees of a part as a forest of their own (`Forest::select` of all of them): a
+/// per-tree estimator regrows tree `t` of a forest as the part `t..t + 1`.
+#[pyfunction]
+fn part_forest(part: PyRef<'_, PyForestPart>) -> PyResult<PyForest> {
+    let forest = part.inner.forest();
+    let all: Vec<usize> = (0..forest.trees().len()).collect();
+    Ok(PyForest {
+        inner: forest.select(&all)?,
     })
 }

@@ -8,7 +8,8 @@ header field against the forests, the checksum, and that the file is a regular f
 declared length. Nothing is unpickled and no code from the file runs.
 
 Estimator modules are not imported here (they import this module for ``save``); a loaded
-file names its class, which is looked up in :data:`_ESTIMATOR_MODULES`.
+file names its class, which is looked up in the package's one list of estimators
+(:data:`obliqueforest._estimators.ESTIMATORS`).
 """
 
 from __future__ import annotations
@@ -19,21 +20,7 @@ import os
 import numpy as np
 
 from . import _core
-
-# The Python class of each estimator kind the crate knows (``model::Estimator``).
-_ESTIMATOR_MODULES = {
-    "RandomForestClassifier": "obliqueforest._forest",
-    "RandomForestRegressor": "obliqueforest._forest",
-    "SPORFClassifier": "obliqueforest._forest",
-    "SPORFRegressor": "obliqueforest._forest",
-    "ObliqueForestClassifier": "obliqueforest._forest",
-    "ObliqueForestRegressor": "obliqueforest._forest",
-    "MORFClassifier": "obliqueforest.morf",
-    "MORFRegressor": "obliqueforest.morf",
-    "RotationEnsembleClassifier": "obliqueforest.rotation",
-    "RotationEnsembleRegressor": "obliqueforest.rotation",
-    "ForestAutoencoder": "obliqueforest.autoencoder",
-}
+from ._estimators import ESTIMATORS, estimator_class
 
 # Python-side fitted attributes each family saves besides its forests (all optional).
 _FOREST_ATTRIBUTES = (
@@ -206,7 +193,7 @@ def save(est, path):
     from sklearn.utils.validation import check_is_fitted
 
     name = type(est).__name__
-    if name not in _ESTIMATOR_MODULES:
+    if name not in ESTIMATORS:
         raise TypeError(f"{name} cannot be saved in the safe format")
     rotation = name.startswith("RotationEnsemble")
     autoencoder = name == "ForestAutoencoder"
@@ -247,10 +234,9 @@ def save(est, path):
 
 
 def _estimator_class(name):
-    module = _ESTIMATOR_MODULES.get(name)
-    if module is None:
+    if name not in ESTIMATORS:
         raise _core.ForestError(f"model file holds a {name}, which this package cannot rebuild")
-    return getattr(importlib.import_module(module), name)
+    return estimator_class(name)
 
 
 def _params(cls, saved, forest):
@@ -395,6 +381,7 @@ def load(path):
         if n is not None and not (isinstance(n, int) and 1 <= n < 2**32):
             raise _core.ForestError(f"model file: _n_samples_fit {n!r} is not a row count")
         est._forest = parts["forest"]
+        est.n_outputs_ = est._forest.n_targets
         if not hasattr(est, "_seed"):
             est._seed = 0
     return est

@@ -26,3 +26,46 @@ def test_one_list_of_estimators_everywhere():
     # the command line's names refer to listed estimators
     for table in (CLI_NAMES, cli._ESTIMATORS):
         assert {n for pair in table.values() for n in pair} <= set(names)
+
+
+def _declared():
+    from obliqueforest._trees import ObliqueTreeClassifier, ObliqueTreeRegressor
+
+    classes = [getattr(obliqueforest, name) for name in ESTIMATORS]
+    return [c for c in classes if "_surface" in vars(c)] + [
+        ObliqueTreeClassifier,
+        ObliqueTreeRegressor,
+    ]
+
+
+def test_declared_surfaces_give_real_signatures_constraints_and_docs():
+    declared = _declared()
+    assert len(declared) >= 11  # the forests, MORF, the autoencoder and the two trees
+    for cls in declared:
+        surface = cls._surface
+        signature = inspect.signature(cls)
+        kinds = {p.kind for p in signature.parameters.values()}
+        assert inspect.Parameter.VAR_KEYWORD not in kinds, cls
+        assert list(signature.parameters) == surface.names()
+        assert sorted(cls._get_param_names()) == sorted(surface.names())
+        assert cls._parameter_constraints.keys() == set(surface.names())
+        est = cls()
+        for p in surface:
+            assert signature.parameters[p.name].default is p.default
+            assert getattr(est, p.name) is p.default  # __init__ only stores
+            assert f"\n    {p.name} : {p.type}, default=" in cls.__doc__, (cls, p.name)
+        assert cls.__doc__.count("    Parameters\n    ----------\n") == 1
+        assert set(vars(est)) == set(surface.names())
+
+
+def test_presets_do_not_carry_the_generic_projection():
+    for name in ("RandomForestClassifier", "SPORFRegressor", "MORFClassifier"):
+        est = getattr(obliqueforest, name)()
+        assert "projection" not in est.get_params() and not hasattr(est, "projection")
+    assert "projection" in obliqueforest.ObliqueForestClassifier().get_params()
+
+
+def test_star_import_gives_every_estimator():
+    namespace = {}
+    exec("from obliqueforest import *", namespace)
+    assert set(ESTIMATORS) <= set(namespace)

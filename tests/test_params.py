@@ -232,3 +232,15 @@ def test_with_seed_changes_only_the_seed():
     b = a.with_seed(2)
     assert repr(b) == repr(_core.ForestParams(**_all_fields(seed=2)))
     assert "seed: 1" in repr(a)
+
+
+@pytest.mark.parametrize("max_samples", [0.5, 10])
+def test_max_samples_without_bootstrap_has_scikit_learns_message(max_samples):
+    # the core's check, in scikit-learn's words (its test suite matches them)
+    est = of.RandomForestRegressor(2, bootstrap=False, max_samples=max_samples)
+    message = (
+        r"`max_sample` cannot be set if `bootstrap=False`. Either switch to "
+        r"`bootstrap=True` or set `max_sample=None`."
+    )
+    with pytest.raises(ValueError, match=message):
+        est.fit(X, X[:, 0])

@@ -332,3 +332,14 @@ def test_multi_output_integer_regression_oob_is_the_per_tree_out_of_bag_mean():
         out = [t for t, rows in zip(trees, samples) if i not in rows]
         expected = np.mean([t.predict(X[i : i + 1])[0] for t in out], axis=0)
         np.testing.assert_allclose(forest.oob_prediction_[i], expected)
+
+
+def test_a_pickled_tree_carries_its_own_tree_only():
+    forest, X, _ = _fit(of.RandomForestClassifier(n_estimators=40, random_state=0))
+    tree = forest[3]
+    data = pickle.dumps(tree)
+    assert len(data) < len(pickle.dumps(forest)) / 10
+    again = pickle.loads(data)
+    np.testing.assert_array_equal(again.predict_proba(X), tree.predict_proba(X))
+    np.testing.assert_array_equal(again.tree_.value, tree.tree_.value)
+    assert again.get_params() == tree.get_params()

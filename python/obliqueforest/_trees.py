@@ -272,6 +272,14 @@ class _TreeMixin:
         self.__dict__["_forest"] = one
         return one
 
+    def __getstate__(self):
+        # a view pickles its own tree, not the whole forest it reads
+        state = super().__getstate__()
+        if "_source" in state:
+            state = {k: v for k, v in state.items() if k != "_source"}
+            state["_forest"] = self._forest
+        return state
+
     def __sklearn_is_fitted__(self):
         return "_forest" in self.__dict__ or "_source" in self.__dict__
 

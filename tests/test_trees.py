@@ -343,3 +343,12 @@ def test_a_pickled_tree_carries_its_own_tree_only():
     np.testing.assert_array_equal(again.predict_proba(X), tree.predict_proba(X))
     np.testing.assert_array_equal(again.tree_.value, tree.tree_.value)
     assert again.get_params() == tree.get_params()
+
+
+def test_a_tree_refitted_in_place_is_the_new_tree():
+    forest, X, y = _fit(of.RandomForestClassifier(n_estimators=3, random_state=0))
+    tree = forest[1]
+    tree.set_params(max_depth=1).fit(X, y)
+    assert tree.get_depth() == tree.tree_.max_depth == 1
+    assert tree.tree_.node_count == 3 and set(tree.apply(X)) <= {1, 2}
+    assert forest[1].get_depth() > 1  # the forest keeps its own tree

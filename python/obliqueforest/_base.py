@@ -47,19 +47,19 @@ __all__ = ["FOREST_GROWER", "_BaseForest", "_ClassifierMixin", "_RegressorMixin"
 FOREST_GROWER: contextvars.ContextVar = contextvars.ContextVar("forest_grower", default=None)
 
 
-# state a fit sets besides the fitted attributes (names ending in "_")
-_PRIVATE_FIT_STATE = frozenset({"_forest", "_seed", "_n_samples_fit"})
-
-
-def _fit_state(name: str) -> bool:
-    """Whether attribute ``name`` belongs to a fit's result."""
-    return (name.endswith("_") and not name.startswith("__")) or name in _PRIVATE_FIT_STATE
-
-
 class _BaseForest(BaseEstimator):
     """Shared machinery of every projection forest (and of the per-tree estimators, which
     are forests of one tree). Subclasses get ``__init__`` from their declared surface and
     define ``_projection_object``."""
+
+    #: What a fit sets besides the fitted attributes (names ending in "_").
+    _private_fit_state = frozenset({"_forest", "_seed", "_n_samples_fit"})
+
+    def _fit_state(self, name: str) -> bool:
+        """Whether attribute ``name`` belongs to a fit's result."""
+        return (name.endswith("_") and not name.startswith("__")) or (
+            name in self._private_fit_state
+        )
 
     # -- hooks ---------------------------------------------------------------------------
     def _projection_object(self):
@@ -95,7 +95,7 @@ class _BaseForest(BaseEstimator):
         state = dict(self.__dict__)
         if not (getattr(self, "warm_start", False) and "_forest" in state):
             params = self.get_params(deep=False)
-            state = {k: v for k, v in state.items() if k in params or not _fit_state(k)}
+            state = {k: v for k, v in state.items() if k in params or not self._fit_state(k)}
         draft = object.__new__(type(self))
         draft.__dict__ = state
         fit(draft, *args)

@@ -254,6 +254,8 @@ class _TreeMixin:
     # the forest settings a tree does not have: one tree, no bootstrap, no OOB
     warm_start = False
     oob_score = False
+    # a view's source tree is fit state too: a refit replaces it
+    _private_fit_state = _BaseForest._private_fit_state | {"_source", "_tree_index"}
 
     @classmethod
     def _view(cls, core, index, params, fitted):

@@ -5,13 +5,12 @@ Subclasses declare their parameters (:mod:`obliqueforest._surface`) and say whic
 projection they sample (``_projection_object``); everything numeric happens in
 ``obliqueforest._core``.
 
-**A fit is a transaction.** ``fit`` works on a draft, a private copy of the estimator's
-state, and publishes the draft's state in one step (one rebinding of ``__dict__``) only
-when it succeeds. A fit refused or interrupted anywhere (scikit-learn's checks, the
-core's parameter check, the memory guard, Ctrl-C, a bad y) leaves the previous model as
-it was, fully usable. Readers take the state once (:meth:`_BaseForest._fitted`), so
-predict, pickle and save running while another thread refits see the old model or the
-new one, never parts of both.
+**A fit is a transaction** (:mod:`obliqueforest._transaction`): ``fit`` works on a draft
+of the estimator's state and publishes it in one step only when it succeeds, so a fit
+refused or interrupted anywhere (scikit-learn's checks, the core's parameter check, the
+memory guard, Ctrl-C, a bad y) leaves the previous model fully usable. Readers take the
+state once (``_fitted()``), so predict, pickle and save running while another thread
+refits see the old model or the new one, never parts of both.
 """
 
 from __future__ import annotations
@@ -31,6 +30,7 @@ from . import _core
 from ._outputs import labels_of, output_blocks
 from ._params import core_fields, core_params, monotonic_cst_vector
 from ._progress import run_with_progress
+from ._transaction import TransactionalFit
 from ._validation import (
     SPARSE_FORMATS,
     _validate_data,
@@ -47,19 +47,15 @@ __all__ = ["FOREST_GROWER", "_BaseForest", "_ClassifierMixin", "_RegressorMixin"
 FOREST_GROWER: contextvars.ContextVar = contextvars.ContextVar("forest_grower", default=None)
 
 
-class _BaseForest(BaseEstimator):
+class _BaseForest(TransactionalFit, BaseEstimator):
     """Shared machinery of every projection forest (and of the per-tree estimators, which
     are forests of one tree). Subclasses get ``__init__`` from their declared surface and
     define ``_projection_object``."""
 
-    #: What a fit sets besides the fitted attributes (names ending in "_").
     _private_fit_state = frozenset({"_forest", "_seed", "_n_samples_fit"})
 
-    def _fit_state(self, name: str) -> bool:
-        """Whether attribute ``name`` belongs to a fit's result."""
-        return (name.endswith("_") and not name.startswith("__")) or (
-            name in self._private_fit_state
-        )
+    def _extends_fit(self) -> bool:
+        return bool(getattr(self, "warm_start", False)) and "_forest" in self.__dict__
 
     # -- hooks ---------------------------------------------------------------------------
     def _projection_object(self):
@@ -72,35 +68,6 @@ class _BaseForest(BaseEstimator):
 
     def _task_params(self, y) -> dict:
         raise NotImplementedError
-
-    # -- state ---------------------------------------------------------------------------
-    def _fitted(self):
-        """This estimator as one fit left it: a view sharing the state published last.
-
-        A fit publishes a new state by rebinding ``__dict__`` (see the module doc), so the
-        view keeps reading one fit's model whatever fits other threads publish meanwhile.
-        """
-        view = object.__new__(type(self))
-        view.__dict__ = self.__dict__
-        return view
-
-    def _transaction(self, fit, *args):
-        """Runs ``fit(draft, *args)`` on a copy of this estimator's state and publishes the
-        draft's state only when it returns; returns self.
-
-        The draft holds the parameters (and anything else set on the estimator, such as
-        metadata requests) but none of the previous fit's state unless the fit extends
-        that model (``warm_start``): a fit's attributes all come from that fit.
-        """
-        state = dict(self.__dict__)
-        if not (getattr(self, "warm_start", False) and "_forest" in state):
-            params = self.get_params(deep=False)
-            state = {k: v for k, v in state.items() if k in params or not self._fit_state(k)}
-        draft = object.__new__(type(self))
-        draft.__dict__ = state
-        fit(draft, *args)
-        self.__dict__ = draft.__dict__  # one step: readers see the old state or the new
-        return self
 
     # -- fitting -------------------------------------------------------------------------
     @_fit_context(prefer_skip_nested_validation=True)

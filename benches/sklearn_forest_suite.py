@@ -133,6 +133,13 @@ def main() -> None:
     for c in cases:
         key = c["outcome"] + (f" ({c['reason']})" if c["reason"] else "")
         counts[key] = counts.get(key, 0) + 1
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent,
+    ).stdout.strip()
+    print(f"commit {commit}; python benches/sklearn_forest_suite.py")
     print(f"scikit-learn {sklearn.__version__} test_forest.py, -k {args.k!r}")
     for key in sorted(counts):
         print(f"  {key}: {counts[key]}")
@@ -140,7 +147,8 @@ def main() -> None:
         if c["outcome"] == "failed":
             print(f"[{c['reason']}] {c['test']}: {c['message']}")
     if args.json:
-        args.json.write_text(json.dumps({"counts": counts, "cases": cases}, indent=1))
+        payload = {"commit": commit, "counts": counts, "cases": cases}
+        args.json.write_text(json.dumps(payload, indent=1))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,7 @@
 //! configuration can grow trees.
 //!
 //! Every count a user gives is bounded here, before anything is allocated from it
-//! ([`MAX_ESTIMATORS`], [`MAX_CANDIDATES`], `max_samples <= n_samples`, and the
+//! ([`MAX_ESTIMATORS`], [`MAX_CANDIDATES`], [`MAX_DRAWS`] bootstrap draws, and the
 //! projection family's own bound on the entries sampled per node), so that no parameter
 //! can make a fit abort on an allocation or overflow an index.
 
@@ -430,10 +430,12 @@ impl ForestParams {
         let n_draws = match (self.bootstrap, self.max_samples) {
             (_, None) => n_samples,
             (false, Some(_)) => {
+                // scikit-learn's words (its tests match them)
                 return Err(invalid(
                     "max_samples",
-                    "can only be set when bootstrap=True",
-                ))
+                    "`max_sample` cannot be set if `bootstrap=False`. Either switch to \
+                     `bootstrap=True` or set `max_sample=None`.",
+                ));
             }
             (true, Some(SampleCount::Count(0))) => {
                 return Err(invalid("max_samples", "must be at least 1"))

@@ -9,6 +9,7 @@ import numpy as np
 import obliqueforest as of
 import pytest
 from obliqueforest import datasets
+from obliqueforest._trees import ObliqueTreeClassifier, ObliqueTreeRegressor
 from obliqueforest.projections import AxisAligned, ForestRC, Gaussian, SparseSigned
 from sklearn.datasets import load_iris, make_classification, make_friedman1
 from sklearn.ensemble import RandomForestClassifier as SkRandomForestClassifier
@@ -37,6 +38,8 @@ _WEIGHT_REASON = (
 
 
 def _expected_failures(est):
+    if isinstance(est, (ObliqueTreeClassifier, ObliqueTreeRegressor)):
+        return {}  # one tree on the rows as given: no bootstrap, weights are exact
     return {
         "check_sample_weight_equivalence_on_dense_data": _WEIGHT_REASON,
         "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_REASON,
@@ -50,6 +53,9 @@ def _expected_failures(est):
         of.ObliqueForestClassifier(ForestRC(3), n_estimators=5, random_state=0),
         of.ObliqueForestClassifier(Gaussian(), n_estimators=5, random_state=0),
         of.ObliqueForestRegressor(AxisAligned(), n_estimators=5, random_state=0),
+        # the per-tree estimators (forest.estimators_, forest.estimator) are estimators too
+        ObliqueTreeClassifier(random_state=0),
+        ObliqueTreeRegressor(projection=AxisAligned(), random_state=0),
     ],
     expected_failed_checks=_expected_failures,
 )

@@ -422,3 +422,65 @@ def test_save_and_load_peak_memory_stay_near_the_model_size():
     r = bench.main(["--rows", "30000", "--trees", "20"])
     assert r["load_peak"] <= 1.5 * r["model_rss"]
     assert r["save_peak"] <= 0.5 * r["model_rss"]
+
+
+# -- crafted Python-side parts: a ForestError naming the problem, never a KeyError --------
+
+
+def _table_autoencoder():
+    pd = pytest.importorskip("pandas")
+    from obliqueforest.autoencoder import ForestAutoencoder
+
+    X, y = load_iris(return_X_y=True)
+    df = pd.DataFrame(X, columns=["sl", "sw", "pl", "pw"])
+    df["species"] = pd.Categorical(np.array(["a", "b", "c"])[y], ordered=True)
+    df["big"] = y > 0
+    return ForestAutoencoder(n_components=2, n_estimators=10, random_state=0).fit(df)
+
+
+def _drop(key):
+    return lambda a: a.pop(key)
+
+
+def _set(key, value):
+    return lambda a: a.__setitem__(key, value)
+
+
+CODEC_MUTATIONS = {
+    # issue 24, item 14: one part of the codec without the others
+    "columns without dtypes": (_drop("_codec_dtypes"), r"lacks \['_codec_dtypes'\]"),
+    "columns without ordered flags": (_drop("_codec_ordered"), "lacks"),
+    "dtypes without columns": (_drop("_codec_columns"), "lacks"),
+    "dtype names not a list": (_set("_codec_dtypes", 3), "dtype names"),
+    "dtype names too few": (_set("_codec_dtypes", ["float64"]), "dtype names"),
+    "ordered flags not bools": (_set("_codec_ordered", [1, 0, 0, 0, 1, 0]), "ordered flags"),
+    "categories not a list": (_set("_codec_categories_4", 7), "not a list"),
+    "categories of a float column": (_set("_codec_categories_0", ["x", "y"]), "column 0"),
+    "categories of no column": (_set("_codec_categories_99", ["x"]), "no columns"),
+    "categorical column without categories": (_drop("_codec_categories_4"), "no categories"),
+    "categories cut": (_set("_codec_categories_4", ["a", "b"]), "_n_categories"),
+    "arf accuracies not a list": (_set("arf_accuracies_", 3.0), "arf_accuracies_"),
+}
+
+
+@pytest.mark.parametrize("what", CODEC_MUTATIONS)
+def test_crafted_autoencoder_codec_is_a_forest_error_naming_it(what, tmp_path):
+    mutate, fragment = CODEC_MUTATIONS[what]
+    parts = _parts(_table_autoencoder())
+    parts["attributes"] = dict(parts["attributes"])
+    mutate(parts["attributes"])
+    with pytest.raises(ForestError, match=fragment):
+        of.load(_write_crafted(tmp_path, parts))
+
+
+def test_crafted_graph_projection_is_refused_before_allocating(tmp_path):
+    from obliqueforest.projections import GraphNeighbourhood
+
+    X, y = _iris()
+    ring = np.roll(np.eye(4), 1, axis=1)
+    est = of.ObliqueForestClassifier(GraphNeighbourhood(ring), 3, random_state=0).fit(X, y)
+    parts = _parts(est)
+    parts["params"] = dict(parts["params"])
+    parts["params"]["projection"] = {**parts["params"]["projection"], "adjacency__n_nodes": 2**40}
+    with pytest.raises(ForestError, match="nodes"):
+        of.load(_write_crafted(tmp_path, parts))

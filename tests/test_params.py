@@ -13,7 +13,7 @@ import pytest
 
 import obliqueforest as of
 from obliqueforest import _core, projections
-from obliqueforest._params import core_params
+from obliqueforest._params import FOREST_PARAMS, core_fields, core_params
 
 X = np.random.default_rng(0).normal(size=(60, 5))
 Y = (X[:, 0] > 0).astype(int)
@@ -160,14 +160,37 @@ def _all_fields(**overrides):
     return fields
 
 
-def test_core_params_has_no_defaults():
-    # defaults live in the estimators' __init__ (and the crate's ForestParams) only
-    sig = inspect.signature(core_params)
-    assert all(p.default is inspect.Parameter.empty for p in sig.parameters.values())
+def test_core_params_defaults_are_the_estimators_declared_defaults():
+    # one table: a field core_params is not given takes the default the forests declare
+    for task, cls, n_classes in [
+        ("classification", of.RandomForestClassifier, 2),
+        ("regression", of.RandomForestRegressor, None),
+    ]:
+        common = dict(task=task, n_classes=n_classes, projection=_core.Projection.family("axis"))
+        common.update(seed=0, n_jobs=1)
+        explicit = core_params(**common, **core_fields(cls()))
+        assert repr(core_params(**common)) == repr(explicit)
+        assert repr(core_params(**common, max_depth=3)) != repr(explicit)
+    signature = inspect.signature(of.SPORFClassifier).parameters
+    for name in FOREST_PARAMS.names():
+        if name not in ("max_features",):  # SPORF's own default
+            assert signature[name].default is FOREST_PARAMS[name].default, name
+    # the crate's ForestParams itself has no defaults: every field is passed
     fields = _all_fields()
     del fields["max_features"]
     with pytest.raises(TypeError, match="max_features"):
         _core.ForestParams(**fields)
+
+
+def test_core_params_refuses_a_field_the_core_does_not_have():
+    with pytest.raises(TypeError, match="max_feature"):
+        core_params(
+            task="regression",
+            projection=_core.Projection.family("axis"),
+            seed=0,
+            n_jobs=1,
+            max_feature=3,
+        )
 
 
 def test_core_params_converts_numpy_scalars():
@@ -213,3 +236,15 @@ def test_with_seed_changes_only_the_seed():
     b = a.with_seed(2)
     assert repr(b) == repr(_core.ForestParams(**_all_fields(seed=2)))
     assert "seed: 1" in repr(a)
+
+
+@pytest.mark.parametrize("max_samples", [0.5, 10])
+def test_max_samples_without_bootstrap_has_scikit_learns_message(max_samples):
+    # the core's check, in scikit-learn's words (its test suite matches them)
+    est = of.RandomForestRegressor(2, bootstrap=False, max_samples=max_samples)
+    message = (
+        r"`max_sample` cannot be set if `bootstrap=False`. Either switch to "
+        r"`bootstrap=True` or set `max_sample=None`."
+    )
+    with pytest.raises(ValueError, match=message):
+        est.fit(X, X[:, 0])

@@ -14,29 +14,16 @@ from ._core import (
     set_memory_limit,
 )
 from ._core import __version__ as __version__
-from ._forest import (
-    ObliqueForestClassifier,
-    ObliqueForestRegressor,
-    RandomForestClassifier,
-    RandomForestRegressor,
-    SPORFClassifier,
-    SPORFRegressor,
-)
+from ._estimators import ESTIMATORS as _ESTIMATORS
+from ._estimators import estimator_class as _estimator_class
 from ._io import load
-from .morf import MORFClassifier, MORFRegressor
 
+# the estimators (obliqueforest._estimators.ESTIMATORS) load on first use
 __all__ = [
     "FORMAT_VERSION",
     "MODEL_FORMAT_VERSION",
     "ForestError",
-    "MORFClassifier",
-    "MORFRegressor",
-    "ObliqueForestClassifier",
-    "ObliqueForestRegressor",
-    "RandomForestClassifier",
-    "RandomForestRegressor",
-    "SPORFClassifier",
-    "SPORFRegressor",
+    *_ESTIMATORS,
     "datasets",
     "load",
     "memory_limit",
@@ -46,13 +33,12 @@ __all__ = [
 
 
 def __getattr__(name):
-    # the rotation ensembles and the autoencoder load on first use
-    if name in ("RotationEnsembleClassifier", "RotationEnsembleRegressor"):
-        from . import rotation
-
-        return getattr(rotation, name)
-    if name == "ForestAutoencoder":
-        from . import autoencoder
-
-        return autoencoder.ForestAutoencoder
+    if name in _ESTIMATORS:
+        cls = _estimator_class(name)
+        globals()[name] = cls
+        return cls
     raise AttributeError(f"module 'obliqueforest' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *__all__})

@@ -8,7 +8,8 @@ header field against the forests, the checksum, and that the file is a regular f
 declared length. Nothing is unpickled and no code from the file runs.
 
 Estimator modules are not imported here (they import this module for ``save``); a loaded
-file names its class, which is looked up in :data:`_ESTIMATOR_MODULES`.
+file names its class, which is looked up in the package's one list of estimators
+(:data:`obliqueforest._estimators.ESTIMATORS`).
 """
 
 from __future__ import annotations
@@ -19,21 +20,7 @@ import os
 import numpy as np
 
 from . import _core
-
-# The Python class of each estimator kind the crate knows (``model::Estimator``).
-_ESTIMATOR_MODULES = {
-    "RandomForestClassifier": "obliqueforest._forest",
-    "RandomForestRegressor": "obliqueforest._forest",
-    "SPORFClassifier": "obliqueforest._forest",
-    "SPORFRegressor": "obliqueforest._forest",
-    "ObliqueForestClassifier": "obliqueforest._forest",
-    "ObliqueForestRegressor": "obliqueforest._forest",
-    "MORFClassifier": "obliqueforest.morf",
-    "MORFRegressor": "obliqueforest.morf",
-    "RotationEnsembleClassifier": "obliqueforest.rotation",
-    "RotationEnsembleRegressor": "obliqueforest.rotation",
-    "ForestAutoencoder": "obliqueforest.autoencoder",
-}
+from ._estimators import ESTIMATORS, estimator_class
 
 # Python-side fitted attributes each family saves besides its forests (all optional).
 _FOREST_ATTRIBUTES = (
@@ -165,24 +152,50 @@ def _codec_attributes(codec):
     return out
 
 
+def _codec_error(what):
+    return _core.ForestError(f"model file: the autoencoder's column codec {what}")
+
+
+def _list_of(value, kind, n, name):
+    """``value`` as a list of ``n`` items of type ``kind``, or a ForestError naming it."""
+    if not isinstance(value, list) or len(value) != n:
+        raise _codec_error(f"has {name} {value!r:.60}, expected a list of {n}")
+    if not all(isinstance(v, kind) for v in value):
+        raise _codec_error(f"has {name} of the wrong type")
+    return value
+
+
 def _restore_codec(est, attributes):
+    """The table codec of an autoencoder fitted on a DataFrame, from its saved attributes
+    (none saved: fitted on an array). Every part is checked before pandas sees it."""
     # looked up by name, like the estimator classes: this module imports no estimator code
     _TabularCodec = importlib.import_module("obliqueforest.autoencoder._codec")._TabularCodec
 
-    if "_codec_columns" not in attributes:
+    category_keys = {k for k in attributes if k.startswith("_codec_categories_")}
+    present = [k for k in _CODEC if k in attributes]
+    if not present and not category_keys:
         est._codec = None
         return
+    missing = [k for k in _CODEC if k not in attributes]
+    if missing:
+        raise _codec_error(f"lacks {missing}")
     import pandas as pd
 
+    p = est.n_features_in_
+    columns = _list_of(attributes["_codec_columns"], str, p, "columns")
+    names = _list_of(attributes["_codec_dtypes"], str, p, "dtype names")
+    ordered = _list_of(attributes["_codec_ordered"], bool, p, "ordered flags")
+    extra = sorted(category_keys - {f"_codec_categories_{j}" for j in range(p)})
+    if extra:
+        raise _codec_error(f"has no columns for {extra}")
     codec = _TabularCodec()
-    codec.columns = list(attributes["_codec_columns"])
-    names, ordered = attributes["_codec_dtypes"], attributes["_codec_ordered"]
-    if not len(names) == len(ordered) == len(codec.columns) == est.n_features_in_:
-        raise _core.ForestError("model file: the autoencoder's column codec is inconsistent")
-    codec.categories, codec.dtypes = [], []
+    codec.columns, codec.categories, codec.dtypes = list(columns), [], []
     for j, (name, is_ordered) in enumerate(zip(names, ordered)):
         cats = attributes.get(f"_codec_categories_{j}")
-        codec.categories.append(None if cats is None else list(cats))
+        if cats is not None and not isinstance(cats, list):
+            raise _codec_error(f"has categories {cats!r:.60} for column {j}, not a list")
+        if name == "category" and cats is None:
+            raise _codec_error(f"has no categories for categorical column {j}")
         try:
             dtype = (
                 pd.CategoricalDtype(cats, ordered=is_ordered)
@@ -191,6 +204,9 @@ def _restore_codec(est, attributes):
             )
         except (TypeError, ValueError) as e:
             raise _core.ForestError(f"model file: column dtype {name!r}: {e}") from None
+        if cats is not None and dtype.kind in "iufcmM":
+            raise _codec_error(f"has categories for column {j} of dtype {name}")
+        codec.categories.append(None if cats is None else list(cats))
         codec.dtypes.append(dtype)
     est._codec = codec
 
@@ -206,7 +222,7 @@ def save(est, path):
     from sklearn.utils.validation import check_is_fitted
 
     name = type(est).__name__
-    if name not in _ESTIMATOR_MODULES:
+    if name not in ESTIMATORS:
         raise TypeError(f"{name} cannot be saved in the safe format")
     rotation = name.startswith("RotationEnsemble")
     autoencoder = name == "ForestAutoencoder"
@@ -247,10 +263,9 @@ def save(est, path):
 
 
 def _estimator_class(name):
-    module = _ESTIMATOR_MODULES.get(name)
-    if module is None:
+    if name not in ESTIMATORS:
         raise _core.ForestError(f"model file holds a {name}, which this package cannot rebuild")
-    return getattr(importlib.import_module(module), name)
+    return estimator_class(name)
 
 
 def _params(cls, saved, forest):
@@ -272,8 +287,8 @@ def _params(cls, saved, forest):
             raise _core.ForestError(f"model file names an unknown projection {kind!r}")
         try:
             params["projection"] = getattr(projections, kind)._from_state(_unflatten(spec), forest)
-        except (TypeError, ValueError, KeyError) as e:
-            raise _core.ForestError(f"model file: projection {kind}: {e}") from None
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+            raise _core.ForestError(f"model file: projection {kind}: {e!r}") from None
     est = cls(**params)
     try:
         est._validate_params()
@@ -318,6 +333,12 @@ def _check_autoencoder_shapes(est):
             )
     if np.ndim(est.embedding_) != 2 or np.shape(est.embedding_)[1] != d:
         raise _core.ForestError("model file: autoencoder attribute embedding_ has a wrong shape")
+    if est._codec is not None:
+        counts = [0 if c is None else len(c) for c in est._codec.categories]
+        if not np.array_equal(counts, est._n_categories):
+            raise _core.ForestError(
+                "model file: the autoencoder's column codec disagrees with _n_categories"
+            )
 
 
 def load(path):
@@ -363,7 +384,10 @@ def load(path):
         est.forest_ = enc["forest"]
         est.leaf_map_ = enc["leaf_map"]
         est._leaf_mass = enc["leaf_mass"]
-        est.arf_accuracies_ = list(getattr(est, "arf_accuracies_", []))
+        accuracies = getattr(est, "arf_accuracies_", [])
+        if not (isinstance(accuracies, list) and all(isinstance(a, float) for a in accuracies)):
+            raise _core.ForestError("model file: arf_accuracies_ is not a list of floats")
+        est.arf_accuracies_ = accuracies
         _check_autoencoder_shapes(est)
         est._nn = est._search_index()
         est._relabeled = None
@@ -395,6 +419,7 @@ def load(path):
         if n is not None and not (isinstance(n, int) and 1 <= n < 2**32):
             raise _core.ForestError(f"model file: _n_samples_fit {n!r} is not a row count")
         est._forest = parts["forest"]
+        est.n_outputs_ = est._forest.n_targets
         if not hasattr(est, "_seed"):
             est._seed = 0
     return est

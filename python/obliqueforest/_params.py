@@ -1,9 +1,16 @@
-"""The one place where Python builds the core's fit parameters.
+"""The tree parameters, declared once, and the one place where Python builds the core's
+fit parameters.
 
-Every estimator of the package (the forests, the rotation ensembles, the autoencoder's
-forests) turns its own parameters into a :class:`obliqueforest._core.ForestParams` here.
-Nothing is defaulted or re-validated: each caller passes every field (its defaults live in
-its ``__init__``), scikit-learn's ``_parameter_constraints`` have checked the types and
+:data:`FOREST_PARAMS` is the table of the parameters every forest estimator of the
+package shares (name, default, constraint, numpydoc type and description, and the
+``ForestParams`` field it feeds). The estimators declare their surface from it
+(:mod:`obliqueforest._surface`): their ``__init__`` signature, ``_parameter_constraints``
+and parameter docs are derived from the same entries, so a default is written once.
+
+:func:`core_params` turns parameters into a :class:`obliqueforest._core.ForestParams`
+for every estimator of the package (the forests, the rotation ensembles, the
+autoencoder's forests). A field a caller does not pass takes the table's default (the
+forests' default); scikit-learn's ``_parameter_constraints`` have checked the types and
 ranges, and the core's ``ForestParams::check`` has the last word (cross-parameter rules
 and bounds against the data), before anything is allocated.
 """
@@ -13,10 +20,21 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 from . import _core
+from ._surface import Param, Surface
+from .projections import _Projection
 
-__all__ = ["core_params", "monotonic_cst_vector"]
+__all__ = [
+    "FOREST_PARAMS",
+    "PROJECTION",
+    "TREE_PARAM_CONSTRAINTS",
+    "core_fields",
+    "core_params",
+    "forest_params",
+    "monotonic_cst_vector",
+]
 
 
 def _plain(value):
@@ -53,82 +71,365 @@ def monotonic_cst_vector(monotonic_cst):
     return [int(np.clip(c, -2, 2)) for c in cst]
 
 
-def core_params(
-    *,
-    task,
-    n_classes,
-    criterion,
-    projection,
-    splitter,
-    max_bins,
-    max_features,
-    n_estimators,
-    max_depth,
-    min_samples_split,
-    min_samples_leaf,
-    min_weight_fraction_leaf,
-    min_impurity_decrease,
-    max_leaf_nodes,
-    bootstrap,
-    max_samples,
-    class_weight_subsample,
-    oob,
-    seed,
-    ccp_alpha,
-    monotonic_cst,
-    n_jobs,
-    n_outputs,
-):
+def _n_classes(n_classes):
+    if n_classes is None:
+        return None
+    if isinstance(n_classes, (list, tuple)):
+        return [int(c) for c in n_classes]
+    return _plain(n_classes)
+
+
+_CLASSIFICATION_CRITERIA = {"gini", "entropy", "log_loss"}
+_REGRESSION_CRITERIA = {"squared_error", "absolute_error", "poisson"}
+
+# -- the table ----------------------------------------------------------------------------
+# In the order of the forests' signatures. ``core`` names the ForestParams field a
+# parameter feeds and ``to_core`` converts the estimator's value for it.
+_TABLE = [
+    Param(
+        "n_estimators",
+        100,
+        [Interval(Integral, 1, None, closed="left")],
+        "int",
+        "Number of trees.",
+        core="n_estimators",
+    ),
+    Param(
+        "criterion",
+        "gini",
+        [StrOptions(_CLASSIFICATION_CRITERIA)],
+        "str",
+        """Impurity criterion: "gini", "entropy" or "log_loss" (the same as "entropy") for
+        classification; "squared_error", "absolute_error" or "poisson" for regression.
+        "poisson" needs y >= 0 with a positive sum (else ValueError) and never splits a
+        child to a zero sum. "absolute_error" predicts each leaf's weighted median and is
+        the slowest criterion: its split search keeps running weighted medians (two heaps
+        per output, O(n log n) per candidate and node, as scikit-learn's) and is always
+        sort-based (no histograms). For a 2-D y the
+        impurity is the mean over outputs, as in scikit-learn.""",
+        core="criterion",
+    ),
+    Param(
+        "max_depth",
+        None,
+        [Interval(Integral, 1, None, closed="left"), None],
+        "int",
+        "Maximum depth; None grows until leaves are pure or another rule stops them.",
+        core="max_depth",
+    ),
+    Param(
+        "min_samples_split",
+        2,
+        [
+            Interval(Integral, 2, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+        ],
+        "int or float",
+        "Minimum samples to split a node (a float is a fraction of n_samples).",
+        core="min_samples_split",
+    ),
+    Param(
+        "min_samples_leaf",
+        1,
+        [
+            Interval(Integral, 1, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="neither"),
+        ],
+        "int or float",
+        "Minimum samples in each leaf (a float is a fraction of n_samples).",
+        core="min_samples_leaf",
+    ),
+    Param(
+        "min_weight_fraction_leaf",
+        0.0,
+        [Interval(Real, 0.0, 0.5, closed="both")],
+        "float",
+        "Minimum fraction of the total sample weight in each leaf.",
+        core="min_weight_fraction_leaf",
+    ),
+    Param(
+        "max_features",
+        "sqrt",
+        [
+            Interval(Integral, 1, None, closed="left"),
+            # a fraction of n_features; oblique samplers may use more than p candidates
+            Interval(RealNotInt, 0.0, None, closed="neither"),
+            StrOptions({"sqrt", "log2"}),
+            None,
+        ],
+        'int, float, "sqrt", "log2" or None',
+        "Candidate features per node.",
+        core="max_features",
+    ),
+    Param(
+        "max_leaf_nodes",
+        None,
+        [Interval(Integral, 2, None, closed="left"), None],
+        "int",
+        "Grow best-first with at most this many leaves.",
+        core="max_leaf_nodes",
+    ),
+    Param(
+        "min_impurity_decrease",
+        0.0,
+        [Interval(Real, 0.0, None, closed="left")],
+        "float",
+        "Split only if the weighted impurity decrease is at least this.",
+        core="min_impurity_decrease",
+    ),
+    Param(
+        "bootstrap",
+        True,
+        ["boolean"],
+        "bool",
+        "Draw a bootstrap sample per tree.",
+        core="bootstrap",
+    ),
+    Param(
+        "oob_score",
+        False,
+        ["boolean", callable],
+        "bool or callable",
+        """Estimate the generalisation score on out-of-bag samples. May be switched on for a
+        warm start: the trees already grown find their out-of-bag rows from their seeds,
+        giving the same estimate as a forest grown with it from the start.""",
+        core="oob",
+    ),
+    Param(
+        "n_jobs",
+        None,
+        [Integral, None],
+        "int",
+        """Threads for fit and predict (-1 = all cores, capped at the cores). None follows an
+        enclosing ``joblib.parallel_config(n_jobs=...)`` and is 1 otherwise, as in
+        scikit-learn. Never changes the model.""",
+    ),
+    Param(
+        "random_state",
+        None,
+        ["random_state"],
+        "int, RandomState instance or None",
+        "Seeds the forest; tree t draws from streams keyed by (seed, t).",
+    ),
+    Param("verbose", 0, ["verbose"], "int", "Show a progress bar of grown trees."),
+    Param(
+        "warm_start",
+        False,
+        ["boolean"],
+        "bool",
+        "Add trees to the fitted forest instead of growing a new one.",
+    ),
+    Param(
+        "class_weight",
+        None,
+        [StrOptions({"balanced", "balanced_subsample"}), dict, list, None],
+        '"balanced", "balanced_subsample", dict or None',
+        "Class weights as in scikit-learn.",
+        core="class_weight_subsample",
+        to_core=lambda cw: isinstance(cw, str) and cw == "balanced_subsample",
+    ),
+    Param(
+        "max_samples",
+        None,
+        [
+            None,
+            Interval(RealNotInt, 0.0, None, closed="neither"),
+            Interval(Integral, 1, None, closed="left"),
+        ],
+        "int or float",
+        """Bootstrap draws per tree (with replacement): an int is a count, a float a multiple
+        of n_samples; either may exceed n_samples, as scikit-learn 1.9 allows (at most
+        2**32 - 1 draws). None draws n_samples. Only with ``bootstrap=True``.""",
+        core="max_samples",
+    ),
+    Param(
+        "ccp_alpha",
+        0.0,
+        [Interval(Real, 0.0, None, closed="left")],
+        "float",
+        """Minimal cost-complexity pruning of each grown tree: the smallest subtree minimising
+        ``R(T) + ccp_alpha * n_leaves(T)``, where R sums the leaves' weighted impurities
+        (Breiman et al. 1984), as scikit-learn's trees; 0 prunes nothing. OOB estimates,
+        importances and per-tree access see the pruned trees.""",
+        core="ccp_alpha",
+    ),
+    Param(
+        "monotonic_cst",
+        None,
+        ["array-like", None],
+        "array-like of int of shape (n_features,)",
+        """Monotonic constraint per feature, as in scikit-learn: 1 increasing, -1 decreasing,
+        0 none. For regression and binary classification (on the probability of
+        ``classes_[1]``); a ValueError for multiclass. Axis-aligned splits follow
+        scikit-learn's rule (each split's children ordered, their values bounding their
+        subtrees). Oblique projections too: a projection ``sum_j w_j x_j`` grows with
+        feature j when ``w_j > 0``, so its split orders its children by the sign of
+        ``w_j * monotonic_cst[j]``; a candidate whose constrained terms disagree in sign
+        is not used. The forest's prediction is then monotonic in each constrained
+        feature for every projection family.""",
+        core="monotonic_cst",
+    ),
+    Param(
+        "splitter",
+        "best",
+        [StrOptions({"best", "random", "hist"})],
+        '{"best", "random", "hist"}',
+        """"best" scans every threshold of each candidate projection; "random" draws one
+        threshold per candidate (extremely randomized trees); "hist" scans ``max_bins``
+        equal-width bins of the node's projected values on nodes of at least
+        ``8 * max_bins`` rows (O(n) instead of a sort) and every threshold on smaller
+        nodes. Thresholds are always midpoints between observed values. Whatever the
+        splitter, candidates whose features take few distinct values (binary, counts,
+        codes) are searched exactly through a histogram instead of a sort.""",
+        core="splitter",
+    ),
+    Param(
+        "max_bins",
+        256,
+        [Interval(Integral, 2, 65536, closed="both")],
+        "int",
+        'Bins per candidate for ``splitter="hist"`` (2 to 65536); unused otherwise.',
+        core="max_bins",
+    ),
+]
+
+#: Every forest parameter, as a classifier declares it (criterion "gini", max_features
+#: "sqrt", scikit-learn's RandomForestClassifier defaults); see :func:`forest_params`.
+FOREST_PARAMS = Surface(_TABLE, positional=1)
+
+_REGRESSION = {
+    "criterion": {
+        "default": "squared_error",
+        "constraints": [StrOptions(_REGRESSION_CRITERIA)],
+    },
+    # scikit-learn's regression default: every feature
+    "max_features": {"default": 1.0},
+}
+
+
+#: The projection distribution of the generic forests and of every per-tree estimator.
+PROJECTION = Param(
+    "projection",
+    None,
+    [_Projection, None],
+    "projection object",
+    """One of :mod:`obliqueforest.projections` (``AxisAligned()``,
+    ``SparseSigned(...)``, ``ForestRC(...)``, ``Gaussian()``, ``Patch(...)``);
+    None means ``SparseSigned()``.""",
+)
+
+
+def forest_params(task: str) -> Surface:
+    """The forest parameters of a classifier (``task="classification"``) or a regressor
+    (``"regression"``: no ``class_weight``, regression criteria, ``max_features=1.0``)."""
+    if task == "classification":
+        return FOREST_PARAMS
+    if task != "regression":
+        raise ValueError(f"task must be 'classification' or 'regression', got {task!r}")
+    surface = FOREST_PARAMS.drop("class_weight")
+    for name, changes in _REGRESSION.items():
+        surface = surface.replace(name, **changes)
+    return surface
+
+
+#: The constraints of the tree-growing parameters every forest shares, as one dict
+#: (every criterion allowed): for estimators not yet declared from the table.
+TREE_PARAM_CONSTRAINTS: dict = FOREST_PARAMS.select(
+    "max_depth",
+    "min_samples_split",
+    "min_samples_leaf",
+    "min_weight_fraction_leaf",
+    "max_leaf_nodes",
+    "min_impurity_decrease",
+    "bootstrap",
+    "max_samples",
+    "n_jobs",
+    "random_state",
+    "verbose",
+).constraints()
+
+
+def core_fields(est) -> dict:
+    """The core fields an estimator's parameters give: for each table parameter the
+    estimator has (``get_params``), its value converted for the core, under the core's
+    name (``oob_score`` gives ``oob``, ``class_weight`` ``class_weight_subsample``)."""
+    params = est.get_params(deep=False)
+    return {
+        p.core: p.core_value(params[p.name])
+        for p in FOREST_PARAMS
+        if p.core is not None and p.name in params
+    }
+
+
+def _defaults(task) -> dict:
+    surface = forest_params("classification" if task == "classification" else "regression")
+    fields = {p.core: p.core_value(p.default) for p in surface if p.core is not None}
+    fields.setdefault("class_weight_subsample", False)
+    return fields
+
+
+def core_params(*, task, projection, seed, n_jobs, n_classes=None, n_outputs=1, **fields):
     """The core's parameters of one fit.
 
     Parameters
     ----------
     task : {"classification", "regression"}
-    n_classes : int, list of int or None
-        Number of classes (None for regression); a list, one count per target column,
-        for multi-output classification.
-    n_outputs : int
-        Target columns (more than 1 grows multi-output trees); for classification it
-        must be the length of ``n_classes`` when that is a list, else 1.
     projection : obliqueforest._core.Projection
         The projection distribution (see :mod:`obliqueforest.projections`).
+    seed : int
+        The forest's seed (tree t draws from the streams keyed by (seed, t)).
     n_jobs : int
         Worker threads, already resolved to a positive count.
-    others
-        As the estimators' parameters of the same names.
+    n_classes : int, list of int or None, default=None
+        Number of classes (None for regression); a list, one count per target column,
+        for multi-output classification.
+    n_outputs : int, default=1
+        Target columns (more than 1 grows multi-output trees); for classification it
+        must be the length of ``n_classes`` when that is a list, else 1.
+    **fields
+        Any other field of ``ForestParams`` by its core name (``criterion``,
+        ``max_features``, ``n_estimators``, ``max_depth``, ..., ``oob``,
+        ``class_weight_subsample``): values as the estimators' parameters of the same
+        names take them (:func:`core_fields` gives them from an estimator). A field not
+        given takes the forests' default (:data:`FOREST_PARAMS`; the regression
+        criterion and ``max_features=1.0`` for ``task="regression"``).
 
     Returns
     -------
     params : obliqueforest._core.ForestParams
+
+    Raises
+    ------
+    TypeError
+        For a field the core does not have.
     """
+    defaults = _defaults(task)
+    unknown = sorted(set(fields) - set(defaults))
+    if unknown:
+        raise TypeError(f"core_params() got unknown fields {unknown}")
+    values = {**defaults, **fields}
     return _core.ForestParams(
         task=task,
-        n_classes=(
-            None
-            if n_classes is None
-            else [int(c) for c in n_classes]
-            if isinstance(n_classes, (list, tuple))
-            else _plain(n_classes)
-        ),
-        criterion=criterion,
-        projection=projection,
-        splitter=splitter,
-        max_bins=_plain(max_bins),
-        max_features=_plain(max_features),
-        n_estimators=_plain(n_estimators),
-        max_depth=_plain(max_depth),
-        min_samples_split=_plain(min_samples_split),
-        min_samples_leaf=_plain(min_samples_leaf),
-        min_weight_fraction_leaf=float(min_weight_fraction_leaf),
-        min_impurity_decrease=float(min_impurity_decrease),
-        max_leaf_nodes=_plain(max_leaf_nodes),
-        bootstrap=bool(bootstrap),
-        max_samples=_plain(max_samples),
-        class_weight_subsample=bool(class_weight_subsample),
-        oob=bool(oob),
-        seed=int(seed),
-        ccp_alpha=float(ccp_alpha),
-        monotonic_cst=monotonic_cst_vector(monotonic_cst),
-        n_jobs=int(n_jobs),
+        n_classes=_n_classes(n_classes),
         n_outputs=int(n_outputs),
+        projection=projection,
+        seed=int(seed),
+        n_jobs=int(n_jobs),
+        criterion=values["criterion"],
+        splitter=values["splitter"],
+        max_bins=_plain(values["max_bins"]),
+        max_features=_plain(values["max_features"]),
+        n_estimators=_plain(values["n_estimators"]),
+        max_depth=_plain(values["max_depth"]),
+        min_samples_split=_plain(values["min_samples_split"]),
+        min_samples_leaf=_plain(values["min_samples_leaf"]),
+        min_weight_fraction_leaf=float(values["min_weight_fraction_leaf"]),
+        min_impurity_decrease=float(values["min_impurity_decrease"]),
+        max_leaf_nodes=_plain(values["max_leaf_nodes"]),
+        bootstrap=bool(values["bootstrap"]),
+        max_samples=_plain(values["max_samples"]),
+        class_weight_subsample=bool(values["class_weight_subsample"]),
+        oob=bool(values["oob"]),
+        ccp_alpha=float(values["ccp_alpha"]),
+        monotonic_cst=monotonic_cst_vector(values["monotonic_cst"]),
     )

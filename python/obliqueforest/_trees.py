@@ -1,9 +1,18 @@
 """Per-tree access to a fitted forest, as scikit-learn's forests offer it.
 
-``forest.estimators_``, ``forest[i]``, ``len(forest)`` and iteration give lightweight
-:class:`ForestTree` objects over the core's trees: no tree is copied until one is asked to
-predict on its own. ``forest.decision_path`` and ``forest.estimators_samples_`` come from the
-core too (the in-bag rows are recomputed from each tree's seed, never stored).
+``forest.estimators_``, ``forest[i]``, ``len(forest)`` and iteration give one
+:class:`ObliqueTreeClassifier` / :class:`ObliqueTreeRegressor` per tree: an estimator of
+its own (``get_params``, ``clone``, ``fit``, ``predict``, ``apply``, ``decision_path``,
+``tree_``), which reads the core's tree without copying it until it is asked to predict
+on its own. ``forest.estimator`` is the unfitted template of these trees (the forest's
+tree parameters and projection), as scikit-learn >= 1.2 exposes it.
+
+A per-tree estimator is a forest of one tree grown on the rows as given (no bootstrap).
+Its ``random_state`` names the random streams it grows from: tree t of a forest seeded s
+carries ``s * 2**20 + t``, so ``clone(forest[t]).fit(X[rows], y[rows])`` on the tree's
+in-bag rows (``forest.estimators_samples_[t]``) regrows that tree. ``forest.decision_path``
+and ``forest.estimators_samples_`` come from the core too (the in-bag rows are
+recomputed from each tree's seed, never stored).
 
 Per-tree predictions make simple uncertainty estimates possible::
 
@@ -13,50 +22,38 @@ Per-tree predictions make simple uncertainty estimates possible::
 
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
-from scipy import sparse
+from sklearn.base import ClassifierMixin
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-__all__ = ["ForestTree", "TreeNodes", "output_blocks", "per_output_table"]
+from . import _core
+from ._base import _BaseForest, _ClassifierMixin, _RegressorMixin
+from ._outputs import labels_of, output_blocks, per_output_table
+from ._params import PROJECTION, forest_params
+from ._surface import Param
+from ._validation import resolve_n_jobs
+from .projections import SparseSigned
 
-
-def output_blocks(values, class_counts):
-    """The per-output blocks of core values: the columns of ``values`` (n, sum(class_counts))
-    cut into a list of (n, class_counts[o]) views, in output order (a multi-output
-    classifier's leaves hold each output's class fractions side by side)."""
-    bounds = np.cumsum([0, *class_counts])
-    return [values[:, a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-
-
-def per_output_table(values, class_counts, n_outputs):
-    """Core values (n, width) as scikit-learn's ``tree_.value`` table (n, n_outputs,
-    max_n_classes): each output's classes (zero-padded to the widest output), or one
-    value per output for regression (``class_counts`` None)."""
-    if class_counts is None:
-        return values.reshape(values.shape[0], n_outputs, -1)
-    blocks = output_blocks(values, class_counts)
-    out = np.zeros((values.shape[0], len(blocks), max(class_counts)))
-    for o, b in enumerate(blocks):
-        out[:, o, : b.shape[1]] = b
-    return out
-
+__all__ = [
+    "ObliqueTreeClassifier",
+    "ObliqueTreeRegressor",
+    "PerTreeMixin",
+    "TreeNodes",
+    "labels_of",
+    "output_blocks",
+    "per_output_table",
+]
 
 # scikit-learn's marker for "no feature / no threshold" at leaves (sklearn.tree._tree)
 _UNDEFINED = -2
 # our marker for an oblique split: more than one feature, or a weight other than 1
 _OBLIQUE = -1
-
-
-def labels_of(proba, classes):
-    """The most probable label of each row: ``proba`` (n, n_classes) with ``classes``, or
-    lists of one such array per output, giving (n, n_outputs) labels of the first
-    output's dtype as scikit-learn's forests do."""
-    if not isinstance(classes, list):
-        return classes.take(proba.argmax(axis=1))
-    out = np.empty((proba[0].shape[0], len(classes)), dtype=classes[0].dtype)
-    for o, (p, c) in enumerate(zip(proba, classes)):
-        out[:, o] = c.take(p.argmax(axis=1))
-    return out
+# a tree's random_state: seed * _TREES + tree index (a forest has at most 2**20 trees)
+_TREES = 2**20
 
 
 class TreeNodes:
@@ -105,7 +102,7 @@ class TreeNodes:
         training rows (right on ties); 0 at leaves. As scikit-learn's.
     """
 
-    def __init__(self, nodes: dict, n_features: int, class_counts=None, n_outputs: int = 1):
+    def __init__(self, nodes: dict, n_features: int, class_counts=None, n_outputs=1, tree=None):
         left, right = nodes["left"], nodes["right"]
         leaf = left == -1
         ptr = nodes["proj_ptr"]
@@ -114,6 +111,7 @@ class TreeNodes:
         first = np.minimum(ptr[:-1], max(len(feats) - 1, 0))
         axis = single & (weights[first] == 1.0) if len(feats) else single
         axis &= nodes["proj_pool"] == 0
+        self._tree = tree
         self.node_count = len(left)
         self.n_features = n_features
         self.n_outputs = n_outputs
@@ -136,148 +134,291 @@ class TreeNodes:
         self.max_depth = int(self.depth.max())
         self.n_leaves = int(leaf.sum())
 
+    def _owner(self):
+        if self._tree is None:
+            raise AttributeError("these node arrays are not attached to a tree")
+        return self._tree
 
-class ForestTree:
-    """One tree of a fitted forest, with the single-tree API of scikit-learn's trees.
+    def apply(self, X):
+        """The leaf each row of ``X`` reaches, shape (n_samples,), as scikit-learn's
+        ``tree_.apply`` (X is validated as the tree's ``apply`` validates it)."""
+        return self._owner().apply(X)
 
-    Obtained from ``forest.estimators_[i]`` or ``forest[i]``; it reads the forest it came
-    from, so it stays valid until that forest is refitted (then it raises).
+    def decision_path(self, X):
+        """The nodes each row passes through: a CSR indicator of shape
+        (n_samples, node_count), as scikit-learn's ``tree_.decision_path``."""
+        return self._owner().decision_path(X)
 
+    def compute_feature_importances(self, normalize=True):
+        """This tree's impurity-based feature importances, shape (n_features,).
+
+        Parameters
+        ----------
+        normalize : bool, default=True
+            True: they sum to 1 (0 everywhere for a tree without splits). False: each is
+            the weighted impurity decrease its splits earn, over the root's weight, as
+            scikit-learn's ``tree_.compute_feature_importances(normalize=False)``.
+
+        Returns
+        -------
+        importances : ndarray of shape (n_features,)
+        """
+        shares = np.asarray(self._owner().feature_importances_, dtype=np.float64)
+        if normalize:
+            return shares
+        # the core shares each split's decrease among its projection's features and
+        # normalises; the total is the sum of the decreases, read off the node table
+        inner = np.flatnonzero(self.children_left != -1)
+        w, imp = self.weighted_n_node_samples, self.impurity
+        left, right = self.children_left[inner], self.children_right[inner]
+        decrease = w[inner] * imp[inner] - w[left] * imp[left] - w[right] * imp[right]
+        return shares * (decrease.sum() / w[0])
+
+
+def _tree_random_state(rs):
+    """(seed, tree index) of a per-tree ``random_state``: an int names them
+    (``seed * 2**20 + index``); None or a RandomState draws a seed, index 0."""
+    if isinstance(rs, Integral) and not isinstance(rs, bool):
+        return divmod(int(rs), _TREES)
+    return int(check_random_state(rs).randint(0, 2**31 - 1)), 0
+
+
+_TREE_PARAM_NAMES = (
+    "criterion",
+    "splitter",
+    "max_bins",
+    "max_depth",
+    "min_samples_split",
+    "min_samples_leaf",
+    "min_weight_fraction_leaf",
+    "max_features",
+    "max_leaf_nodes",
+    "min_impurity_decrease",
+    "ccp_alpha",
+    "monotonic_cst",
+)
+
+_TREE_RANDOM_STATE = Param(
+    "random_state",
+    None,
+    [Interval(Integral, 0, 2**31 * _TREES - 1, closed="both"), np.random.RandomState, None],
+    "int, RandomState instance or None",
+    """The random streams the tree grows from: an int ``s * 2**20 + t`` names those of
+    tree t of a forest seeded s (a forest's tree carries its own, so ``clone(tree)``
+    regrows it on the same rows); None or a RandomState draws a seed.""",
+)
+
+
+def _tree_surface(task):
+    names = list(_TREE_PARAM_NAMES)
+    if task == "classification":
+        names.insert(names.index("min_impurity_decrease") + 1, "class_weight")
+    surface = (
+        forest_params(task)
+        .select(*names, positional=0)
+        .replace(
+            "max_features",
+            default=1.0,
+            doc="Number d of candidate projections per node (a float is a fraction of "
+            "n_features, and may exceed 1.0 for oblique projections).",
+        )
+        .insert([PROJECTION])
+        .insert([_TREE_RANDOM_STATE], after="max_features")
+    )
+    if task == "classification":
+        surface = surface.replace(
+            "class_weight",
+            constraints=[StrOptions({"balanced"}), dict, list, None],
+            type='"balanced", dict or None',
+            doc="Class weights as in scikit-learn (the trees of a forest carry None: the "
+            "forest weighs the rows).",
+        )
+    return surface
+
+
+class _TreeMixin:
+    """A forest of one tree, grown on the rows as given from the streams its
+    ``random_state`` names."""
+
+    # the forest settings a tree does not have: one tree, no bootstrap, no OOB
+    warm_start = False
+    oob_score = False
+    # a view's source tree is fit state too: a refit replaces it
+    _private_fit_state = _BaseForest._private_fit_state | {"_source", "_tree_index"}
+
+    @classmethod
+    def _view(cls, core, index, params, fitted):
+        """Tree ``index`` of the fitted core forest ``core`` as a fitted estimator; its
+        core forest is copied out on first use."""
+        tree = cls(**params, random_state=int(core.seed) * _TREES + index)
+        tree.__dict__.update(fitted, _source=(core, index))
+        return tree
+
+    def __getattr__(self, name):
+        # the one-tree core forest of a view, selected from its forest on first use
+        source = self.__dict__.get("_source") if name == "_forest" else None
+        if source is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        one = source[0].select_trees(np.array([source[1]], dtype=np.int64))
+        self.__dict__["_forest"] = one
+        return one
+
+    def __getstate__(self):
+        # a view pickles its own tree, not the whole forest it reads
+        state = super().__getstate__()
+        if "_source" in state:
+            state = {k: v for k, v in state.items() if k != "_source"}
+            state["_forest"] = self._forest
+        return state
+
+    def __sklearn_is_fitted__(self):
+        return "_forest" in self.__dict__ or "_source" in self.__dict__
+
+    def _projection_object(self):
+        return SparseSigned() if self.projection is None else self.projection
+
+    def _n_threads(self) -> int:
+        return resolve_n_jobs(self.__dict__.get("_n_jobs"))
+
+    def _draw_seed(self) -> int:
+        seed, self._tree_index = _tree_random_state(self.random_state)
+        return seed
+
+    def _core_fields(self) -> dict:
+        return {
+            **super()._core_fields(),
+            "n_estimators": self._tree_index + 1,
+            "bootstrap": False,
+            "max_samples": None,
+            "oob": False,
+        }
+
+    def _grow_core_forest(self, X32, y_core, sw, params):
+        t = self._tree_index
+        part = _core.ForestPart.grow(X32, y_core, sw, params, t, t + 1, self._n_threads())
+        return _core.part_forest(part)
+
+    def _nodes(self):
+        source = self.__dict__.get("_source")
+        core, index = source if source is not None else (self._forest, 0)
+        return core, index
+
+    @property
+    def tree_(self) -> TreeNodes:
+        """The node arrays (:class:`TreeNodes`)."""
+        check_is_fitted(self)
+        core, index = self._nodes()
+        return TreeNodes(
+            core.tree_nodes(index), self.n_features_in_, core.class_counts, core.n_targets, self
+        )
+
+    def get_depth(self) -> int:
+        """Depth of the tree (a single leaf has depth 0)."""
+        check_is_fitted(self)
+        core, index = self._nodes()
+        return int(core.tree_stats()[1][index])
+
+    def get_n_leaves(self) -> int:
+        """Number of leaves."""
+        check_is_fitted(self)
+        core, index = self._nodes()
+        return int(core.tree_stats()[2][index])
+
+    def apply(self, X):
+        """Leaf node id each row reaches, shape (n_samples,)."""
+        return super().apply(X)[:, 0]
+
+    def decision_path(self, X):
+        """Nodes each row passes through: a CSR indicator of shape (n_samples, node_count)."""
+        return super().decision_path(X)[0]
+
+
+_TREE_DOC = """One projection tree, grown on the rows as given (no bootstrap): a forest's trees
+    (``forest.estimators_``, ``forest[i]``) are of this class, and so is the template
+    ``forest.estimator``.
+
+    Every split node samples ``max_features`` candidate projections from ``projection``
+    and splits on the best, as a tree of :class:`~obliqueforest.ObliqueForest{task}`.
+    ``clone(forest[t]).fit(X[rows], y[rows])`` on the tree's in-bag rows
+    (``rows = forest.estimators_samples_[t]``) regrows tree t, its ``random_state`` naming
+    the random streams it grew from (a projection family that computes statistics of the
+    data, as ``SparseSigned(scaling="robust")`` does, computes them on the rows given)."""
+
+_TREE_ATTR_DOC = """
     Attributes
     ----------
     tree_ : TreeNodes
-        The node arrays.
+        The node arrays, with scikit-learn's ``apply``, ``decision_path`` and
+        ``compute_feature_importances``.
     classes_ : ndarray of shape (n_classes,) or list of n_outputs such arrays
+        Classifiers only.
+    n_classes_ : int or list of int
         Classifiers only.
     n_outputs_ : int
     n_features_in_ : int
     feature_importances_ : ndarray of shape (n_features,)
         This tree's impurity-based importances, summing to 1.
-    """
+"""
 
-    def __init__(self, forest, index: int):
-        self._owner = forest
-        self._core = forest._forest
-        self._index = index
-        self._single = None
-        self.n_features_in_ = forest.n_features_in_
-        if hasattr(forest, "classes_"):
-            self.classes_ = forest.classes_
-            self.n_classes_ = forest.n_classes_
-        self.n_outputs_ = self._core.n_targets
 
-    def __repr__(self) -> str:
-        return f"ForestTree(index={self._index}, of={type(self._owner).__name__})"
+@_tree_surface("classification").declare(_TREE_DOC.format(task="Classifier"), _TREE_ATTR_DOC)
+class ObliqueTreeClassifier(_TreeMixin, _ClassifierMixin, _BaseForest):
+    pass
 
-    def _one(self):
-        """The core forest of this tree alone (one tree copied, on first use)."""
-        if self._owner.__dict__.get("_forest") is not self._core:
-            raise ValueError(
-                "the forest this tree came from was refitted; take the tree from it again"
-            )
-        if self._single is None:
-            self._single = self._core.select_trees(np.array([self._index], dtype=np.int64))
-        return self._single
 
-    def _validate(self, X):
-        one = self._one()
-        return one, self._owner._validate_X_predict(X)
-
-    # the tree parameters scikit-learn's trees carry, read from the forest
-    _TREE_PARAMS = (
-        "criterion",
-        "splitter",
-        "max_depth",
-        "min_samples_split",
-        "min_samples_leaf",
-        "min_weight_fraction_leaf",
-        "max_features",
-        "max_leaf_nodes",
-        "min_impurity_decrease",
-        "ccp_alpha",
-        "monotonic_cst",
-    )
-
-    def __getattr__(self, name):
-        if name in ForestTree._TREE_PARAMS and name in self._owner.get_params(deep=False):
-            return getattr(self._owner, name)
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-    @property
-    def random_state(self) -> int:
-        """Identifies this tree's random streams: tree t of a forest seeded s draws from
-        the streams keyed by (s, t), given here as ``s * 2**20 + t`` (so a warm-started
-        forest's trees carry the same values as a forest grown in one go)."""
-        return int(self._core.seed) * 2**20 + self._index
-
-    @property
-    def tree_(self) -> TreeNodes:
-        return TreeNodes(
-            self._core.tree_nodes(self._index),
-            self.n_features_in_,
-            self._core.class_counts,
-            self.n_outputs_,
-        )
-
-    def get_depth(self) -> int:
-        """Depth of the tree (a single leaf has depth 0)."""
-        return int(self._core.tree_stats()[1][self._index])
-
-    def get_n_leaves(self) -> int:
-        """Number of leaves."""
-        return int(self._core.tree_stats()[2][self._index])
-
-    @property
-    def feature_importances_(self):
-        return self._one().feature_importances()
-
-    def apply(self, X):
-        """Leaf node id each row reaches, shape (n_samples,)."""
-        one, X = self._validate(X)
-        return one.apply(X, self._owner._n_threads())[:, 0]
-
-    def decision_path(self, X):
-        """Nodes each row passes through: a CSR indicator of shape (n_samples, node_count)."""
-        one, X = self._validate(X)
-        indptr, indices, ptr = one.decision_path(X, self._owner._n_threads())
-        data = np.ones(len(indices), dtype=np.int64)
-        return sparse.csr_matrix((data, indices, indptr), shape=(X.shape[0], int(ptr[-1])))
-
-    def _leaf_values(self, X):
-        one, X = self._validate(X)
-        return one.predict(X, self._owner._n_threads())
-
-    def predict_proba(self, X):
-        """The leaf's class fractions, shape (n_samples, n_classes), or a list of one such
-        array per output for a multi-output forest (classifiers only)."""
-        if not hasattr(self, "classes_"):
-            raise AttributeError("a regression tree has no predict_proba")
-        values = self._leaf_values(X)
-        if self.n_outputs_ == 1:
-            return values
-        return output_blocks(values, self._core.class_counts)
-
-    def predict(self, X):
-        """The leaf's majority class (classifiers) or mean target (regressors), shape
-        (n_samples,), or (n_samples, n_outputs) for a multi-output forest."""
-        if hasattr(self, "classes_"):
-            return labels_of(self.predict_proba(X), self.classes_)
-        values = self._leaf_values(X)
-        return values[:, 0] if self.n_outputs_ == 1 else values
+@_tree_surface("regression").declare(_TREE_DOC.format(task="Regressor"), _TREE_ATTR_DOC)
+class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
+    pass
 
 
 class PerTreeMixin:
-    """``estimators_``, indexing, ``decision_path`` and ``estimators_samples_`` for the
-    projection forests (mixed into ``_BaseForest``)."""
+    """``estimators_``, ``estimator``, indexing, ``decision_path`` and
+    ``estimators_samples_`` for the projection forests."""
+
+    def _tree_class(self):
+        return ObliqueTreeClassifier if isinstance(self, ClassifierMixin) else ObliqueTreeRegressor
+
+    def _tree_params(self) -> dict:
+        """The parameters of this forest's trees: its tree parameters and projection (the
+        forest weighs classes itself, so its trees carry no class_weight)."""
+        params = self.get_params(deep=False)
+        names = set(self._tree_class()._surface.names()) - {"projection", "class_weight"}
+        tree = {name: value for name, value in params.items() if name in names}
+        tree.pop("random_state", None)
+        tree["projection"] = self._projection_object()
+        return tree
+
+    @property
+    def estimator(self):
+        """The template of this forest's trees: an unfitted :class:`ObliqueTreeClassifier`
+        or :class:`ObliqueTreeRegressor` with the forest's tree parameters and
+        projection."""
+        return self._tree_class()(**self._tree_params())
+
+    @property
+    def estimator_(self):
+        """The template of the fitted trees (as :attr:`estimator`; fitted forests only)."""
+        check_is_fitted(self, "_forest")
+        return self.estimator
 
     @property
     def estimators_(self):
-        """The fitted trees, a list of :class:`ForestTree` of length n_estimators."""
-        check_is_fitted(self, "_forest")
-        return [ForestTree(self, i) for i in range(self._forest.n_trees)]
+        """The fitted trees, a list of :class:`ObliqueTreeClassifier` or
+        :class:`ObliqueTreeRegressor` of length n_estimators."""
+        est = self._fitted()
+        check_is_fitted(est, "_forest")
+        core = est._forest
+        fitted = {"n_features_in_": est.n_features_in_, "n_outputs_": core.n_targets}
+        for name in ("feature_names_in_", "classes_", "n_classes_"):
+            if name in est.__dict__:
+                fitted[name] = est.__dict__[name]
+        fitted["_n_jobs"] = est.n_jobs
+        params, cls = est._tree_params(), est._tree_class()
+        return [cls._view(core, t, params, fitted) for t in range(core.n_trees)]
 
     def __len__(self) -> int:
-        return len(self.estimators_)
+        check_is_fitted(self, "_forest")
+        return self._forest.n_trees
 
     def __bool__(self) -> bool:
         # an estimator is always truthy, fitted or not (len() of an unfitted one raises)
@@ -289,33 +430,14 @@ class PerTreeMixin:
     def __iter__(self):
         return iter(self.estimators_)
 
-    def decision_path(self, X):
-        """Nodes each row passes through in every tree.
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-
-        Returns
-        -------
-        indicator : sparse matrix of shape (n_samples, n_nodes)
-            CSR; entry (i, j) is 1 when row i passes through node j, where tree t's nodes are
-            the columns ``n_nodes_ptr[t]:n_nodes_ptr[t + 1]``.
-        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
-        """
-        X = self._validate_X_predict(X)
-        indptr, indices, n_nodes_ptr = self._forest.decision_path(X, self._n_threads())
-        data = np.ones(len(indices), dtype=np.int64)
-        shape = (X.shape[0], int(n_nodes_ptr[-1]))
-        return sparse.csr_matrix((data, indices, indptr), shape=shape), n_nodes_ptr
-
     @property
     def estimators_samples_(self):
         """The in-bag rows of each tree: a list of n_estimators index arrays (ascending, a row
         repeated as often as the bootstrap drew it; every row once without bootstrap).
         Recomputed from the trees' seeds, not stored."""
-        check_is_fitted(self, "_forest")
-        n = getattr(self, "_n_samples_fit", None)
+        est = self._fitted()
+        check_is_fitted(est, "_forest")
+        n = getattr(est, "_n_samples_fit", None)
         if n is None:
             raise AttributeError(
                 "estimators_samples_ needs the number of training rows, which this model "
@@ -323,6 +445,5 @@ class PerTreeMixin:
                 "older version)"
             )
         rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # scikit-learn's dtype
-        return [
-            np.repeat(rows, self._forest.in_bag_counts(t, n)) for t in range(self._forest.n_trees)
-        ]
+        core = est._forest
+        return [np.repeat(rows, core.in_bag_counts(t, n)) for t in range(core.n_trees)]

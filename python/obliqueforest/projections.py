@@ -515,6 +515,8 @@ class GraphNeighbourhood(Dictionary):
         state = dict(state)
         g = state.pop("adjacency")
         n = int(g["n_nodes"])
+        if n != forest.n_features:  # checked before anything of size n is allocated
+            raise ValueError(f"the graph has {n} nodes, the forest {forest.n_features} features")
         adj = sp.csr_matrix((g["values"], (g["rows"], g["cols"])), shape=(n, n))
         return cls(adj, **state)
 

@@ -642,3 +642,14 @@ impl PyForestPart {
         Ok(PyForest { inner })
     }
 }
+
+/// The trees of a part as a forest of their own (`Forest::select` of all of them): a
+/// per-tree estimator regrows tree `t` of a forest as the part `t..t + 1`.
+#[pyfunction]
+pub(super) fn part_forest(part: PyRef<'_, PyForestPart>) -> PyResult<PyForest> {
+    let forest = part.inner.forest();
+    let all: Vec<usize> = (0..forest.trees().len()).collect();
+    Ok(PyForest {
+        inner: forest.select(&all)?,
+    })
+}

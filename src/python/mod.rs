@@ -241,6 +241,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         model_file::_save_model_unchecked_for_test,
         m
     )?)?;
+    m.add_function(wrap_pyfunction!(model_file::estimator_names, m)?)?;
+    m.add_function(wrap_pyfunction!(forest::part_forest, m)?)?;
     m.add("MODEL_FORMAT_VERSION", crate::model::MODEL_FORMAT_VERSION)?;
     Ok(())
 }

@@ -371,3 +371,11 @@ pub(super) fn load_model<'py>(
     }
     Ok(d)
 }
+
+/// The Python class names of the estimators a model file may hold
+/// (`model::Estimator::ALL`, in declaration order): the package's one list of
+/// estimators is checked against them.
+#[pyfunction]
+pub(super) fn estimator_names() -> Vec<&'static str> {
+    Estimator::ALL.iter().map(|e| e.name()).collect()
+}

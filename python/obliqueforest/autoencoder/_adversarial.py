@@ -15,31 +15,19 @@ from .._progress import run_with_progress
 def _forest_params(
     *, task, n_classes, n_estimators, max_features, min_samples_leaf, max_depth, seed, n_jobs, oob
 ):
-    classification = task == "classification"
+    # every other field at the forests' default (one output: the autoencoder refuses a
+    # 2-D y)
     return core_params(
         task=task,
-        n_classes=n_classes if classification else None,
-        criterion="gini" if classification else "squared_error",
+        n_classes=n_classes if task == "classification" else None,
         projection=_core.Projection.family("axis"),
-        splitter="best",
-        max_bins=256,
-        max_features=max_features,
-        n_estimators=n_estimators,
-        max_depth=max_depth,
-        min_samples_split=2,
-        min_samples_leaf=min_samples_leaf,
-        min_weight_fraction_leaf=0.0,
-        min_impurity_decrease=0.0,
-        max_leaf_nodes=None,
-        bootstrap=True,
-        max_samples=None,
-        class_weight_subsample=False,
-        oob=oob,
         seed=seed,
-        ccp_alpha=0.0,
-        monotonic_cst=None,
         n_jobs=n_jobs,
-        n_outputs=1,  # one target column (a 2-D y is refused by the autoencoder)
+        n_estimators=n_estimators,
+        max_features=max_features,
+        min_samples_leaf=min_samples_leaf,
+        max_depth=max_depth,
+        oob=oob,
     )
 
 

@@ -21,7 +21,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _core
 from ..plotting import plot_embedding
-from .._forest import SPARSE_FORMATS, core_X, resolve_n_jobs
+from .._params import FOREST_PARAMS
+from .._surface import Param, Surface
+from .._validation import SPARSE_FORMATS, core_X, resolve_n_jobs
 from ._adversarial import (
     _core_forest,
     _fit_core,
@@ -78,6 +80,163 @@ def _auto_min_samples_leaf(n_rows, adversarial):
 # --------------------------------------------------------------------------- #
 # The estimator                                                                 #
 # --------------------------------------------------------------------------- #
+# The parameters, declared once: ``__init__``, ``_parameter_constraints`` and the
+# docstring's Parameters section are derived from them (obliqueforest._surface); the
+# forest parameters it shares come from the forests' table, with its own defaults.
+AUTOENCODER_PARAMS = Surface(
+    [
+        Param(
+            "n_components",
+            2,
+            [Interval(numbers.Integral, 1, None, closed="left")],
+            "int",
+            "Latent dimension ``d_Z``.",
+        ),
+        Param(
+            "diffusion_time",
+            1.0,
+            [Interval(numbers.Real, 0, None, closed="left")],
+            "float",
+            "Diffusion time ``t`` in ``Z = √n V Λᵗ``.",
+        ),
+        Param(
+            "decoder",
+            "knn",
+            [StrOptions({"knn", "relabel", "lasso"})],
+            '{"knn", "relabel", "lasso"}',
+            """``"knn"``: weighted mean (mode for categorical columns) of the ``k``
+            training rows whose embeddings are nearest in kernel-PCA coordinates
+            (whatever ``diffusion_time``), weights inversely proportional to the
+            squared distance (each row is a point of its leaf-intersection region,
+            where the paper draws one at random; see Notes). ``"relabel"``:
+            every split relabeled as the best-matching axis split in latent space
+            (global variant, Appx. B.2), latent rows routed through the relabeled
+            trees, the agreed region sampled. ``"lasso"``: exclusive-lasso leaf scores
+            and greedy consistent leaf assignment (Appx. C). ``"relabel"`` and
+            ``"lasso"`` are much slower than ``"knn"`` and meant for small data.""",
+        ),
+        Param(
+            "k",
+            10,
+            [Interval(numbers.Integral, 1, None, closed="left")],
+            "int",
+            "Number of neighbours of the k-NN decoder (the paper uses 20; see Notes).",
+        ),
+        Param(
+            "forest",
+            None,
+            "no_validation",
+            "estimator or None",
+            """A forest estimator of this library, fitted or not. An unfitted one is
+            cloned and fitted on ``(X, y)`` (``y`` required); a fitted one is used
+            as is and must have been fitted on the columns of ``X`` in order, with
+            categorical columns as the integer codes this class uses. ``None``
+            grows the forest here: supervised on ``y`` when ``y`` is given
+            (classification for class labels, regression otherwise), else as
+            chosen by ``unsupervised``.""",
+        ),
+        Param(
+            "unsupervised",
+            "adversarial",
+            [StrOptions({"adversarial", "random"})],
+            '{"adversarial", "random"}',
+            """The forest grown when ``forest`` is None and ``y`` is None.
+            ``"adversarial"``: an adversarial random forest (Watson et al. 2023),
+            rounds of real-versus-synthetic classification with synthetic rows drawn
+            from the product of per-leaf marginals, until the OOB accuracy is at
+            most ``0.5 + arf_delta`` or stops improving; the last round's generator
+            is kept. ``"random"``: a completely random forest (each split on one
+            random feature fitted to pure noise), one fit only.""",
+        ),
+        FOREST_PARAMS["n_estimators"].replace(default=200, doc="Trees of a forest grown here."),
+        Param(
+            "min_samples_leaf",
+            "auto",
+            [StrOptions({"auto"}), Interval(numbers.Integral, 1, None, closed="left")],
+            'int or "auto"',
+            """Minimum leaf size of a forest grown here. ``"auto"``: 12 for the
+            adversarial forest, whose leaves are counted over real and synthetic
+            rows (as many synthetic as real), so about 6 real rows (see Notes), or
+            ``n / 6`` (at least 5) for fewer than 72 distinct rows; 5 for a
+            supervised or completely random forest, whose leaves hold real rows only.
+            Small leaves make the kernel close to the identity and the embedding
+            uninformative; keep several rows per leaf.""",
+        ),
+        Param(
+            "max_features",
+            "auto",
+            [
+                None,
+                StrOptions({"auto", "sqrt", "log2"}),
+                Interval(numbers.Integral, 1, None, closed="left"),
+                Interval(numbers.Real, 0, 1, closed="right"),
+            ],
+            '{"auto", "sqrt", "log2"}, int, float or None',
+            """Candidate features per split of an adversarial or supervised forest.
+            ``"auto"``: 1 for the adversarial forest (each split on one random feature,
+            its threshold chosen by the real-versus-synthetic criterion, so that every
+            column is split on; see Notes), ``"sqrt"`` for a supervised forest.""",
+        ),
+        FOREST_PARAMS["max_depth"].replace(
+            type="int or None", doc="Maximum depth of a forest grown here."
+        ),
+        Param(
+            "arf_delta",
+            0.0,
+            [Interval(numbers.Real, 0, 0.5, closed="both")],
+            "float",
+            "Tolerance of the adversarial stopping rule.",
+        ),
+        Param(
+            "arf_max_iter",
+            10,
+            [Interval(numbers.Integral, 1, None, closed="left")],
+            "int",
+            """Maximum number of adversarial rounds after the first forest (each
+            resynthesises the data from the current forest's leaves and trains a
+            new discriminator), as ``max_iters`` of the R package ``arf``.""",
+        ),
+        Param(
+            "kernel",
+            "auto",
+            [StrOptions({"auto", "operator", "sparse"})],
+            '{"auto", "operator", "sparse"}',
+            """How the n × n kernel is applied: as a LinearOperator (two products with
+            the sparse leaf matrix), as an explicit sparse matrix, or chosen by the
+            expected number of nonzeros. It is never stored densely.""",
+        ),
+        Param(
+            "collapse_duplicates",
+            True,
+            ["boolean"],
+            "bool",
+            """Build the kernel and diffusion map on the distinct rows of ``X`` (copies
+            get their row's embedding, and the k-NN decoder searches distinct rows),
+            and grow an unsupervised forest on the distinct rows. Copies of a row
+            share every leaf of every forest, so they add no geometric information;
+            kept, a row repeated m times (as in a bootstrap sample, where a third
+            of the rows are repeats) can fill whole leaves by itself, which makes it
+            an almost disconnected clique of the kernel graph: its leading
+            eigenvectors then localise on a handful of such cliques and the latent
+            dimensions are wasted on them. A supervised forest is still grown on
+            every row and its label. ``False`` uses every row as given.""",
+        ),
+        FOREST_PARAMS["random_state"].replace(
+            doc="Seeds the forest, the eigensolver's start vector and decoding draws."
+        ),
+        FOREST_PARAMS["n_jobs"].replace(
+            type="int or None",
+            doc="Threads for growing and applying the forest (None means 1, -1 all).",
+        ),
+        FOREST_PARAMS["verbose"].replace(
+            doc="Show a progress bar of the trees grown (every adversarial round has its own)."
+        ),
+    ],
+    positional=1,
+)
+
+
+@AUTOENCODER_PARAMS.declare()
 class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
     """Random forest autoencoder: diffusion-map encoder and forest-based decoders.
 
@@ -87,85 +246,6 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     with the Nyström formula; ``inverse_transform`` decodes latent vectors
     back to rows of the input's kind (array or DataFrame, same columns and
     dtypes).
-
-    Parameters
-    ----------
-    n_components : int, default=2
-        Latent dimension ``d_Z``.
-    diffusion_time : float, default=1.0
-        Diffusion time ``t`` in ``Z = √n V Λᵗ``.
-    decoder : {"knn", "relabel", "lasso"}, default="knn"
-        ``"knn"``: weighted mean (mode for categorical columns) of the ``k``
-        training rows whose embeddings are nearest in kernel-PCA coordinates
-        (whatever ``diffusion_time``), weights inversely proportional to the
-        squared distance (each row is a point of its leaf-intersection region,
-        where the paper draws one at random; see Notes). ``"relabel"``:
-        every split relabeled as the best-matching axis split in latent space
-        (global variant, Appx. B.2), latent rows routed through the relabeled
-        trees, the agreed region sampled. ``"lasso"``: exclusive-lasso leaf scores
-        and greedy consistent leaf assignment (Appx. C). ``"relabel"`` and
-        ``"lasso"`` are much slower than ``"knn"`` and meant for small data.
-    k : int, default=10
-        Number of neighbours of the k-NN decoder (the paper uses 20; see Notes).
-    forest : estimator or None, default=None
-        A forest estimator of this library, fitted or not. An unfitted one is
-        cloned and fitted on ``(X, y)`` (``y`` required); a fitted one is used
-        as is and must have been fitted on the columns of ``X`` in order, with
-        categorical columns as the integer codes this class uses. ``None``
-        grows the forest here: supervised on ``y`` when ``y`` is given
-        (classification for class labels, regression otherwise), else as
-        chosen by ``unsupervised``.
-    unsupervised : {"adversarial", "random"}, default="adversarial"
-        The forest grown when ``forest`` is None and ``y`` is None.
-        ``"adversarial"``: an adversarial random forest (Watson et al. 2023),
-        rounds of real-versus-synthetic classification with synthetic rows drawn
-        from the product of per-leaf marginals, until the OOB accuracy is at
-        most ``0.5 + arf_delta`` or stops improving; the last round's generator
-        is kept. ``"random"``: a completely random forest (each split on one
-        random feature fitted to pure noise), one fit only.
-    n_estimators : int, default=200
-        Trees of a forest grown here.
-    min_samples_leaf : int or "auto", default="auto"
-        Minimum leaf size of a forest grown here. ``"auto"``: 12 for the
-        adversarial forest, whose leaves are counted over real and synthetic
-        rows (as many synthetic as real), so about 6 real rows (see Notes), or
-        ``n / 6`` (at least 5) for fewer than 72 distinct rows; 5 for a
-        supervised or completely random forest, whose leaves hold real rows only. Small leaves make the kernel close to the identity and the
-        embedding uninformative; keep several rows per leaf.
-    max_features : {"auto", "sqrt", "log2"}, int, float or None, default="auto"
-        Candidate features per split of an adversarial or supervised forest.
-        ``"auto"``: 1 for the adversarial forest (each split on one random feature,
-        its threshold chosen by the real-versus-synthetic criterion, so that every
-        column is split on; see Notes), ``"sqrt"`` for a supervised forest.
-    max_depth : int or None, default=None
-        Maximum depth of a forest grown here.
-    arf_delta : float, default=0.0
-        Tolerance of the adversarial stopping rule.
-    arf_max_iter : int, default=10
-        Maximum number of adversarial rounds after the first forest (each
-        resynthesises the data from the current forest's leaves and trains a
-        new discriminator), as ``max_iters`` of the R package ``arf``.
-    kernel : {"auto", "operator", "sparse"}, default="auto"
-        How the n × n kernel is applied: as a LinearOperator (two products with
-        the sparse leaf matrix), as an explicit sparse matrix, or chosen by the
-        expected number of nonzeros. It is never stored densely.
-    collapse_duplicates : bool, default=True
-        Build the kernel and diffusion map on the distinct rows of ``X`` (copies
-        get their row's embedding, and the k-NN decoder searches distinct rows),
-        and grow an unsupervised forest on the distinct rows. Copies of a row
-        share every leaf of every forest, so they add no geometric information;
-        kept, a row repeated m times (as in a bootstrap sample, where a third
-        of the rows are repeats) can fill whole leaves by itself, which makes it
-        an almost disconnected clique of the kernel graph: its leading
-        eigenvectors then localise on a handful of such cliques and the latent
-        dimensions are wasted on them. A supervised forest is still grown on
-        every row and its label. ``False`` uses every row as given.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the forest, the eigensolver's start vector and decoding draws.
-    n_jobs : int or None, default=None
-        Threads for growing and applying the forest (None means 1, -1 all).
-    verbose : int, default=0
-        Show a progress bar of the trees grown (every adversarial round has its own).
 
     Attributes
     ----------
@@ -275,73 +355,6 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     >>> distortion(X, X_hat) < 0.5
     True
     """
-
-    _parameter_constraints = {  # noqa: RUF012 (scikit-learn convention)
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "diffusion_time": [Interval(numbers.Real, 0, None, closed="left")],
-        "decoder": [StrOptions({"knn", "relabel", "lasso"})],
-        "k": [Interval(numbers.Integral, 1, None, closed="left")],
-        "forest": "no_validation",
-        "unsupervised": [StrOptions({"adversarial", "random"})],
-        "n_estimators": [Interval(numbers.Integral, 1, None, closed="left")],
-        "min_samples_leaf": [
-            StrOptions({"auto"}),
-            Interval(numbers.Integral, 1, None, closed="left"),
-        ],
-        "max_features": [
-            None,
-            StrOptions({"auto", "sqrt", "log2"}),
-            Interval(numbers.Integral, 1, None, closed="left"),
-            Interval(numbers.Real, 0, 1, closed="right"),
-        ],
-        "max_depth": [None, Interval(numbers.Integral, 1, None, closed="left")],
-        "arf_delta": [Interval(numbers.Real, 0, 0.5, closed="both")],
-        "arf_max_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "kernel": [StrOptions({"auto", "operator", "sparse"})],
-        "collapse_duplicates": ["boolean"],
-        "random_state": ["random_state"],
-        "n_jobs": [None, numbers.Integral],
-        "verbose": ["verbose"],
-    }
-
-    def __init__(
-        self,
-        n_components=2,
-        *,
-        diffusion_time=1.0,
-        decoder="knn",
-        k=10,
-        forest=None,
-        unsupervised="adversarial",
-        n_estimators=200,
-        min_samples_leaf="auto",
-        max_features="auto",
-        max_depth=None,
-        arf_delta=0.0,
-        arf_max_iter=10,
-        kernel="auto",
-        collapse_duplicates=True,
-        random_state=None,
-        n_jobs=None,
-        verbose=0,
-    ):
-        self.n_components = n_components
-        self.diffusion_time = diffusion_time
-        self.decoder = decoder
-        self.k = k
-        self.forest = forest
-        self.unsupervised = unsupervised
-        self.n_estimators = n_estimators
-        self.min_samples_leaf = min_samples_leaf
-        self.max_features = max_features
-        self.max_depth = max_depth
-        self.arf_delta = arf_delta
-        self.arf_max_iter = arf_max_iter
-        self.kernel = kernel
-        self.collapse_duplicates = collapse_duplicates
-        self.random_state = random_state
-        self.n_jobs = n_jobs
-        self.verbose = verbose
 
     # ----------------------------------------------------------------- input
     def _encode_input(self, X, reset):

@@ -1,0 +1,449 @@
+"""The machinery every projection forest estimator shares: fitting (transactional),
+predicting, and the classification and regression halves.
+
+Subclasses declare their parameters (:mod:`obliqueforest._surface`) and say which
+projection they sample (``_projection_object``); everything numeric happens in
+``obliqueforest._core``.
+
+**A fit is a transaction** (:mod:`obliqueforest._transaction`): ``fit`` works on a draft
+of the estimator's state and publishes it in one step only when it succeeds, so a fit
+refused or interrupted anywhere (scikit-learn's checks, the core's parameter check, the
+memory guard, Ctrl-C, a bad y) leaves the previous model fully usable. Readers take the
+state once (``_fitted()``), so predict, pickle and save running while another thread
+refits see the old model or the new one, never parts of both.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import warnings
+
+import numpy as np
+from scipy import sparse
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils import check_random_state, compute_sample_weight
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from . import _core
+from ._outputs import labels_of, output_blocks
+from ._params import core_fields, core_params, monotonic_cst_vector
+from ._progress import run_with_progress
+from ._transaction import TransactionalFit
+from ._validation import (
+    SPARSE_FORMATS,
+    _validate_data,
+    core_X,
+    resolve_n_jobs,
+    target_columns,
+    warn_missing_oob,
+)
+
+__all__ = ["FOREST_GROWER", "_BaseForest", "_ClassifierMixin", "_RegressorMixin"]
+
+# Set (only) by obliqueforest.dask around a fit: ``grower(estimator, X32, y_core,
+# sample_weight, params)`` grows the core forest in place of ``_core.Forest.fit``.
+FOREST_GROWER: contextvars.ContextVar = contextvars.ContextVar("forest_grower", default=None)
+
+
+class _BaseForest(TransactionalFit, BaseEstimator):
+    """Shared machinery of every projection forest (and of the per-tree estimators, which
+    are forests of one tree). Subclasses get ``__init__`` from their declared surface and
+    define ``_projection_object``."""
+
+    _private_fit_state = frozenset({"_forest", "_seed", "_n_samples_fit"})
+
+    def _extends_fit(self) -> bool:
+        return bool(getattr(self, "warm_start", False)) and "_forest" in self.__dict__
+
+    # -- hooks ---------------------------------------------------------------------------
+    def _projection_object(self):
+        """The projection distribution, an object of :mod:`obliqueforest.projections`."""
+        raise NotImplementedError
+
+    def _projection(self, n_features: int):
+        """The core's projection distribution (a ``_core.Projection``)."""
+        return self._projection_object()._core_projection(n_features)
+
+    def _task_params(self, y) -> dict:
+        raise NotImplementedError
+
+    # -- fitting -------------------------------------------------------------------------
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Grow the forest.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; converted to float32. NaN marks a missing value (each split
+            learns which child such rows go to); infinity is rejected. A scipy CSR/CSC
+            matrix or array is used without densifying it, and grows the same forest as
+            its dense array (sparse X may not hold NaN).
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels (classifiers) or real targets (regressors); a 2-D y grows
+            multi-output trees (one tree per estimator whose splits serve every output,
+            each output of a classifier with its own classes). ``criterion="poisson"``
+            needs y >= 0 with a positive sum.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights; None means equal weights.
+
+        Returns
+        -------
+        self : object
+            Fitted; a fit that raises leaves the estimator as it was.
+        """
+        return self._transaction(type(self)._fit_draft, X, y, sample_weight)
+
+    def _validate_fit_data(self, X, y, **kwargs):
+        """scikit-learn's checks of a fit's X and y (features reset unless warm starting)."""
+        return _validate_data(
+            self,
+            X,
+            y,
+            dtype=[np.float32, np.float64],
+            ensure_all_finite="allow-nan",
+            multi_output=True,
+            reset=not (self.warm_start and hasattr(self, "_forest")),
+            accept_sparse=SPARSE_FORMATS,
+            **kwargs,
+        )
+
+    def _core_fields(self) -> dict:
+        """The core fields from this estimator's parameters (see ``core_params``)."""
+        return core_fields(self)
+
+    def _core_params(self, n_features: int, task: dict):
+        # cross-parameter rules (oob_score and max_samples need bootstrap, ...) and bounds
+        # against the data are the core's ForestParams::check
+        return core_params(
+            **task,
+            **self._core_fields(),
+            projection=self._projection(n_features),
+            seed=self._seed,
+            n_jobs=self._n_threads(),
+        )
+
+    def _n_threads(self) -> int:
+        return resolve_n_jobs(self.n_jobs)
+
+    def _validate_X_predict(self, X):
+        check_is_fitted(self, "_forest")
+        # NaN is a missing value; infinity is refused by the core, in the pass that reads X
+        X = _validate_data(
+            self,
+            X,
+            dtype=[np.float32, np.float64],
+            reset=False,
+            ensure_all_finite=False,
+            accept_sparse=SPARSE_FORMATS,
+        )
+        return core_X(X)
+
+    def _fit_forest(self, X, y_core, sample_weight, task):
+        """Grows (or, with warm_start, extends) the core forest (on the draft of a fit)."""
+        # Gathering a column over a node's rows is fastest in Fortran order, so a conversion
+        # that copies anyway produces it. Float32 data the caller already has is passed as
+        # it is: the core borrows it, or copies wide C-order data once, column by column
+        # (two-valued columns as bits). Sparse X goes as its nonzeros (CSC is borrowed, CSR
+        # transposed once).
+        X32 = core_X(X, order="K" if X.dtype == np.float32 else "F")
+        # several outputs: n × k row-major, as the core reads them
+        y_core = np.ascontiguousarray(np.ravel(y_core), dtype=np.float64)
+        sw = None if sample_weight is None else np.ascontiguousarray(sample_weight, np.float64)
+        fitted = getattr(self, "_forest", None)
+        if self.warm_start and fitted is not None:
+            n_more = self.n_estimators - fitted.n_trees
+            if n_more < 0:
+                raise ValueError(
+                    f"n_estimators={self.n_estimators} must be larger or equal to "
+                    f"len(estimators_)={fitted.n_trees} when warm_start==True"
+                )
+            # grown on a copy: the published forest is never changed
+            grown = fitted.copy()
+            if self.oob_score and not grown.has_oob:
+                # oob_score switched on for a warm start: the existing trees' out-of-bag
+                # rows follow from their seeds; the new trees add to the same sums
+                grown.compute_oob(X32, self._n_threads())
+            run_with_progress(
+                lambda p: grown.fit_more(
+                    X32,
+                    y_core,
+                    sw,
+                    n_more,
+                    p,
+                    self._n_threads(),
+                    self.ccp_alpha,
+                    monotonic_cst_vector(self.monotonic_cst),
+                ),
+                n_more,
+                self.verbose,
+            )
+            self._forest = grown
+            return
+        self._seed = self._draw_seed()
+        self._n_samples_fit = X.shape[0]  # estimators_samples_ recomputes in-bag rows from it
+        params = self._core_params(X.shape[1], task)
+        self._forest = self._grow_core_forest(X32, y_core, sw, params)
+        self.n_outputs_ = task["n_outputs"]
+
+    def _no_new_trees(self) -> bool:
+        """Whether this fit is a warm start that grows nothing: scikit-learn's warning when
+        ``n_estimators`` did not grow; True (the fit changes nothing) unless it switches
+        the OOB estimate on. Checked before the new targets are looked at, as
+        scikit-learn does."""
+        fitted = getattr(self, "_forest", None)
+        if not (self.warm_start and fitted is not None and self.n_estimators == fitted.n_trees):
+            return False
+        warnings.warn(
+            "Warm-start fitting without increasing n_estimators does not fit new trees.",
+            UserWarning,
+            stacklevel=6,
+        )
+        return not (self.oob_score and not fitted.has_oob)
+
+    def _draw_seed(self) -> int:
+        """The one seed of the core forest, drawn from ``random_state``."""
+        return check_random_state(self.random_state).randint(0, 2**31 - 1)
+
+    def _grow_core_forest(self, X32, y_core, sw, params):
+        """Grows a new core forest from the prepared data and core parameters of ``fit``:
+        here, or through the grower :mod:`obliqueforest.dask` installs in FOREST_GROWER to
+        grow the trees on a cluster from the very same inputs."""
+        grower = FOREST_GROWER.get()
+        if grower is not None:
+            return grower(self, X32, y_core, sw, params)
+        return run_with_progress(
+            lambda p: _core.Forest.fit(X32, y_core, sw, params, p), self.n_estimators, self.verbose
+        )
+
+    # -- shared API ----------------------------------------------------------------------
+    def apply(self, X):
+        """Leaf index reached in each tree.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        X_leaves : ndarray of shape (n_samples, n_estimators)
+            Node index (within its tree) of the leaf each sample ends in.
+        """
+        est = self._fitted()
+        X = est._validate_X_predict(X)
+        return est._forest.apply(X, est._n_threads())
+
+    def decision_path(self, X):
+        """Nodes each row passes through in every tree.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        indicator : sparse matrix of shape (n_samples, n_nodes)
+            CSR; entry (i, j) is 1 when row i passes through node j, where tree t's nodes are
+            the columns ``n_nodes_ptr[t]:n_nodes_ptr[t + 1]``.
+        n_nodes_ptr : ndarray of shape (n_estimators + 1,)
+        """
+        est = self._fitted()
+        X = est._validate_X_predict(X)
+        indptr, indices, n_nodes_ptr = est._forest.decision_path(X, est._n_threads())
+        data = np.ones(len(indices), dtype=np.int64)
+        shape = (X.shape[0], int(n_nodes_ptr[-1]))
+        return sparse.csr_matrix((data, indices, indptr), shape=shape), n_nodes_ptr
+
+    @property
+    def feature_importances_(self):
+        """Impurity-based importances, shape (n_features,), summing to 1.
+
+        A split's weighted impurity decrease is shared among the features of its projection
+        in proportion to their absolute weights (Tomita et al. 2020).
+        """
+        check_is_fitted(self, "_forest")
+        return self._forest.feature_importances()
+
+    @property
+    def projection_counts_(self):
+        """How often each feature is part of a split projection, normalised to sum to 1
+        (the count-based importance pi_k of Perry et al., Sect. 3.2), shape (n_features,)."""
+        check_is_fitted(self, "_forest")
+        return self._forest.projection_counts()
+
+    @property
+    def n_estimators_(self):
+        """Number of fitted trees."""
+        check_is_fitted(self, "_forest")
+        return self._forest.n_trees
+
+    def tree_stats(self):
+        """Per-tree (n_nodes, max_depth, n_leaves), each an int array of shape (n_trees,)."""
+        check_is_fitted(self, "_forest")
+        return self._forest.tree_stats()
+
+    def save(self, path):
+        """Writes the fitted estimator to ``path`` in obliqueforest's safe model format.
+
+        See :func:`obliqueforest.load`; unlike pickle, loading never executes code.
+        """
+        from ._io import save
+
+        save(self._fitted(), path)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value (see "Missing values")
+        tags.input_tags.sparse = True
+        tags.non_deterministic = False
+        tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
+        return tags
+
+
+class _ClassifierMixin(ClassifierMixin):
+    """Classification half of the forests (label encoding, class weights, OOB)."""
+
+    def _task_params(self, y):
+        return {
+            "task": "classification",
+            # one count, or one per output (the core then grows multi-output trees)
+            "n_classes": self.n_classes_,
+            "n_outputs": y.shape[1] if y.ndim == 2 else 1,
+        }
+
+    def _fit_draft(self, X, y, sample_weight):
+        warm = self.warm_start and hasattr(self, "_forest")
+        X, y = self._validate_fit_data(X, y)
+        if self._no_new_trees():
+            return
+        y = target_columns(y)
+        check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
+        encoded = [np.unique(y[:, o], return_inverse=True) for o in range(y.shape[1])]
+        classes = [c for c, _ in encoded]
+        y_enc = np.stack([e for _, e in encoded], axis=1)
+        if y.shape[1] == 1:
+            classes, y_enc, y = classes[0], y_enc[:, 0], y[:, 0]
+        if warm:
+            old = self.classes_ if isinstance(self.classes_, list) else [self.classes_]
+            new = classes if isinstance(classes, list) else [classes]
+            if len(old) != len(new) or not all(map(np.array_equal, old, new)):
+                raise ValueError("warm_start needs the same classes as the first fit")
+        if self.oob_score and type_of_target(y_enc) == "multiclass-multioutput":
+            raise ValueError(
+                "The type of target cannot be used to compute OOB estimates. Got "
+                "multiclass-multioutput while only the following are supported: continuous, "
+                "continuous-multioutput, binary, multiclass, multilabel-indicator."
+            )
+        self.classes_ = classes
+        self.n_classes_ = [len(c) for c in classes] if isinstance(classes, list) else len(classes)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if self.warm_start and self.class_weight in ("balanced", "balanced_subsample"):
+            warnings.warn(
+                f"class_weight={self.class_weight!r} with warm_start=True weighs each fit's "
+                "classes by that fit's data: trees added on other data are balanced "
+                "differently. For the same weights throughout, pass class_weight as a dict "
+                "(e.g. from sklearn.utils.class_weight.compute_class_weight on all the data).",
+                UserWarning,
+                stacklevel=5,
+            )
+        if self.class_weight is not None and self.class_weight != "balanced_subsample":
+            # scikit-learn's rules: a list of dicts (one per output) or "balanced" for 2-D y
+            cw = compute_sample_weight(self.class_weight, y)
+            sample_weight = cw if sample_weight is None else sample_weight * cw
+        self._fit_forest(X, y_enc, sample_weight, self._task_params(y))
+        if self.oob_score:
+            self._set_oob(y_enc)
+
+    def _set_oob(self, y_enc):
+        sums, counts = self._forest.oob_prediction()
+        warn_missing_oob(counts, stacklevel=7)
+        mean = sums / np.maximum(counts, 1)[:, None]
+        if y_enc.ndim == 1:
+            self.oob_decision_function_ = mean
+            pred = mean.argmax(axis=1)
+        else:
+            # scikit-learn's layout: (n_samples, n_classes, n_outputs)
+            blocks = output_blocks(mean, self.n_classes_)
+            oob = np.zeros((mean.shape[0], max(self.n_classes_), len(blocks)))
+            for o, b in enumerate(blocks):
+                oob[:, : b.shape[1], o] = b
+            self.oob_decision_function_ = oob
+            pred = oob.argmax(axis=1)
+        scorer = self.oob_score if callable(self.oob_score) else accuracy_score
+        self.oob_score_ = scorer(y_enc, pred)
+
+    def predict_proba(self, X):
+        """Class probabilities: the mean over trees of the leaves' class distributions.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), or list of n_outputs such arrays
+            One array per output (columns in the order of ``classes_[o]``) for a forest
+            fitted on a 2-D y, as in scikit-learn.
+        """
+        return self._fitted()._proba(X)
+
+    def _proba(self, X):
+        X = self._validate_X_predict(X)
+        raw = self._forest.predict(X, self._n_threads())
+        if isinstance(self.classes_, list):
+            return output_blocks(raw, [len(c) for c in self.classes_])
+        return raw
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba` (an array, or a list per output)."""
+        proba = self.predict_proba(X)
+        with np.errstate(divide="ignore"):
+            if isinstance(proba, list):
+                return [np.log(p) for p in proba]
+            return np.log(proba)
+
+    def predict(self, X):
+        """Most probable class, shape (n_samples,), or (n_samples, n_outputs) for a forest
+        fitted on a 2-D y."""
+        est = self._fitted()
+        return labels_of(est._proba(X), est.classes_)
+
+
+class _RegressorMixin(RegressorMixin):
+    """Regression half of the forests."""
+
+    def _task_params(self, y):
+        return {
+            "task": "regression",
+            "n_classes": None,
+            "n_outputs": y.shape[1] if y.ndim == 2 else 1,
+        }
+
+    def _fit_draft(self, X, y, sample_weight):
+        X, y = self._validate_fit_data(X, y, y_numeric=True)
+        if self._no_new_trees():
+            return
+        y = np.asarray(target_columns(y), dtype=np.float64)
+        if y.shape[1] == 1:
+            y = y[:, 0]
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        self._fit_forest(X, y, sample_weight, self._task_params(y))
+        if self.oob_score:
+            sums, counts = self._forest.oob_prediction()
+            warn_missing_oob(counts, stacklevel=6)
+            pred = sums / np.maximum(counts, 1)[:, None]
+            self.oob_prediction_ = pred[:, 0] if y.ndim == 1 else pred
+            scorer = self.oob_score if callable(self.oob_score) else r2_score
+            self.oob_score_ = scorer(y, self.oob_prediction_)
+
+    def predict(self, X):
+        """Mean over trees of the leaf means, shape (n_samples,), or (n_samples, n_outputs)
+        for a forest fitted on a 2-D y."""
+        est = self._fitted()
+        X = est._validate_X_predict(X)
+        raw = est._forest.predict(X, est._n_threads())
+        return raw[:, 0] if raw.shape[1] == 1 and est._forest.n_targets == 1 else raw

@@ -1,0 +1,218 @@
+"""A fit is a transaction (issue 24, items 8 and 9): the estimator changes only when a fit
+succeeds, and readers in other threads see one fit's model, whole.
+
+A refit refused anywhere (scikit-learn's checks, the core's parameter check, the memory
+guard, an interrupt, a bad y) leaves every fitted attribute of the previous model, which
+still predicts on old-shaped X; pickle, save and predict running while another thread
+refits see the old model or the new one, never a mix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import pickle
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import make_classification, make_regression
+
+import obliqueforest as of
+from obliqueforest._base import FOREST_GROWER
+
+FITTED = (
+    "n_features_in_",
+    "feature_names_in_",
+    "classes_",
+    "n_classes_",
+    "n_outputs_",
+    "oob_score_",
+    "oob_decision_function_",
+    "_forest",
+    "_seed",
+    "_n_samples_fit",
+)
+
+
+def _old_model():
+    X, y = make_classification(300, n_features=5, random_state=0)
+    X = pd.DataFrame(X, columns=[f"f{j}" for j in range(5)])
+    est = of.RandomForestClassifier(n_estimators=8, oob_score=True, random_state=0).fit(X, y)
+    return est, X, y
+
+
+def _new_data():
+    # everything a refit would change: more columns, other names and labels
+    X, y = make_classification(200, n_features=7, n_classes=3, n_informative=4, random_state=1)
+    X = pd.DataFrame(X, columns=[f"g{j}" for j in range(7)])
+    return X, np.array(["a", "b", "c"])[y]
+
+
+def _assert_unchanged(est, before, X):
+    state = {k: est.__dict__[k] for k in FITTED if k in est.__dict__}
+    assert state.keys() == before["state"].keys()
+    for k, v in before["state"].items():
+        assert state[k] is v, k
+    np.testing.assert_array_equal(est.predict_proba(X), before["proba"])
+    np.testing.assert_array_equal(est.predict(X), before["pred"])
+    assert len(est.estimators_) == 8 and est.estimators_[0].n_features_in_ == 5
+
+
+def _snapshot(est, X):
+    return {
+        "state": {k: est.__dict__[k] for k in FITTED if k in est.__dict__},
+        "proba": est.predict_proba(X),
+        "pred": est.predict(X),
+    }
+
+
+@contextlib.contextmanager
+def _memory_limit(limit):
+    before = of.memory_limit()
+    of.set_memory_limit(limit)
+    try:
+        yield
+    finally:
+        of.set_memory_limit(before)
+
+
+def _interrupt(*args):
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _grower(grower):
+    token = FOREST_GROWER.set(grower)
+    try:
+        yield
+    finally:
+        FOREST_GROWER.reset(token)
+
+
+REFUSALS = {
+    # the core's ForestParams::check (bounds no scikit-learn constraint knows)
+    "core_parameter_check": (dict(max_samples=2**33), ValueError, contextlib.nullcontext),
+    "core_cross_parameter_rule": (
+        dict(monotonic_cst=[1, 0]),
+        ValueError,
+        contextlib.nullcontext,
+    ),
+    # scikit-learn's constraint check
+    "parameter_constraint": (dict(max_depth=-1), ValueError, contextlib.nullcontext),
+    # the memory guard refuses the request before growing
+    "memory_guard": (dict(n_estimators=10**6), ValueError, lambda: _memory_limit(10**7)),
+    # Ctrl-C while the trees grow (the grower is where a fit spends its time)
+    "interrupt": ({}, KeyboardInterrupt, lambda: _grower(_interrupt)),
+}
+
+
+@pytest.mark.parametrize("case", REFUSALS)
+def test_a_refused_refit_leaves_the_old_model_usable(case):
+    est, X, _ = _old_model()
+    before = _snapshot(est, X)
+    params, error, context = REFUSALS[case]
+    est.set_params(**params)
+    X_new, y_new = _new_data()
+    with context(), pytest.raises(error):
+        est.fit(X_new, y_new)
+    _assert_unchanged(est, before, X)
+
+
+def test_a_refit_with_a_bad_y_leaves_the_old_model_usable():
+    est, X, _ = _old_model()
+    before = _snapshot(est, X)
+    X_new, _ = _new_data()
+    with pytest.raises(ValueError):
+        est.fit(X_new, np.full(len(X_new), np.nan))
+    with pytest.raises(ValueError):
+        est.fit(X_new, np.arange(len(X_new) + 1))
+    _assert_unchanged(est, before, X)
+
+
+def test_a_refused_warm_start_keeps_the_grown_trees(monkeypatch):
+    est, X, y = _old_model()
+    est.set_params(warm_start=True)
+    before = _snapshot(est, X)
+    with pytest.raises(ValueError, match="n_estimators"):
+        est.set_params(n_estimators=4).fit(X, y)
+    # Ctrl-C while the added trees grow (on a copy of the forest)
+    monkeypatch.setattr("obliqueforest._base.run_with_progress", _interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        est.set_params(n_estimators=12, oob_score=True).fit(X, y)
+    monkeypatch.undo()
+    _assert_unchanged(est, before, X)
+    assert est.set_params(n_estimators=12).fit(X, y)._forest.n_trees == 12
+
+
+def test_a_refit_sets_every_attribute_from_that_fit_only():
+    est, X, y = _old_model()
+    assert hasattr(est, "oob_score_")
+    X_new, y_new = _new_data()
+    est.set_params(oob_score=False).fit(X_new.to_numpy(), y_new)
+    # no leftovers of the first fit: no OOB estimate, no column names
+    assert not hasattr(est, "oob_score_") and not hasattr(est, "oob_decision_function_")
+    assert not hasattr(est, "feature_names_in_")
+    assert est.n_features_in_ == 7 and list(est.classes_) == ["a", "b", "c"]
+
+
+def test_a_regressor_refit_refused_keeps_its_oob_prediction():
+    X, y = make_regression(200, n_features=4, random_state=0)
+    est = of.SPORFRegressor(n_estimators=5, oob_score=True, random_state=0).fit(X, y)
+    oob, pred = est.oob_prediction_, est.predict(X)
+    with pytest.raises(ValueError):
+        est.set_params(max_samples=2**33).fit(X[:, :2], y)
+    assert est.oob_prediction_ is oob and est.n_features_in_ == 4
+    np.testing.assert_array_equal(est.predict(X), pred)
+
+
+def _two_fits():
+    # the same columns, disjoint labels: a reader mixing two fits would give labels
+    # outside its classes_
+    X, y = make_classification(3000, n_features=6, n_informative=4, n_classes=3, random_state=2)
+    return X, [np.array([0, 1, 2])[y], np.array([10, 20, 30])[y]]
+
+
+LABEL_SETS = ({0, 1, 2}, {10, 20, 30})
+
+
+def test_pickle_save_and_predict_during_refits_see_one_model_whole(tmp_path):
+    X, labels = _two_fits()
+    est = of.RandomForestClassifier(n_estimators=30, n_jobs=1, random_state=0)
+    est.fit(X, labels[0])
+    stop = threading.Event()
+    fits = [0]
+
+    def refit():
+        while not stop.is_set():
+            est.fit(X, labels[fits[0] % 2])
+            fits[0] += 1
+
+    problems = []
+
+    def check(model, where):
+        # a copy (unpickled, loaded) is one model: its labels are its classes_; the live
+        # estimator may be refitted between two reads, but each call sees one model
+        pred = set(model.predict(X[:50]).tolist())
+        classes = set(model.classes_.tolist()) if where != "predict" else None
+        if not (pred <= {0, 1, 2} or pred <= {10, 20, 30}) or (
+            classes is not None and (not pred <= classes or classes not in LABEL_SETS)
+        ):
+            problems.append((where, classes, sorted(pred)))
+
+    worker = threading.Thread(target=refit)
+    worker.start()
+    try:
+        deadline, reads = time.monotonic() + 4.0, 0
+        while time.monotonic() < deadline and (fits[0] < 6 or reads < 30):
+            check(pickle.loads(pickle.dumps(est)), "pickle")
+            est.save(tmp_path / "m.of")
+            check(of.load(tmp_path / "m.of"), "save")
+            check(est, "predict")
+            reads += 1
+    finally:
+        stop.set()
+        worker.join()
+    assert fits[0] >= 2, "the refits did not overlap the reads"
+    assert not problems, problems[:3]

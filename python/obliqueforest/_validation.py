@@ -22,6 +22,7 @@ __all__ = [
     "SPARSE_FORMATS",
     "CoreSparse",
     "as_float32",
+    "check_sparse_structure",
     "core_X",
     "resolve_n_jobs",
     "target_columns",
@@ -29,11 +30,68 @@ __all__ = [
 ]
 
 
+def check_sparse_structure(X):
+    """Checks the arrays of a scipy sparse matrix or array before any scipy routine reads
+    them: scipy's compiled routines (``has_canonical_format``, ``sum_duplicates``,
+    ``tocsr``) trust them, and read out of bounds (a crash of the interpreter) when they were
+    corrupted after construction, e.g. ``X.indptr[3] = 10**9``. CSR, CSC and BSR: ``indptr``
+    1-D of length major + 1, from 0, never decreasing, ending at the number of stored
+    entries, and every index within the shape; COO: row and column indices within the
+    shape. Other formats hold Python objects scipy checks itself. Dense X passes.
+
+    Raises
+    ------
+    ValueError
+        Naming the first broken array.
+    """
+    if not sparse.issparse(X):
+        return
+    fmt = X.format
+    shape = X.shape
+    if len(shape) != 2 or min(shape) < 0:
+        raise ValueError(f"sparse X has shape {shape}; a 2-D shape is needed")
+
+    def bad(what):
+        raise ValueError(f"sparse X ({fmt}, shape {shape}) is corrupt: {what}")
+
+    def in_range(idx, bound, name):
+        idx = np.asarray(idx)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu":
+            bad(f"{name} must be a 1-D integer array")
+        if idx.size and (idx.min() < 0 or idx.max() >= bound):
+            bad(f"{name} holds values outside [0, {bound})")
+
+    if fmt in ("csr", "csc", "bsr"):
+        block = X.blocksize if fmt == "bsr" else (1, 1)
+        if fmt == "csc":
+            n_major, n_minor = shape[1], shape[0]
+        else:
+            n_major, n_minor = shape[0] // block[0], shape[1] // block[1]
+        indptr = np.asarray(X.indptr)
+        n_stored = len(X.indices)
+        if indptr.ndim != 1 or indptr.dtype.kind not in "iu" or len(indptr) != n_major + 1:
+            bad(f"indptr must be a 1-D integer array of {n_major + 1} entries")
+        if indptr[0] != 0 or indptr[-1] != n_stored or (np.diff(indptr) < 0).any():
+            bad(f"indptr must rise from 0 to the {n_stored} stored entries without decreasing")
+        if len(X.data) != n_stored:
+            bad(f"{len(X.data)} values for {n_stored} indices")
+        in_range(X.indices, n_minor, "indices")
+    elif fmt == "coo":
+        rows, cols = X.coords if hasattr(X, "coords") else (X.row, X.col)
+        if not (len(rows) == len(cols) == len(X.data)):
+            bad("row, column and data arrays of different lengths")
+        in_range(rows, shape[0], "row indices")
+        in_range(cols, shape[1], "column indices")
+
+
 def _validate_data(est, *args, **kwargs):
-    """scikit-learn's ``validate_data``, refusing a sparse y with a ValueError as
+    """scikit-learn's ``validate_data``, after the structure of a sparse X is checked
+    (:func:`check_sparse_structure`), refusing a sparse y with a ValueError as
     scikit-learn's forests do (its own check raises TypeError). Its finiteness check sums
     the data, which overflows on finite values near float32's limits: that says nothing
     about the data (each value is still checked), so numpy's warning is silenced."""
+    X = kwargs.get("X", args[0] if args else None)
+    check_sparse_structure(X)
     if len(args) > 1 and sparse.issparse(args[1]):
         raise ValueError(
             "sparse multilabel-indicator for y is not supported: the forests take dense "
@@ -127,6 +185,7 @@ def core_X(X, order="C"):
     summed first as scipy sums them (in X's dtype, before the cast to float32)."""
     if not sparse.issparse(X):
         return as_float32(X, order)
+    check_sparse_structure(X)
     if X.format not in SPARSE_FORMATS:
         X = X.tocsr()
     if not X.has_canonical_format:

@@ -23,7 +23,7 @@ from .. import _core
 from ..plotting import plot_embedding
 from .._params import FOREST_PARAMS
 from .._surface import Param, Surface
-from .._validation import SPARSE_FORMATS, core_X, resolve_n_jobs
+from .._validation import SPARSE_FORMATS, check_sparse_structure, core_X, resolve_n_jobs
 from ._adversarial import (
     _core_forest,
     _fit_core,
@@ -359,6 +359,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     # ----------------------------------------------------------------- input
     def _encode_input(self, X, reset):
         """Validate ``X`` and return its float64 code matrix, shape (n, n_features)."""
+        check_sparse_structure(X)
         if _is_dataframe(X):
             validate_data(self, X=X, skip_check_array=True, reset=reset)
             if reset:
@@ -596,6 +597,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
             For the training rows this reproduces ``embedding_``.
         """
         check_is_fitted(self, "embedding_")
+        check_sparse_structure(X)
         if sparse.issparse(X) and self._codec is None:
             X = validate_data(
                 self, X=X, reset=False, dtype=[np.float32, np.float64], accept_sparse=SPARSE_FORMATS

@@ -59,7 +59,7 @@ def check_sparse_structure(X):
         if idx.ndim != 1 or idx.dtype.kind not in "iu":
             bad(f"{name} must be a 1-D integer array")
         if idx.size and (idx.min() < 0 or idx.max() >= bound):
-            bad(f"{name} holds values outside [0, {bound})")
+            bad(f"{name} holds values out of range [0, {bound})")
 
     if fmt in ("csr", "csc", "bsr"):
         block = X.blocksize if fmt == "bsr" else (1, 1)

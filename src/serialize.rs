@@ -142,11 +142,14 @@ pub(crate) fn frame_header(magic: &[u8; 8], version: u32, len: u64, crc: u32) ->
 }
 
 /// A writer that counts and checksums what passes through it, and fails with
-/// [`cancelled_io`] once the call is cancelled.
+/// [`cancelled_io`] once the call is cancelled. It keeps the I/O error it failed with
+/// (`failure`): serde's encoders report only that writing failed.
 pub(crate) struct CrcWriter<W> {
     pub inner: W,
     pub hasher: crc32fast::Hasher,
     pub len: u64,
+    pub failure: Option<std::io::Error>,
+    next_poll: u64,
 }
 
 impl<W> CrcWriter<W> {
@@ -155,33 +158,42 @@ impl<W> CrcWriter<W> {
             inner,
             hasher: crc32fast::Hasher::new(),
             len: 0,
+            failure: None,
+            next_poll: 0,
         }
     }
 }
 
 impl<W: Write> Write for CrcWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
-        self.hasher.update(&buf[..n]);
-        let before = self.len;
-        self.len += n as u64;
-        if before / CANCEL_STRIDE != self.len / CANCEL_STRIDE && cancel::requested() {
-            return Err(cancelled_io());
+        if self.len >= self.next_poll {
+            self.next_poll = self.len + CANCEL_STRIDE;
+            if cancel::requested() {
+                return Err(cancelled_io());
+            }
         }
+        let n = self.inner.write(buf).inspect_err(|e| {
+            self.failure = Some(std::io::Error::new(e.kind(), e.to_string()));
+        })?;
+        self.hasher.update(&buf[..n]);
+        self.len += n as u64;
         Ok(n)
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
+        self.inner.flush().inspect_err(|e| {
+            self.failure = Some(std::io::Error::new(e.kind(), e.to_string()));
+        })
     }
 }
 
-/// The I/O error a cancelled read or write stops with (see [`from_io`]).
+/// The I/O error a cancelled read or write stops with (not `Interrupted`, which
+/// `read_exact` and `write_all` retry).
 fn cancelled_io() -> std::io::Error {
-    std::io::Error::new(std::io::ErrorKind::Interrupted, "cancelled")
+    std::io::Error::other("cancelled")
 }
 
 /// `error`, or [`Error::Cancelled`] when the call was cancelled (a cancelled read or write
-/// surfaces as whatever error its caller makes of [`cancelled_io`]).
+/// surfaces as whatever error its caller makes of [`cancelled_io`]: a decoder's own).
 pub(crate) fn unless_cancelled(error: Error) -> Error {
     if cancel::requested() {
         Error::Cancelled
@@ -195,16 +207,19 @@ pub(crate) fn unless_cancelled(error: Error) -> Error {
 struct Cancellable<R> {
     inner: R,
     read: u64,
+    next_poll: u64,
 }
 
 impl<R: Read> Read for Cancellable<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        let before = self.read;
-        self.read += n as u64;
-        if before / CANCEL_STRIDE != self.read / CANCEL_STRIDE && cancel::requested() {
-            return Err(cancelled_io());
+        if self.read >= self.next_poll {
+            self.next_poll = self.read + CANCEL_STRIDE;
+            if cancel::requested() {
+                return Err(cancelled_io());
+            }
         }
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
         Ok(n)
     }
 }
@@ -279,6 +294,7 @@ pub(crate) fn decode_reader<T: serde::de::DeserializeOwned>(
     let mut limited = Cancellable {
         inner: reader,
         read: 0,
+        next_poll: 0,
     }
     .take(len);
     let mut scratch = vec![0u8; SCRATCH];

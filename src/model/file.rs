@@ -53,9 +53,14 @@ pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
     let start = w.stream_position().map_err(io)?;
     w.write_all(&[0u8; HEADER]).map_err(io)?;
     let mut cw = CrcWriter::new(BufWriter::with_capacity(1 << 16, &mut w));
-    let encode =
-        |e: postcard::Error| serialize::unless_cancelled(Error::Internal(format!("encode: {e}")));
-    postcard::to_io(file, &mut cw).map_err(encode)?;
+    // the writer's own failure (a full disk, say) is an I/O error; anything else a bug
+    let encode = |e: postcard::Error, failure: Option<std::io::Error>| match failure {
+        Some(f) => io(f),
+        None => serialize::unless_cancelled(Error::Internal(format!("encode: {e}"))),
+    };
+    if let Err(e) = postcard::to_io(file, &mut cw) {
+        return Err(encode(e, cw.failure.take()));
+    }
     let forests = file.body.forests();
     // (the header's task is every forest's; checked too for a model without forests)
     let required =
@@ -65,7 +70,9 @@ pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
         required,
     );
     if let Some(section) = &section {
-        postcard::to_io(section, &mut cw).map_err(encode)?;
+        if let Err(e) = postcard::to_io(section, &mut cw) {
+            return Err(encode(e, cw.failure.take()));
+        }
     }
     let version = if section.is_some() {
         MODEL_FORMAT_VERSION

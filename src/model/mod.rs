@@ -241,10 +241,15 @@ impl Model {
     /// Rotation k's input: `scaled @ Q_k` in float64 (each sum in feature order), as float32.
     /// A rotated coordinate is missing (NaN) when a feature with a nonzero weight in it is
     /// (terms of weight 0 are left out, as the Python estimator's `rotate` does).
-    fn rotated(&self, r: &Rotation<Forest>, scaled: &Array2<f64>, k: usize) -> Array2<f32> {
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] when a rotated value is beyond float32's range (as the
+    /// Python estimator refuses it).
+    fn rotated(&self, r: &Rotation<Forest>, scaled: &Array2<f64>, k: usize) -> Result<Array2<f32>> {
         let p = self.n_features();
         let q = &r.rotations[k * p * p..(k + 1) * p * p];
         let mut out = Array2::<f32>::zeros((scaled.nrows(), p));
+        let mut largest = 0.0f64;
         for (row, mut o) in scaled.rows().into_iter().zip(out.rows_mut()) {
             for j in 0..p {
                 let mut s = 0.0f64;
@@ -255,9 +260,19 @@ impl Model {
                     }
                 }
                 o[j] = s as f32;
+                if o[j].is_infinite() {
+                    largest = largest.max(s.abs());
+                }
             }
         }
-        out
+        if largest > 0.0 {
+            return Err(Error::InvalidInput(format!(
+                "a rotation maps X to values up to {largest:.3e} in magnitude, beyond float32's \
+                 range ({:.3e}) in which the engine computes; rescale X",
+                f32::MAX
+            )));
+        }
+        Ok(out)
     }
 
     /// Class probabilities (classifiers) or the regression estimate as one column, shape
@@ -275,7 +290,7 @@ impl Model {
                 let mut total = Array2::<f64>::zeros((x.nrows(), k));
                 for (i, f) in r.forests.iter().enumerate() {
                     if let Some(f) = f {
-                        let mean = f.predict(self.rotated(r, &scaled, i).view(), self.n_jobs)?;
+                        let mean = f.predict(self.rotated(r, &scaled, i)?.view(), self.n_jobs)?;
                         let w = r.n_trees[i] as f64;
                         total.zip_mut_with(&mean, |t, m| *t += w * m);
                     }
@@ -368,7 +383,7 @@ impl Model {
                 let mut parts = Vec::new();
                 for (i, f) in r.forests.iter().enumerate() {
                     if let Some(f) = f {
-                        parts.push(f.apply(self.rotated(r, &scaled, i).view(), self.n_jobs)?);
+                        parts.push(f.apply(self.rotated(r, &scaled, i)?.view(), self.n_jobs)?);
                     }
                 }
                 let views: Vec<_> = parts.iter().map(|a| a.view()).collect();
@@ -458,12 +473,16 @@ fn interp(x: f64, xp: &[f64], step: f64) -> f64 {
 }
 
 #[cfg(test)]
+mod validation_tests;
+
+#[cfg(test)]
 mod tests {
     use super::file::MODEL_FORMAT_VERSION_PLAIN;
     use super::*;
     use crate::params::ForestParams;
 
-    fn forest(n_classes: usize) -> (Forest, Array2<f32>) {
+    /// An axis-aligned classifier of 4 trees on 120 rows of 3 features, and its rows.
+    pub(super) fn forest(n_classes: usize) -> (Forest, Array2<f32>) {
         let x = Array2::from_shape_fn((120, 3), |(i, j)| ((i * 7 + j * 13) % 17) as f32 - 8.0);
         let y: Vec<f64> = x
             .rows()
@@ -475,7 +494,8 @@ mod tests {
         (Forest::fit(&params, x.view(), &y, None).unwrap(), x)
     }
 
-    fn header(n_classes: usize) -> Header {
+    /// The header of [`forest`]'s classifier saved from a `RandomForestClassifier`.
+    pub(super) fn header(n_classes: usize) -> Header {
         Header {
             estimator: Estimator::RandomForestClassifier,
             task: Task::Classification { n_classes },

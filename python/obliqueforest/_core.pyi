@@ -32,6 +32,10 @@ FORMAT_VERSION: int
 class ForestError(ValueError):
     """Any error raised by the Rust core (bad parameters, bad input, corrupt model bytes)."""
 
+class ForestInternalError(ForestError):
+    """An internal error of the Rust core (a panic or a broken invariant: a bug), never bad
+    input; a ForestError, so handlers of ForestError still catch it."""
+
 class Progress:
     """A counter of grown trees and a cancel switch, shared with running fits (read or
     cancel from another thread)."""

@@ -29,9 +29,23 @@ pyo3::create_exception!(
     "An error raised by the obliqueforest Rust core."
 );
 
+pyo3::create_exception!(
+    _core,
+    ForestInternalError,
+    ForestError,
+    "An internal error of the obliqueforest Rust core: a panic or a broken invariant, \
+     never bad input (a bug; please report it). A subclass of ForestError, so that code \
+     which handles ForestError keeps working and tests can tell a bug from a refusal."
+);
+
+/// The one mapping of core errors to Python: [`Error::Internal`] (panics included, see
+/// [`compute`]) to `ForestInternalError`, everything else to `ForestError`.
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
-        ForestError::new_err(e.to_string())
+        match e {
+            Error::Internal(_) => ForestInternalError::new_err(e.to_string()),
+            _ => ForestError::new_err(e.to_string()),
+        }
     }
 }
 
@@ -224,6 +238,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<params::PyForestParams>()?;
     m.add_class::<params::PyProjection>()?;
     m.add("ForestError", m.py().get_type::<ForestError>())?;
+    m.add(
+        "ForestInternalError",
+        m.py().get_type::<ForestInternalError>(),
+    )?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;

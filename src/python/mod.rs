@@ -180,8 +180,14 @@ fn n_threads(n_jobs: Option<Bound<'_, PyAny>>) -> PyResult<usize> {
     Ok(crate::threads::n_threads(n_jobs)?)
 }
 
-/// Sets the process-wide memory limit for fitted models: None (no limit), "auto" (80% of
-/// the memory available when a fit starts) or a number of bytes.
+/// Sets the process-wide memory limit for fitted models: None (no limit), "auto" (the
+/// default) or a number of bytes. "auto" is 80% of the memory this process can still
+/// allocate when a fit starts: the smallest of the host's available memory, the room under
+/// its cgroup memory limits (v2 ``memory.max`` less ``memory.current``, v1
+/// ``memory.limit_in_bytes`` less ``memory.usage_in_bytes``; a container's limit) and the
+/// room under its ``RLIMIT_AS`` (``ulimit -v``) and ``RLIMIT_DATA``. A fit refuses at once
+/// when a lower bound of the model's size is over the limit, and stops (ForestError) once
+/// the trees grown so far project the forest over it.
 #[pyfunction]
 fn set_memory_limit(limit: Option<Bound<'_, PyAny>>) -> PyResult<()> {
     use crate::limits::MemoryLimit;

@@ -31,6 +31,7 @@ use crate::cancel;
 use crate::error::{Error, Result};
 use crate::forest::Forest;
 use crate::params::Task;
+use crate::tree::PackedTree;
 use std::io::{Read, Write};
 
 /// The first bytes of a core forest.
@@ -419,7 +420,13 @@ pub(crate) fn validate_forest(forest: &Forest) -> Result<()> {
             tree.validate_distributions(classes, DISTRIBUTION_TOLERANCE)?;
         }
     }
-    cancel::check()?;
-    forest.packed();
+    // laid out tree by tree, polling between trees (`Forest::packed` would build the
+    // layout in one go, which takes about a second for a model of several hundred MB)
+    let mut packed = Vec::with_capacity(forest.trees.len());
+    for tree in &forest.trees {
+        cancel::check()?;
+        packed.push(PackedTree::new(tree, forest.descriptors()));
+    }
+    let _ = forest.packed.set(packed); // (already set: laid out before, the same way)
     Ok(())
 }

@@ -529,10 +529,10 @@ mod tests {
         assert_eq!(again.apply(xf.view()).unwrap().dim(), (120, 4));
     }
 
-    #[test]
-    fn multi_output_model_round_trips_its_classes_per_output() {
+    /// A classifier of [`forest`]'s rows with two outputs: the sign of x0 + x1, and x2 in
+    /// 3 classes.
+    pub(super) fn multi_output_forest() -> (Forest, Array2<f32>) {
         let (_, x) = forest(2);
-        // output 0: the sign of x0 + x1 (labels "no"/"yes"); output 1: x2 in 3 classes
         let y: Vec<f64> = x
             .rows()
             .into_iter()
@@ -548,9 +548,14 @@ mod tests {
             n_classes: vec![2, 3],
         };
         params.n_estimators = 4;
-        let f = Forest::fit(&params, x.view(), &y, None).unwrap();
+        (Forest::fit(&params, x.view(), &y, None).unwrap(), x)
+    }
+
+    #[test]
+    fn multi_output_model_round_trips_its_classes_per_output() {
+        let (f, x) = multi_output_forest();
         let mut h = header(2);
-        h.task = params.task.clone();
+        h.task = f.params().task.clone();
         let per_output = ClassLabels::PerOutput(vec![
             ClassLabels::Str {
                 width: 3,

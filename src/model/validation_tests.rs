@@ -3,7 +3,7 @@
 //! loading stops when cancelled; and CRC-fixed random mutations of a file either fail to
 //! load or give a model whose outputs are finite (and class distributions per output).
 
-use super::tests::{forest, header};
+use super::tests::{forest, header, multi_output_forest};
 use super::*;
 use crate::cancel::Cancel;
 use crate::params::ForestParams;
@@ -24,25 +24,9 @@ fn rows() -> Array2<f32> {
 
 /// A classifier with outputs of 2 and 3 classes, and its header.
 fn multi_output() -> (Forest, Header) {
-    let x = rows();
-    let y: Vec<f64> = x
-        .rows()
-        .into_iter()
-        .flat_map(|r| {
-            [
-                (r[0] + r[1] > 0.0) as u8 as f64,
-                ((r[2] + 8.0) as usize % 3) as f64,
-            ]
-        })
-        .collect();
-    let mut params = ForestParams::classification(2);
-    params.task = Task::MultiClassification {
-        n_classes: vec![2, 3],
-    };
-    params.n_estimators = 4;
-    let f = Forest::fit(&params, x.view(), &y, None).unwrap();
+    let (f, _) = multi_output_forest();
     let mut h = header(2);
-    h.task = params.task.clone();
+    h.task = f.params().task.clone();
     h.classes = Some(ClassLabels::PerOutput(vec![
         ClassLabels::Bool(vec![false, true]),
         ClassLabels::Int {

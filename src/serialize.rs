@@ -17,7 +17,7 @@
 //! unchanged.
 //!
 //! Reading checks every field of the header, the checksum, and then every
-//! index, length and value of the forest ([`validate_forest`]), so damaged or crafted
+//! index, length and value of the forest (`validate_forest`), so damaged or crafted
 //! bytes give an error, never a crash, an out-of-bounds traversal or a prediction that is
 //! not finite. Payloads are decoded from a reader limited to the declared length: every
 //! element consumes at least one byte, so what decoding allocates is bounded by the bytes
@@ -25,7 +25,7 @@
 //!
 //! Reading, decoding, writing and validating stop with [`Error::Cancelled`] soon after the
 //! call's [`crate::Cancel`] token is cancelled (Ctrl-C from Python): they poll it every
-//! [`CANCEL_STRIDE`] bytes and once per tree.
+//! `CANCEL_STRIDE` bytes and once per tree.
 
 use crate::cancel;
 use crate::error::{Error, Result};

@@ -92,13 +92,17 @@ fn resolve(path: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>)> {
             }
             Ok(m) if m.is_file() => return Ok((p, Some(m))),
             Ok(m) => {
+                let what = if p == path {
+                    "it is".to_string()
+                } else {
+                    format!("it links to {}, which is", p.display())
+                };
                 return Err(Error::InvalidInput(format!(
-                    "cannot write {}: {} is {}, not a regular file; a model is saved only \
+                    "cannot write {}: {what} {}, not a regular file; a model is saved only \
                      over a regular file or to a new path",
                     path.display(),
-                    p.display(),
                     kind_of(&m.file_type())
-                )))
+                )));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((p, None)),
             Err(e) => {

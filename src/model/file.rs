@@ -91,7 +91,7 @@ pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
 }
 
 /// Writes `file` (after [`check`]) to `path`, replacing it whole or not at all
-/// ([`atomic::replace_file`]: only a regular file or a missing path is replaced; the
+/// (`atomic::replace_file`: only a regular file or a missing path is replaced; the
 /// bytes go to a temporary file of their own, synced, then renamed over the target).
 ///
 /// # Errors

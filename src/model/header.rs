@@ -372,7 +372,7 @@ impl<F> Body<F> {
     }
 }
 
-/// The payload of a model file; `F` is [`Forest`] or `&Forest` (for writing borrowed forests).
+/// The payload of a model file; `F` is [`crate::Forest`] or `&Forest` (for writing borrowed forests).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ModelFile<F> {
     /// Everything but the forests.

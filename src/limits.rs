@@ -9,6 +9,17 @@
 //! - while trees grow, the trees grown so far extrapolated to all trees asked for: once
 //!   over the budget, no further tree starts, and the fit fails (the trees already
 //!   running finish, so the overshoot is at most one tree per thread).
+//!
+//! The `Auto` budget ([`MemoryLimit::Auto`], the default) is 80% of the memory a new
+//! allocation of this process can still get when a fit starts ([`available_memory`]): the
+//! smallest of the host's available memory (Linux's `MemAvailable`), the room left under
+//! the process's cgroup limits (cgroup v2 `memory.max` less `memory.current`, cgroup v1
+//! `memory.limit_in_bytes` less `memory.usage_in_bytes`, for its cgroup and every
+//! ancestor, page cache the kernel can reclaim not counted as used), and the room left
+//! under its `RLIMIT_AS` (less the address space in use) and `RLIMIT_DATA` (less the data
+//! segment in use). So a fit in a container or under `ulimit -v` is refused with an
+//! error instead of aborting the process when an allocation fails. Where none of these
+//! can be read (not Linux), there is no `Auto` limit.
 
 use crate::error::{Error, Result};
 use crate::params::{ForestParams, SampleCount, Task};
@@ -20,8 +31,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 pub enum MemoryLimit {
     /// No limit.
     Unlimited,
-    /// 80% of the memory available (Linux's `MemAvailable`) when a fit starts; no limit
-    /// where that is unknown.
+    /// 80% of the memory available to this process when a fit starts: the smallest of the
+    /// host's available memory, the room under its cgroup limits (v1 or v2) and under its
+    /// `RLIMIT_AS` and `RLIMIT_DATA` (see the [module doc](self)); no limit where none of
+    /// these is known.
     Auto,
     /// At most this many bytes.
     Bytes(u64),
@@ -58,12 +71,148 @@ pub fn budget_bytes() -> Option<u64> {
     }
 }
 
-/// Linux's estimate of the memory available to new allocations, in bytes.
-fn available_memory() -> Option<u64> {
+/// The memory a new allocation of this process can still get, in bytes: the smallest of
+/// the host's available memory, the room under the process's cgroup limits, and the room
+/// under its address-space and data limits (see the module doc); `None` where none is
+/// known.
+pub fn available_memory() -> Option<u64> {
+    [host_available(), cgroup_room(), rlimit_room()]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+/// Linux's estimate of the memory available to new allocations (`MemAvailable`).
+fn host_available() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib_field(&info, "MemAvailable:")
+}
+
+/// A `Name:  1234 kB` field of a `/proc` file, in bytes.
+fn kib_field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    let kb: u64 = line[name.len()..].split_whitespace().next()?.parse().ok()?;
     kb.checked_mul(1024)
+}
+
+/// The room under the cgroup memory limits of this process: of every cgroup from its own
+/// up to the root of the mounted hierarchy, its limit less its usage (reclaimable page
+/// cache, `inactive_file`, not counted as used); the smallest, `None` without a limit.
+fn cgroup_room() -> Option<u64> {
+    let membership = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    cgroup_room_in(&membership, &mounts)
+}
+
+/// [`cgroup_room`] of a process with `/proc/self/cgroup` `membership` and
+/// `/proc/self/mountinfo` `mounts`.
+fn cgroup_room_in(membership: &str, mounts: &str) -> Option<u64> {
+    let mut room: Option<u64> = None;
+    for line in membership.lines() {
+        // "hierarchy:controllers:path"; v2 has hierarchy 0 and no controllers
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let v2 = id == "0" && controllers.is_empty();
+        if !v2 && !controllers.split(',').any(|c| c == "memory") {
+            continue;
+        }
+        let Some((root, mount)) = cgroup_mount(mounts, v2) else {
+            continue;
+        };
+        let relative = path.strip_prefix(root.as_str()).unwrap_or(path);
+        let mut dir = std::path::PathBuf::from(&mount);
+        dir.extend(relative.split('/').filter(|s| !s.is_empty()));
+        let files = if v2 {
+            ("memory.max", "memory.current", "inactive_file ")
+        } else {
+            (
+                "memory.limit_in_bytes",
+                "memory.usage_in_bytes",
+                "total_inactive_file ",
+            )
+        };
+        let mut level = Some(dir.as_path());
+        while let Some(d) = level.filter(|d| d.starts_with(&mount)) {
+            if let Some(r) = cgroup_level_room(d, files) {
+                room = Some(room.map_or(r, |m| m.min(r)));
+            }
+            level = d.parent();
+        }
+    }
+    room
+}
+
+/// Limit less usage of one cgroup directory, `None` without a limit there.
+fn cgroup_level_room(
+    dir: &std::path::Path,
+    (max, current, inactive): (&str, &str, &str),
+) -> Option<u64> {
+    let read = |f: &str| std::fs::read_to_string(dir.join(f)).ok();
+    let limit: u64 = read(max)?.trim().parse().ok()?; // "max": no limit
+    if limit >= 1 << 62 {
+        return None; // cgroup v1's "unlimited" (page-rounded i64::MAX)
+    }
+    let used: u64 = read(current)?.trim().parse().ok()?;
+    let reclaimable = read("memory.stat")
+        .and_then(|stat| {
+            let line = stat.lines().find(|l| l.starts_with(inactive))?;
+            line[inactive.len()..].trim().parse::<u64>().ok()
+        })
+        .unwrap_or(0);
+    Some(limit.saturating_sub(used.saturating_sub(reclaimable)))
+}
+
+/// The (root within the hierarchy, mount point) of the cgroup v2 hierarchy, or of the v1
+/// hierarchy with the memory controller, from `/proc/self/mountinfo`.
+fn cgroup_mount(mountinfo: &str, v2: bool) -> Option<(String, String)> {
+    mountinfo.lines().find_map(|line| {
+        // "id parent major:minor root mount-point options [optional...] - fstype source super"
+        let (left, right) = line.split_once(" - ")?;
+        let fields: Vec<&str> = left.split(' ').collect();
+        let mut after = right.split(' ');
+        let (fstype, super_options) = (after.next()?, after.nth(1).unwrap_or(""));
+        let wanted = if v2 {
+            fstype == "cgroup2"
+        } else {
+            fstype == "cgroup" && super_options.split(',').any(|o| o == "memory")
+        };
+        (wanted && fields.len() >= 5).then(|| (fields[3].to_string(), fields[4].to_string()))
+    })
+}
+
+/// The room under this process's `RLIMIT_AS` (less the address space it maps) and
+/// `RLIMIT_DATA` (less its data segment); the smaller, `None` without such limits.
+#[cfg(unix)]
+fn rlimit_room() -> Option<u64> {
+    let limit = |resource| {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given
+        let ok = unsafe { libc::getrlimit(resource, &mut r) } == 0;
+        #[allow(clippy::unnecessary_cast)] // (rlim_t is not u64 on every platform)
+        (ok && r.rlim_cur != libc::RLIM_INFINITY).then_some(r.rlim_cur as u64)
+    };
+    let (address_space, data) = (limit(libc::RLIMIT_AS), limit(libc::RLIMIT_DATA));
+    if address_space.is_none() && data.is_none() {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let room =
+        |limit: Option<u64>, field: &str| Some(limit?.saturating_sub(kib_field(&status, field)?));
+    [room(address_space, "VmSize:"), room(data, "VmData:")]
+        .into_iter()
+        .flatten()
+        .min()
+}
+
+#[cfg(not(unix))]
+fn rlimit_room() -> Option<u64> {
+    None
 }
 
 /// Bytes per node of the tree tables: children, threshold, projection offset, depth and
@@ -210,6 +359,62 @@ impl Tally {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cgroup_room_is_the_smallest_limit_less_usage_up_the_hierarchy() {
+        let root = std::env::temp_dir().join(format!("obliqueforest-cg-{}", std::process::id()));
+        let write = |rel: &str, text: &str| {
+            let p = root.join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        // v2: the process in /a/b; /a has the tighter room (no reclaimable cache there)
+        write("v2/a/b/memory.max", "1000000\n");
+        write("v2/a/b/memory.current", "400000\n");
+        write(
+            "v2/a/b/memory.stat",
+            "anon 1\ninactive_file 100000\nactive_file 5\n",
+        );
+        write("v2/a/memory.max", "500000\n");
+        write("v2/a/memory.current", "450000\n");
+        write("v2/memory.max", "max\n");
+        let v2 = root.join("v2");
+        let mounts = format!(
+            "31 23 0:28 / /sys/fs/cgroup rw - tmpfs tmpfs rw\n\
+             41 31 0:38 / {} rw,relatime shared:9 - cgroup2 cgroup2 rw\n",
+            v2.display()
+        );
+        assert_eq!(cgroup_room_in("0::/a/b\n", &mounts), Some(50_000));
+        assert_eq!(cgroup_room_in("0::/a/b\n", ""), None);
+        // without limits: none
+        write("v2/c/memory.max", "max\n");
+        write("v2/c/memory.current", "7\n");
+        assert_eq!(cgroup_room_in("0::/c\n", &mounts), None);
+        // v1: the memory controller's hierarchy, "unlimited" above
+        write("v1/x/memory.limit_in_bytes", "2000000\n");
+        write("v1/x/memory.usage_in_bytes", "1500000\n");
+        write("v1/x/memory.stat", "cache 9\ntotal_inactive_file 300000\n");
+        write("v1/memory.limit_in_bytes", "9223372036854771712\n");
+        write("v1/memory.usage_in_bytes", "1\n");
+        let v1 = root.join("v1");
+        let mounts = format!(
+            "32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n\
+             35 31 0:32 / {} rw,relatime - cgroup cgroup rw,memory\n",
+            v1.display()
+        );
+        let membership = "8:pids:/\n4:memory:/x\n1:cpu:/\n0::/\n";
+        assert_eq!(cgroup_room_in(membership, &mounts), Some(800_000));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn available_memory_is_known_on_linux_and_within_the_host() {
+        if cfg!(target_os = "linux") {
+            let host = host_available().expect("MemAvailable");
+            let all = available_memory().unwrap();
+            assert!(0 < all && all <= host);
+        }
+    }
 
     #[test]
     fn limit_round_trips_and_lower_bound_grows_with_classes_and_trees() {

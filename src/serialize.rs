@@ -17,18 +17,30 @@
 //! unchanged.
 //!
 //! Reading checks every field of the header, the checksum, and then every
-//! index and length of the forest ([`Forest::validate`]), so damaged or crafted
-//! bytes give an error, never a crash or an out-of-bounds traversal. Payloads are
-//! decoded from a reader limited to the declared length: every element consumes at
-//! least one byte, so what decoding allocates is bounded by the bytes present. The
-//! checksum is verified before anything is decoded.
+//! index, length and value of the forest (`validate_forest`), so damaged or crafted
+//! bytes give an error, never a crash, an out-of-bounds traversal or a prediction that is
+//! not finite. Payloads are decoded from a reader limited to the declared length: every
+//! element consumes at least one byte, so what decoding allocates is bounded by the bytes
+//! present. The checksum is verified before anything is decoded.
+//!
+//! Reading, decoding, writing and validating stop with [`Error::Cancelled`] soon after the
+//! call's [`crate::Cancel`] token is cancelled (Ctrl-C from Python): they poll it every
+//! `CANCEL_STRIDE` bytes and once per tree.
 
+use crate::cancel;
 use crate::error::{Error, Result};
 use crate::forest::Forest;
+use crate::params::Task;
+use crate::tree::PackedTree;
 use std::io::{Read, Write};
 
 /// The first bytes of a core forest.
 pub const MAGIC: &[u8; 8] = b"OBLQFRST";
+/// The first bytes of a model file ([`crate::model`]); named here so that each reader
+/// can tell the other kind of bytes by name.
+pub const MODEL_MAGIC: &[u8; 8] = b"OBLQMODL";
+/// Bytes read, decoded or written between two polls of the cancel token.
+pub(crate) const CANCEL_STRIDE: u64 = 1 << 20;
 /// The newest format version of the core forest bytes this library writes and reads.
 ///
 /// Version 2 stores leaf values only (version 1, from before the first release, stored a
@@ -130,31 +142,99 @@ pub(crate) fn frame_header(magic: &[u8; 8], version: u32, len: u64, crc: u32) ->
     h
 }
 
-/// A writer that counts and checksums what passes through it.
+/// A writer that counts and checksums what passes through it, and fails with
+/// [`cancelled_io`] once the call is cancelled. It keeps the I/O error it failed with
+/// (`failure`): serde's encoders report only that writing failed.
 pub(crate) struct CrcWriter<W> {
     pub inner: W,
     pub hasher: crc32fast::Hasher,
     pub len: u64,
+    pub failure: Option<std::io::Error>,
+    next_poll: u64,
+}
+
+impl<W> CrcWriter<W> {
+    pub fn new(inner: W) -> Self {
+        CrcWriter {
+            inner,
+            hasher: crc32fast::Hasher::new(),
+            len: 0,
+            failure: None,
+            next_poll: 0,
+        }
+    }
 }
 
 impl<W: Write> Write for CrcWriter<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(buf)?;
+        if self.len >= self.next_poll {
+            self.next_poll = self.len + CANCEL_STRIDE;
+            if cancel::requested() {
+                return Err(cancelled_io());
+            }
+        }
+        let n = self.inner.write(buf).inspect_err(|e| {
+            self.failure = Some(std::io::Error::new(e.kind(), e.to_string()));
+        })?;
         self.hasher.update(&buf[..n]);
         self.len += n as u64;
         Ok(n)
     }
     fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
+        self.inner.flush().inspect_err(|e| {
+            self.failure = Some(std::io::Error::new(e.kind(), e.to_string()));
+        })
+    }
+}
+
+/// The I/O error a cancelled read or write stops with (not `Interrupted`, which
+/// `read_exact` and `write_all` retry).
+fn cancelled_io() -> std::io::Error {
+    std::io::Error::other("cancelled")
+}
+
+/// `error`, or [`Error::Cancelled`] when the call was cancelled (a cancelled read or write
+/// surfaces as whatever error its caller makes of [`cancelled_io`]: a decoder's own).
+pub(crate) fn unless_cancelled(error: Error) -> Error {
+    if cancel::requested() {
+        Error::Cancelled
+    } else {
+        error
+    }
+}
+
+/// A reader that fails with [`cancelled_io`] once the call is cancelled, polling every
+/// [`CANCEL_STRIDE`] bytes.
+struct Cancellable<R> {
+    inner: R,
+    read: u64,
+    next_poll: u64,
+}
+
+impl<R: Read> Read for Cancellable<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.read >= self.next_poll {
+            self.next_poll = self.read + CANCEL_STRIDE;
+            if cancel::requested() {
+                return Err(cancelled_io());
+            }
+        }
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        Ok(n)
     }
 }
 
 /// Checks that the `frame.len` bytes `reader` yields have the frame's checksum.
+///
+/// # Errors
+/// [`Error::CorruptModel`] for a short payload or a wrong checksum, [`Error::Cancelled`].
 pub(crate) fn check_crc(reader: impl Read, frame: &Frame) -> Result<()> {
     let mut limited = reader.take(frame.len);
     let mut hasher = crc32fast::Hasher::new();
     let mut buf = vec![0u8; 1 << 16];
     loop {
+        cancel::check()?;
         let n = limited
             .read(&mut buf)
             .map_err(|e| corrupt(format!("read: {e}")))?;
@@ -176,6 +256,12 @@ pub(crate) fn check_crc(reader: impl Read, frame: &Frame) -> Result<()> {
 
 /// Decodes a checksummed payload held in memory, followed by a [`MissingSection`] when
 /// `with_section`.
+///
+/// (Not cancellable: slices decode several times faster than readers, and whoever holds
+/// the bytes in memory holds a model of a size that decodes quickly.)
+///
+/// # Errors
+/// [`Error::CorruptModel`] for bytes that do not decode or trailing bytes.
 pub(crate) fn decode_slice<T: serde::de::DeserializeOwned>(
     payload: &[u8],
     with_section: bool,
@@ -196,13 +282,22 @@ pub(crate) fn decode_slice<T: serde::de::DeserializeOwned>(
 
 /// Decodes a checksummed payload of `len` bytes from a reader, without holding the bytes,
 /// followed by a [`MissingSection`] when `with_section`.
+///
+/// # Errors
+/// [`Error::CorruptModel`] for bytes that do not decode or trailing bytes,
+/// [`Error::Cancelled`].
 pub(crate) fn decode_reader<T: serde::de::DeserializeOwned>(
     reader: impl Read,
     len: u64,
     with_section: bool,
 ) -> Result<(T, Option<MissingSection>)> {
-    let decode = |e: postcard::Error| corrupt(format!("decode: {e}"));
-    let mut limited = reader.take(len);
+    let decode = |e: postcard::Error| unless_cancelled(corrupt(format!("decode: {e}")));
+    let mut limited = Cancellable {
+        inner: reader,
+        read: 0,
+        next_poll: 0,
+    }
+    .take(len);
     let mut scratch = vec![0u8; SCRATCH];
     let (value, _) = postcard::from_io::<T, _>((&mut limited, &mut scratch[..])).map_err(decode)?;
     let section = if with_section {
@@ -260,7 +355,7 @@ impl Forest {
     /// [`Error::CorruptModel`] for anything malformed, [`Error::UnsupportedVersion`] for a
     /// model from another format version.
     pub fn from_bytes(bytes: &[u8]) -> Result<Forest> {
-        if bytes.len() >= 8 && &bytes[..8] == crate::model::MODEL_MAGIC {
+        if bytes.len() >= 8 && &bytes[..8] == MODEL_MAGIC {
             return Err(corrupt(
                 "this is a model file (estimator header and forests), not a bare core forest; \
                  read it with Model::from_bytes / obliqueforest.load",
@@ -280,8 +375,59 @@ impl Forest {
         if let Some(section) = section {
             attach_missing(forest.trees.iter_mut(), section)?;
         }
-        forest.validate()?;
-        forest.packed(); // only a validated forest is laid out for prediction
+        validate_forest(&forest)?;
         Ok(forest)
     }
+}
+
+/// The sum over a forest's trees of its largest leaf value in magnitude: every prediction
+/// (a sum of one leaf value per tree, divided by the number of trees) is at most this.
+pub(crate) fn leaf_value_bound(forest: &Forest) -> f64 {
+    forest
+        .trees
+        .iter()
+        .map(|t| t.value.iter().fold(0.0f64, |m, v| m.max(v.abs())))
+        .sum()
+}
+
+/// The tolerance on the sum of a classification leaf's class distribution (per output).
+const DISTRIBUTION_TOLERANCE: f64 = 1e-6;
+
+/// Validates a decoded forest, then lays it out for prediction (only a validated forest
+/// is): every index and length ([`Forest::validate`], which also checks that thresholds,
+/// weights and leaf values are finite), that the sum over trees of the largest leaf value
+/// is finite (a prediction adds one leaf value per tree before dividing), and for
+/// classification that every leaf holds a class distribution per output. A forest that
+/// passes predicts finite values (class probabilities that sum to 1 per output) for every
+/// input.
+///
+/// # Errors
+/// [`Error::CorruptModel`] naming what is wrong, [`Error::Cancelled`].
+pub(crate) fn validate_forest(forest: &Forest) -> Result<()> {
+    forest.validate()?;
+    if !leaf_value_bound(forest).is_finite() {
+        return Err(corrupt(
+            "leaf values so large that their sum over the trees overflows",
+        ));
+    }
+    let classes: &[usize] = match &forest.params.task {
+        Task::Classification { n_classes } => std::slice::from_ref(n_classes),
+        Task::MultiClassification { n_classes } => n_classes,
+        Task::Regression | Task::MultiRegression { .. } => &[],
+    };
+    if !classes.is_empty() {
+        for tree in &forest.trees {
+            cancel::check()?;
+            tree.validate_distributions(classes, DISTRIBUTION_TOLERANCE)?;
+        }
+    }
+    // laid out tree by tree, polling between trees (`Forest::packed` would build the
+    // layout in one go, which takes about a second for a model of several hundred MB)
+    let mut packed = Vec::with_capacity(forest.trees.len());
+    for tree in &forest.trees {
+        cancel::check()?;
+        packed.push(PackedTree::new(tree, forest.descriptors()));
+    }
+    let _ = forest.packed.set(packed); // (already set: laid out before, the same way)
+    Ok(())
 }

@@ -31,6 +31,12 @@ def _fitted(kind):
     if kind == "sporf-reg":
         Xr, yr = make_friedman1(150, random_state=0)
         return of.SPORFRegressor(5, random_state=0).fit(Xr, yr), Xr
+    if kind == "multi":
+        return of.RandomForestClassifier(5, random_state=0).fit(X, np.c_[y, y % 2 == 0]), X
+    if kind == "morf":
+        return of.MORFClassifier(5, data_shape=(2, 2), random_state=0).fit(X, y), X
+    if kind == "oblique":
+        return of.ObliqueForestClassifier(of.projections.Gaussian(), 5, random_state=0).fit(X, y), X
     if kind == "rotation":
         return RotationEnsembleClassifier(12, n_rotations=3, random_state=0).fit(X, y), X
     if kind == "ae":
@@ -241,6 +247,10 @@ def _mutations():
         ("rf", "classes dtype int3", setp("classes", ("i", 3, [0, 1, 2])), "classes"),
         ("rf", "classes bytes dtype", setp("classes", ("S", 2_000_000_000, [b"a", b"b", b"c"])),
          "classes"),
+        ("rf", "classes float16 inexact", setp("classes", ("f", 2, [0.1, 1.0, 2.0])),
+         "float16"),
+        ("rf", "classes float32 overflow", setp("classes", ("f", 4, [0.0, 1.0, 1e39])),
+         "float32"),
         ("rf", "classes missing", setp("classes", None), "task"),
         ("sporf-reg", "classes on a regressor", setp("classes", np.array([0.0])), "classes"),
         ("rf", "n_estimators disagrees", param("n_estimators", 1000), "n_estimators"),
@@ -251,6 +261,15 @@ def _mutations():
         ("rf", "parameter out of range", param("min_samples_leaf", -4), "min_samples_leaf"),
         ("rf", "unknown attribute", attr("__class__", 1), "attributes"),
         ("rf", "unexpected attribute", attr("evil_", 1), "evil_"),
+        ("morf", "data_shape contradicts the patches", param("data_shape", (4,)), "data_shape"),
+        ("morf", "channel_axis contradicts the patches", param("channel_axis", 0),
+         "channel_axis"),
+        ("morf", "pooled contradicts the family", param("pooled", 0.0), "estimator"),
+        ("morf", "differences contradict the filters", param("differences", 0.75),
+         "differences"),
+        ("oblique", "projection class contradicts the forest",
+         param("projection", {"__projection__": "ForestRC", "n_combined": 2}), "estimator"),
+        ("sporf-reg", "scaling contradicts the weights", param("scaling", None), "scaling"),
         ("rotation", "rotation matrices cut", rot("rotations", lambda r: r[:, :2]), "rotations"),
         ("rotation", "rotation not finite", rot("rotations", lambda r: np.full_like(r, np.inf)), "rotations"),
         ("rotation", "rotation scaled", rot("rotations", lambda r: r * 1e30), "rotations"),
@@ -342,6 +361,44 @@ def test_file_of_another_layout_says_what_it_is(tmp_path):
         of.load(path)
 
 
+def test_a_class_split_reinterpreted_per_output_is_refused(tmp_path):
+    # outputs of 2 and 3 classes whose leaf values are read as outputs of 3 and 2
+    X, y = _iris()
+    est = of.RandomForestClassifier(5, random_state=0).fit(X, np.c_[y % 2, y])
+    parts = _parts(est)
+    parts["classes"] = [est.classes_[1], est.classes_[0]]
+    path = _write_crafted(tmp_path, parts)
+    blob = path.read_bytes()
+    # postcard: Task::MultiClassification (variant 2), 2 outputs, of 2 and 3 classes
+    task, swapped = bytes([2, 2, 2, 3]), bytes([2, 2, 3, 2])
+    assert blob.count(task) == 2  # the header's task and the forest's
+    path.write_bytes(_refresh_crc(bytearray(blob.replace(task, swapped))))
+    with pytest.raises(ForestError, match="not a distribution"):
+        of.load(path)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_leaf_values_that_are_not_finite_are_refused(bad, tmp_path):
+    X, _ = make_friedman1(60, random_state=0)
+    y = np.arange(60.0)
+    y[7] = 1234.5678  # a value of its own leaf (one tree, no bootstrap, distinct rows)
+    est = of.RandomForestRegressor(1, bootstrap=False, random_state=0).fit(X, y)
+    path = tmp_path / "m.of"
+    est.save(path)
+    blob = path.read_bytes()
+    leaf = struct.pack("<d", 1234.5678)
+    assert blob.count(leaf) == 1
+    path.write_bytes(_refresh_crc(bytearray(blob.replace(leaf, struct.pack("<d", bad)))))
+    with pytest.raises(ForestError, match="leaf value not finite"):
+        of.load(path)
+    # the same bytes pickled: Forest.from_bytes validates them alike
+    forest = bytearray(est._forest.to_bytes())
+    at = forest.index(leaf)
+    forest[at : at + 8] = struct.pack("<d", bad)
+    with pytest.raises(ForestError, match="leaf value not finite"):
+        type(est._forest).from_bytes(bytes(_refresh_crc(forest)))
+
+
 def _refresh_crc(blob):
     payload = bytes(blob[24:])
     blob[12:20] = struct.pack("<Q", len(payload))
@@ -371,42 +428,73 @@ def test_versions_truncation_and_trailing_bytes(tmp_path):
             of.load(path)
 
 
+def _assert_sane_outputs(est, X, what):
+    """A loaded model's outputs for finite rows: finite, class probabilities that sum to 1
+    per output, labels among ``classes_``; a rotation ensemble may refuse rows its scaling
+    and rotations take beyond float32's range (by name, as a fitted one does)."""
+    try:
+        with np.errstate(all="raise"):
+            if hasattr(est, "transform") and not hasattr(est, "predict"):
+                assert np.isfinite(est.transform(X)).all(), what
+                return
+            pred = est.predict(X)
+            if hasattr(est, "predict_proba"):
+                probas = est.predict_proba(X)
+                probas = probas if isinstance(probas, list) else [probas]
+                classes = est.classes_ if isinstance(est.classes_, list) else [est.classes_]
+                pred = pred.reshape(len(X), -1)
+                for j, (proba, labels) in enumerate(zip(probas, classes)):
+                    assert np.isfinite(proba).all() and (proba >= 0).all(), what
+                    np.testing.assert_allclose(proba.sum(axis=1), 1.0, atol=1e-6, err_msg=what)
+                    assert np.isin(pred[:, j], labels).all(), what
+            else:
+                assert np.isfinite(pred).all(), what
+    except ValueError as e:
+        if isinstance(e, _core.ForestInternalError) or "beyond float32" not in str(e):
+            raise
+
+
+_FUZZ_KINDS = ["rf", "sporf-reg", "multi", "morf", "rotation", "ae"]
+
+
 def _fuzz(tmp_path, n, seed):
+    """``n`` CRC-fixed random mutations (1 to 3 payload bytes) of a saved model of each
+    kind: each is refused with a ForestError (never an internal one), or loads as a model
+    whose outputs are sane (``_assert_sane_outputs``)."""
     rng = np.random.default_rng(seed)
     outcomes = {"rejected": 0, "loaded": 0}
-    for kind in ["rf", "rotation"]:
+    for kind in _FUZZ_KINDS:
         est, X = _fitted(kind)
+        X = np.vstack([X, X * 1e30, np.full((1, X.shape[1]), -3e38)])
+        _assert_sane_outputs(est, X, kind)
         path = tmp_path / f"{kind}.of"
         est.save(path)
         raw = path.read_bytes()
-        for _ in range(n):
+        for case in range(n):
             blob = bytearray(raw)
             for pos in rng.integers(24, len(blob), size=rng.integers(1, 4)):
                 blob[pos] = rng.integers(0, 256)
             path.write_bytes(_refresh_crc(blob))  # past the checksum: into the decoder
             try:
                 again = of.load(path)
-            except ForestError:
+            except ForestError as e:
+                assert not isinstance(e, _core.ForestInternalError), f"{kind} {case}: {e}"
                 outcomes["rejected"] += 1
                 continue
             outcomes["loaded"] += 1
-            try:  # a model that loads must predict or refuse cleanly
-                with np.errstate(all="ignore"):
-                    again.predict(X)
-            except ValueError:
-                pass
+            _assert_sane_outputs(again, X, f"{kind} case {case}")
     return outcomes
 
 
-def test_mutated_payloads_with_valid_checksums_never_crash(tmp_path):
-    outcomes = _fuzz(tmp_path, 150, 0)
-    assert outcomes["rejected"] > 0
+def test_mutated_payloads_load_only_as_models_with_sane_outputs(tmp_path):
+    outcomes = _fuzz(tmp_path, 60, 0)
+    assert outcomes["rejected"] > 0 and outcomes["loaded"] > 0, outcomes
 
 
 @pytest.mark.slow
 def test_mutated_payloads_long_fuzz(tmp_path):
-    outcomes = _fuzz(tmp_path, 5000, 1)
-    assert outcomes["rejected"] > 0
+    outcomes = _fuzz(tmp_path, 1000, 1)
+    assert outcomes["rejected"] > 0 and outcomes["loaded"] > 0, outcomes
 
 
 @pytest.mark.slow

@@ -2,9 +2,11 @@
 repetition and persistence never change or corrupt a model."""
 
 import gc
-import warnings
+import subprocess
+import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -461,6 +463,38 @@ def test_memory_limit_stops_a_fit_whose_trees_outgrow_it(memory_limit):
     memory_limit(None)
     assert of.memory_limit() is None
     assert of.SPORFClassifier(n_estimators=40, random_state=0).fit(X, y)._forest.n_trees == 40
+
+
+UNDER_ADDRESS_SPACE_LIMIT = """
+import resource, numpy as np, obliqueforest as of
+def status(key):
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key))
+rng = np.random.default_rng(0)
+X = rng.normal(size=(200_000, 10)).astype(np.float32)
+y = rng.integers(0, 64, 200_000)
+# `ulimit -v`: 2 GiB more address space than in use, far less than 100 such trees take
+resource.setrlimit(resource.RLIMIT_AS, (status("VmSize:") + 2**31, resource.RLIM_INFINITY))
+try:
+    of.RandomForestClassifier(100, n_jobs=2, random_state=0).fit(X, y)
+    print("fitted")
+except of.ForestError as e:
+    print(type(e).__name__, e)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc: Linux")
+def test_auto_memory_limit_respects_an_address_space_limit():
+    # the 'auto' budget once read only the host's memory: under `ulimit -v` this fit aborted
+    # the interpreter ("memory allocation of 67108864 bytes failed")
+    out = subprocess.run(
+        [sys.executable, "-c", UNDER_ADDRESS_SPACE_LIMIT],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.startswith("ForestError memory limit:"), out.stdout
 
 
 @pytest.mark.parametrize("bad", [0, -5, "lots", 1.5, True, 2**64])

@@ -10,6 +10,7 @@ from ._core import (
     FORMAT_VERSION,
     MODEL_FORMAT_VERSION,
     ForestError,
+    ForestInternalError,
     memory_limit,
     set_memory_limit,
 )
@@ -23,6 +24,7 @@ __all__ = [
     "FORMAT_VERSION",
     "MODEL_FORMAT_VERSION",
     "ForestError",
+    "ForestInternalError",
     *_ESTIMATORS,
     "datasets",
     "load",

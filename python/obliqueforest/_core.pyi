@@ -32,6 +32,10 @@ FORMAT_VERSION: int
 class ForestError(ValueError):
     """Any error raised by the Rust core (bad parameters, bad input, corrupt model bytes)."""
 
+class ForestInternalError(ForestError):
+    """An internal error of the Rust core (a panic or a broken invariant: a bug), never bad
+    input; a ForestError, so handlers of ForestError still catch it."""
+
 class Progress:
     """A counter of grown trees and a cancel switch, shared with running fits (read or
     cancel from another thread)."""
@@ -45,10 +49,13 @@ class Progress:
     def cancelled(self) -> bool: ...
 
 def set_memory_limit(limit: Optional[int | str]) -> None:
-    """Process-wide limit on a fitted model's memory: None (none), "auto" (the default: 80%
-    of the memory available when a fit starts) or a number of bytes. A fit refuses at once
-    when a lower bound of the model's size is over it, and stops (ForestError) once the
-    trees grown so far project the forest over it."""
+    """Process-wide limit on a fitted model's memory: None (none), "auto" (the default) or a
+    number of bytes. "auto" is 80% of the memory the process can still allocate when a fit
+    starts: the smallest of the host's available memory, the room under its cgroup memory
+    limits (v2 ``memory.max`` less ``memory.current``, v1 ``memory.limit_in_bytes`` less
+    ``memory.usage_in_bytes``) and the room under its ``RLIMIT_AS`` (``ulimit -v``) and
+    ``RLIMIT_DATA``. A fit refuses at once when a lower bound of the model's size is over
+    it, and stops (ForestError) once the trees grown so far project the forest over it."""
 
 def memory_limit() -> Optional[int | str]:
     """The limit set by :func:`set_memory_limit`."""

@@ -214,10 +214,15 @@ def _restore_codec(est, attributes):
 def save(est, path):
     """Writes a fitted estimator to ``path`` (called by ``estimator.save``).
 
+    The file is replaced whole or not at all (a temporary file of its own, synced, then
+    renamed over ``path``); only a regular file or a new path is written, never a
+    directory, device, FIFO or socket (a symbolic link is followed).
+
     Raises
     ------
     obliqueforest.ForestError
-        If a parameter or class label has no plain form, or the path cannot be written.
+        If a parameter or class label has no plain form, or the path is not a regular file
+        or cannot be written.
     """
     from sklearn.utils.validation import check_is_fitted
 
@@ -358,8 +363,11 @@ def load(path):
     ------
     obliqueforest.ForestError
         (a ValueError) if the file is not a model, is truncated or damaged, disagrees with
-        itself (each header field is checked against the forests), or comes from another
-        format version.
+        itself (each header field is checked against the forests), holds values no fitted
+        model has (numbers that are not finite, class probabilities that are not
+        distributions, labels outside their dtype), or comes from another format version.
+    KeyboardInterrupt
+        On Ctrl-C: a long load stops within about a second.
     """
     parts = _core.load_model(os.fspath(path))
     cls = _estimator_class(parts["estimator"])

@@ -29,13 +29,24 @@ pyo3::create_exception!(
     "An error raised by the obliqueforest Rust core."
 );
 
-/// The one mapping of the core's errors to Python: an allocation the machine refused is
-/// Python's `MemoryError`, everything else a [`ForestError`] (a `ValueError`).
+pyo3::create_exception!(
+    _core,
+    ForestInternalError,
+    ForestError,
+    "An internal error of the obliqueforest Rust core: a panic or a broken invariant, \
+     never bad input (a bug; please report it). A subclass of ForestError, so that code \
+     which handles ForestError keeps working and tests can tell a bug from a refusal."
+);
+
+/// The one mapping of core errors to Python: [`Error::Internal`] (panics included, see
+/// [`compute`]) to `ForestInternalError`, an allocation the machine refused
+/// ([`Error::OutOfMemory`]) to Python's `MemoryError`, everything else to `ForestError`.
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         match e {
+            Error::Internal(_) => ForestInternalError::new_err(e.to_string()),
             Error::OutOfMemory(_) => pyo3::exceptions::PyMemoryError::new_err(e.to_string()),
-            e => ForestError::new_err(e.to_string()),
+            _ => ForestError::new_err(e.to_string()),
         }
     }
 }
@@ -171,8 +182,14 @@ fn n_threads(n_jobs: Option<Bound<'_, PyAny>>) -> PyResult<usize> {
     Ok(crate::threads::n_threads(n_jobs)?)
 }
 
-/// Sets the process-wide memory limit for fitted models: None (no limit), "auto" (80% of
-/// the memory available when a fit starts) or a number of bytes.
+/// Sets the process-wide memory limit for fitted models: None (no limit), "auto" (the
+/// default) or a number of bytes. "auto" is 80% of the memory this process can still
+/// allocate when a fit starts: the smallest of the host's available memory, the room under
+/// its cgroup memory limits (v2 ``memory.max`` less ``memory.current``, v1
+/// ``memory.limit_in_bytes`` less ``memory.usage_in_bytes``; a container's limit) and the
+/// room under its ``RLIMIT_AS`` (``ulimit -v``) and ``RLIMIT_DATA``. A fit refuses at once
+/// when a lower bound of the model's size is over the limit, and stops (ForestError) once
+/// the trees grown so far project the forest over it.
 #[pyfunction]
 fn set_memory_limit(limit: Option<Bound<'_, PyAny>>) -> PyResult<()> {
     use crate::limits::MemoryLimit;
@@ -229,6 +246,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<params::PyForestParams>()?;
     m.add_class::<params::PyProjection>()?;
     m.add("ForestError", m.py().get_type::<ForestError>())?;
+    m.add(
+        "ForestInternalError",
+        m.py().get_type::<ForestInternalError>(),
+    )?;
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;

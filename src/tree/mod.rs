@@ -305,12 +305,17 @@ impl Tree {
         }
     }
 
-    /// Checks every index and length, so that traversal can never go out of bounds or loop.
+    /// Checks every index and length, so that traversal can never go out of bounds or loop,
+    /// and every number a prediction or an importance reads: thresholds are never NaN or
+    /// `-inf` (`+inf` is a split sending every present row left), projection weights,
+    /// impurities, node weights (also non-negative) and leaf values are finite. Stops with
+    /// [`Error::Cancelled`] when the call is cancelled (polled once per tree).
     pub(crate) fn validate(
         &self,
         n_features: usize,
         descriptors: Option<&dyn CompactDescriptors>,
     ) -> Result<()> {
+        crate::cancel::check()?;
         let n = self.n_nodes();
         let bad = |what: &str| Err(Error::CorruptModel(format!("tree table: {what}")));
         if n == 0 || n >= LEAF as usize {
@@ -352,6 +357,20 @@ impl Tree {
         if descriptors.is_some() && !self.proj_w.is_empty() {
             return bad("weights stored for compact descriptors");
         }
+        if !self.proj_w.iter().all(|w| w.is_finite()) {
+            return bad("projection weight not finite");
+        }
+        if !self.value.iter().all(|v| v.is_finite()) {
+            return bad("leaf value not finite");
+        }
+        if !self.impurity.iter().all(|v| v.is_finite())
+            || !self
+                .weighted_n_node_samples
+                .iter()
+                .all(|w| w.is_finite() && *w >= 0.0)
+        {
+            return bad("impurity or node weight not finite");
+        }
         // ascending inner nodes (so at most one entry per node: bounded by the table)
         let mut prev: Option<u32> = None;
         for &i in &self.missing_flip {
@@ -384,8 +403,8 @@ impl Tree {
             {
                 return bad("node depths");
             }
-            if self.threshold[i].is_nan() {
-                return bad("NaN threshold");
+            if self.threshold[i].is_nan() || self.threshold[i] == f32::NEG_INFINITY {
+                return bad("threshold NaN or -inf");
             }
             match descriptors {
                 None if self.proj_idx[a..b]
@@ -398,6 +417,33 @@ impl Tree {
                     return bad("projection descriptor")
                 }
                 _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that every leaf of a classification tree holds, for each output (blocks of
+    /// `n_classes[o]` values side by side), a class distribution: non-negative values that
+    /// sum to 1 within `tolerance`. Call after [`Tree::validate`].
+    pub(crate) fn validate_distributions(&self, n_classes: &[usize], tolerance: f64) -> Result<()> {
+        if n_classes.iter().sum::<usize>() != self.n_outputs {
+            return Err(Error::CorruptModel(format!(
+                "tree table: {} values per leaf for outputs of {n_classes:?} classes",
+                self.n_outputs
+            )));
+        }
+        for row in self.value.chunks_exact(self.n_outputs) {
+            let mut at = 0;
+            for &k in n_classes {
+                let block = &row[at..at + k];
+                at += k;
+                let sum: f64 = block.iter().sum();
+                if block.iter().any(|&p| p < 0.0) || (sum - 1.0).abs() > tolerance {
+                    return Err(Error::CorruptModel(format!(
+                        "tree table: a leaf's class probabilities {block:?} are not a \
+                         distribution (negative, or summing to {sum} instead of 1)"
+                    )));
+                }
             }
         }
         Ok(())

@@ -45,14 +45,30 @@ __all__ = [
 ]
 
 
+# Loaded on first use (they import more of scipy and scikit-learn): name -> (module, attribute
+# or None for the module itself). `dir()` and `__all__` list them like the names above.
+_LAZY = {
+    "RotationEnsembleClassifier": ("rotation", "RotationEnsembleClassifier"),
+    "RotationEnsembleRegressor": ("rotation", "RotationEnsembleRegressor"),
+    "ForestAutoencoder": ("autoencoder", "ForestAutoencoder"),
+    "autoencoder": ("autoencoder", None),
+    "interpret": ("interpret", None),
+    "plotting": ("plotting", None),
+    "rotation": ("rotation", None),
+    "tuning": ("tuning", None),
+}
+__all__ += [name for name, (_, attr) in _LAZY.items() if attr is not None]
+
+
 def __getattr__(name):
-    # the rotation ensembles and the autoencoder load on first use
-    if name in ("RotationEnsembleClassifier", "RotationEnsembleRegressor"):
-        from . import rotation
+    if name in _LAZY:
+        import importlib
 
-        return getattr(rotation, name)
-    if name == "ForestAutoencoder":
-        from . import autoencoder
-
-        return autoencoder.ForestAutoencoder
+        module, attr = _LAZY[name]
+        loaded = importlib.import_module(f"{__name__}.{module}")
+        return loaded if attr is None else getattr(loaded, attr)
     raise AttributeError(f"module 'obliqueforest' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

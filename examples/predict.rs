@@ -32,6 +32,13 @@ use std::process::ExitCode;
 fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
+        // the reader of stdout went away (`| head`): end quietly, as a shell reports it
+        Err(e)
+            if e.downcast_ref::<std::io::Error>().map(|e| e.kind())
+                == Some(std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::from(141)
+        }
         Err(e) => {
             eprintln!("predict: error: {e}"); // one line, as the Python command line does
             ExitCode::from(2)

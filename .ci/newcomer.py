@@ -3,15 +3,15 @@ environment, and what it prints compared with what the README says.
 
     python3 .ci/newcomer.py
 
-1. the README's install blocks (``<!-- doc-test: ci -->`` with ``pip``/``maturin``), run
-   verbatim from the repository in a fresh venv: the wheel is built, chosen by name from
-   ``target/wheels`` and installed with its extras, then installed again from the source
-   tree (the build backend's path, with Rust present);
+1. the README's wheel install block (``<!-- doc-test: ci -->``), run verbatim from the
+   repository in a fresh venv: the wheel is built, chosen by name from ``target/wheels``
+   and installed with its extras;
 2. every block under "First steps" (the quick demo, the Python quick start, the command
    line and the Rust example serving the model it saved), run with the venv's ``python``
-   and ``obliqueforest`` away from the source tree, each on its own, its printed output
-   compared with the ``text`` block the README quotes under it;
-3. the README's ``Cargo.toml`` lines and its first Rust block, as a service of one's own:
+   and ``obliqueforest`` (the installed wheel) away from the source tree, each on its own,
+   its printed output compared with the ``text`` block the README quotes under it;
+3. the README's source install block, verbatim (the build backend's path, Rust present);
+4. the README's ``Cargo.toml`` lines and its first Rust block, as a service of one's own:
    a new cargo project next to a checkout named ``obliqueforest``.
 
 Exits non-zero at the first difference. ``.ci/run`` runs it after building the wheel.
@@ -52,6 +52,13 @@ def run(argv, cwd, env, what):
     return out.stdout
 
 
+def installed(bin_dir, cwd, env):
+    """Checks that the venv imports obliqueforest from its site-packages."""
+    code = "import obliqueforest; print(obliqueforest.__file__)"
+    where = run([str(bin_dir / "python"), "-c", code], cwd, env, "the installed package")
+    assert "site-packages" in where, where
+
+
 def main():
     tmp = Path(tempfile.mkdtemp(prefix="obliqueforest-newcomer-"))
     venv.create(tmp / "venv", with_pip=True)
@@ -60,15 +67,15 @@ def main():
     env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", VIRTUAL_ENV=str(tmp / "venv"))
     all_blocks = blocks(README)
 
-    # 1. installation, verbatim
+    # 1. installation from the wheel, verbatim
     installs = [b for b in all_blocks if mode(b) == "ci" and b.lang == "bash"]
     installs = [b for b in installs if "pytest" not in b.body]  # .ci/run runs the tests
-    assert installs, "no install blocks in the README"
-    for block in installs:
+    from_wheel = [b for b in installs if "--find-links" in b.body]
+    from_source = [b for b in installs if b not in from_wheel]
+    assert from_wheel and from_source, "no install blocks in the README"
+    for block in from_wheel:
         run(["bash", "-e", "-c", block.body], ROOT, env, f"README install block {block.id}")
-    where = run([str(bin_dir / "python"), "-c", "import obliqueforest; print(obliqueforest.__file__)"],
-                tmp, env, "the installed package")  # fmt: skip
-    assert "site-packages" in where, where
+    installed(bin_dir, tmp, env)
 
     # 2. first steps, each block on its own, outputs compared
     first, last = section(README.read_text(), "## First steps")
@@ -86,7 +93,12 @@ def main():
         compare(block, printed)
         print(f"{block.id}: prints what the README quotes", flush=True)
 
-    # 3. the crate in a project of one's own, from the README's Cargo.toml lines
+    # 3. installation from the source tree (the build backend's path, Rust present)
+    for block in from_source:
+        run(["bash", "-e", "-c", block.body], ROOT, env, f"README install block {block.id}")
+    installed(bin_dir, tmp, env)
+
+    # 4. the crate in a project of one's own, from the README's Cargo.toml lines
     toml = next(b for b in all_blocks if b.lang == "toml")
     rust = next(b for b in all_blocks if b.lang == "rust")
     (tmp / "obliqueforest").symlink_to(ROOT)

@@ -6,22 +6,47 @@
 //! cat rows.csv | cargo run --release --example predict -- model.of
 //! ```
 //!
-//! Rows are comma-separated numbers, one column per feature; an empty cell (or `NaN`) is a
-//! missing value, which each split sends to the side it learned. A first line that is not
-//! numeric is a header: when the model knows its feature names, the columns are matched
-//! to them by name (in any order, extra columns ignored).
+//! Rows are comma-separated numbers; an empty cell (or `NaN`) is a missing value, which
+//! each split sends to the side it learned. A first line that is not all numbers is a
+//! header. When the model knows its feature names (a model fitted on named columns: a
+//! DataFrame in Python, or `obliqueforest fit`), the header must name each of them; the
+//! columns are found by name, in any order, and other columns are ignored whatever they
+//! hold (an id, a text label). Without a header, or for a model without names, every line
+//! holds exactly the model's features, in its order. Every line has as many fields as the
+//! first; a line that does not, a duplicate header name, or a cell that is not a number in
+//! a column the model reads is an error naming the line.
 //!
 //! Output, one line per row: for a classifier the predicted label, then the class
 //! probabilities in the order of the model's classes; for a regressor the estimate; for a
 //! forest autoencoder the row's embedding (its `transform`).
 //! Floats are printed with `{:?}`, the shortest text that reads back to the same bits.
+//! An error (a model file that does not load, a line it cannot read) is one line on
+//! stderr and exit status 2.
 
 use ndarray::Array2;
 use obliqueforest::{Estimator, Model, Predictions};
 use std::error::Error;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::process::ExitCode;
 
-fn main() -> Result<(), Box<dyn Error>> {
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        // the reader of stdout went away (`| head`): end quietly, as a shell reports it
+        Err(e)
+            if e.downcast_ref::<std::io::Error>().map(|e| e.kind())
+                == Some(std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::from(141)
+        }
+        Err(e) => {
+            eprintln!("predict: error: {e}"); // one line, as the Python command line does
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (model_path, rows_path) = match args.as_slice() {
         [m] => (m, None),
@@ -98,10 +123,42 @@ fn cell(field: &str) -> Result<f64, std::num::ParseFloatError> {
     }
 }
 
+/// Which fields of a line hold the model's features, in the model's order, from the
+/// header (matched by name when the model has names) or, without one, all of them.
+fn columns(header: Option<&[&str]>, model: &Model) -> Result<Vec<usize>, String> {
+    let p = model.n_features();
+    let Some(header) = header else {
+        return Ok((0..p).collect());
+    };
+    for (j, name) in header.iter().enumerate() {
+        if header[..j].contains(name) {
+            return Err(format!("line 1: the header names column {name:?} twice"));
+        }
+    }
+    match model.feature_names() {
+        Some(names) => names
+            .iter()
+            .map(|name| {
+                header
+                    .iter()
+                    .position(|f| f == name)
+                    .ok_or_else(|| format!("line 1: the header has no column {name:?}"))
+            })
+            .collect(),
+        None if header.len() == p => Ok((0..p).collect()),
+        None => Err(format!(
+            "line 1: the header has {} columns; the model has no column names, so the \
+             columns must be its {p} features in order",
+            header.len()
+        )),
+    }
+}
+
 /// Reads CSV rows into an n × n_features matrix, in the model's column order.
 fn read_rows(input: impl BufRead, model: &Model) -> Result<Array2<f64>, Box<dyn Error>> {
     let p = model.n_features();
-    let mut order: Vec<usize> = (0..p).collect();
+    let mut order = Vec::new(); // the fields holding the model's features, in its order
+    let mut width = None; // fields per line, set by the first line
     let mut values = Vec::new();
     for (n, line) in input.lines().enumerate() {
         let line = line?;
@@ -109,30 +166,35 @@ fn read_rows(input: impl BufRead, model: &Model) -> Result<Array2<f64>, Box<dyn 
             continue;
         }
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-        let parsed: Result<Vec<f64>, _> = fields.iter().map(|f| cell(f)).collect();
-        match parsed {
-            Ok(row) => {
-                if row.len() < order.iter().max().map_or(0, |m| m + 1) {
-                    return Err(
-                        format!("line {}: {} values, expected {p}", n + 1, row.len()).into(),
-                    );
-                }
-                values.extend(order.iter().map(|&j| row[j]));
+        if width.is_none() {
+            width = Some(fields.len());
+            let header = fields.iter().any(|f| cell(f).is_err());
+            order = columns(header.then_some(&fields[..]), model)?;
+            if header {
+                continue;
             }
-            Err(_) if n == 0 => {
-                if let Some(names) = model.feature_names() {
-                    order = names
-                        .iter()
-                        .map(|name| {
-                            fields
-                                .iter()
-                                .position(|f| f == name)
-                                .ok_or_else(|| format!("the header has no column {name:?}"))
-                        })
-                        .collect::<Result<_, _>>()?;
-                }
+            if fields.len() != p {
+                return Err(format!(
+                    "line {}: {} values, the model has {p} features (a header naming the \
+                     model's columns lets a file hold others)",
+                    n + 1,
+                    fields.len()
+                )
+                .into());
             }
-            Err(e) => return Err(format!("line {}: {e}", n + 1).into()),
+        }
+        if Some(fields.len()) != width {
+            let expected = width.unwrap_or(p);
+            return Err(format!(
+                "line {}: {} fields, expected {expected}",
+                n + 1,
+                fields.len()
+            )
+            .into());
+        }
+        for &j in &order {
+            let v = cell(fields[j]).map_err(|e| format!("line {}: {:?}: {e}", n + 1, fields[j]))?;
+            values.push(v);
         }
     }
     Ok(Array2::from_shape_vec((values.len() / p, p), values)?)

@@ -384,3 +384,202 @@ def test_missing_feature_values_are_native_except_for_embed(cli, tmp_path):
     assert_clean_error(
         cli("fit", data, "--target", "y", "--model", model), "'b'", "infinite values"
     )
+
+
+# -- CSV rules: one reader with or without pandas, errors naming the line or column ---------
+
+
+def _write(path, text):
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("target_at", [0, 1, 2])
+@pytest.mark.parametrize("fields", [2, 4])
+def test_ragged_row_is_an_error_naming_its_line(cli, tmp_path, target_at, fields):
+    names = ["a", "b"]
+    names.insert(target_at, "y")
+    rows = [["1", "2"], ["3", "4"], ["5", "6"]]
+    for r, label in zip(rows, "xzx"):
+        r.insert(target_at, label)
+    rows[1] = rows[1][:fields] if fields < 3 else rows[1] + ["7"]
+    data = _write(tmp_path / "ragged.csv", "\n".join(",".join(r) for r in [names, *rows]) + "\n")
+    res = cli("fit", data, "--target", "y", "--model", tmp_path / "m.of")
+    assert_clean_error(res, "line 3", f"{fields} field(s)", "the header has 3")
+    assert not (tmp_path / "m.of").exists()
+
+
+def test_duplicate_column_names_are_an_error_naming_the_column(cli, tmp_path):
+    data = _write(tmp_path / "dup.csv", "a,b,a,y\n1,2,3,x\n4,5,6,z\n")
+    for args in (
+        ["fit", data, "--target", "y", "--model", tmp_path / "m.of"],
+        ["evaluate", data, "--target", "y"],
+        ["embed", data],
+    ):
+        assert_clean_error(cli(*args), "duplicate column name 'a'", "columns 1 and 3")
+    # pandas would read 'a', 'a.1': a name that really is 'a.1' is a distinct column
+    ok = _write(
+        tmp_path / "ok.csv", "a,a.1,y\n" + "".join(f"{i},{-i},{i % 2}\n" for i in range(20))
+    )
+    res = cli("fit", ok, "--target", "y", "--model", tmp_path / "m.of", "-p", "n_estimators=2")
+    assert res.returncode == 0, res.stderr
+    import obliqueforest as of
+
+    assert list(of.load(tmp_path / "m.of").feature_names_in_) == ["a", "a.1"]
+
+
+@pytest.mark.parametrize(
+    ("text", "fragments"),
+    [
+        ("a,b,y\n", ["has a header but no data rows"]),
+        ("", ["is empty", "header row is required"]),
+        ("a,,y\n1,2,x\n", ["column 2 of the header has no name"]),
+        ("a,b,y\n1,2,x\n3,4,\n5,6,z\n", ["target column 'y'", "missing", "line 3"]),
+        ("a,b,y\n1,2,x\n3,4,NA\n", ["target column 'y'", "missing", "line 3"]),
+        ("a,b,y\n1,2,x\n3,4,  \n", ["target column 'y'", "missing", "line 3"]),
+        ("a,b,y\n1,2,x\n3,red,z\n", ["'b'", "not numeric", "'red' on line 3"]),
+    ],
+)
+def test_malformed_tables_get_the_clis_own_one_line_error(cli, tmp_path, text, fragments):
+    data = _write(tmp_path / "t.csv", text)
+    res = cli("fit", data, "--target", "y", "--model", tmp_path / "m.of")
+    assert_clean_error(res, *fragments)
+    assert "scikit-learn" not in res.stderr and "sklearn" not in res.stderr
+
+
+def test_missing_markers_whitespace_and_booleans_read_like_pandas(tmp_path):
+    from obliqueforest.cli import read_table
+
+    data = _write(
+        tmp_path / "t.csv",
+        " a , b ,flag,label\n1, 2.5,True, yes\nNA,,false,no \n3,nan,TRUE,yes\n",
+    )
+    t = read_table(data)
+    assert t.names == ["a", "b", "flag", "label"]
+    np.testing.assert_array_equal(t.column("a"), [1.0, np.nan, 3.0])
+    np.testing.assert_array_equal(t.column("b"), [2.5, np.nan, np.nan])
+    assert t.column("flag").dtype == bool and list(t.column("flag")) == [True, False, True]
+    assert list(t.column("label")) == ["yes", "no", "yes"]
+    assert t.where(1) == "line 3"
+
+
+def test_a_column_that_turns_to_text_late_keeps_its_text(tmp_path, monkeypatch):
+    import obliqueforest._cli_tables as tables
+
+    monkeypatch.setattr(tables, "_BLOCK_ROWS", 4)  # several blocks, numbers first
+    labels = ["1", "2", "01", "2", "1", "x", "2", "1", "True", "2"]
+    body = "".join(f"{i},{lab}\n" for i, lab in enumerate(labels))
+    t = tables.read_csv(_write(tmp_path / "t.csv", "f,y\n" + body))
+    assert list(t.column("y")) == labels
+    assert t.column("f").dtype == np.int64
+
+
+@pytest.mark.parametrize("out", ["{dir}", "{dir}/missing/m.of", "/dev/null"])
+def test_fit_output_that_cannot_be_written_is_refused_before_fitting(cli, tables, tmp_path, out):
+    import time
+
+    t0 = time.perf_counter()
+    res = cli(
+        "fit", tables["csv"], "--target", "label", "--model", out.format(dir=tmp_path),
+        "-p", "n_estimators=400",
+    )  # fmt: skip
+    assert_clean_error(res, "cannot write model")
+    assert time.perf_counter() - t0 < 5  # refused before 400 trees were grown
+
+
+def test_fit_seed_gives_the_same_model_and_once_only(cli, tables, tmp_path):
+    a, b, c = tmp_path / "a.of", tmp_path / "b.of", tmp_path / "c.of"
+    for path, seed in ((a, "7"), (b, "7"), (c, "8")):
+        res = cli("fit", tables["csv"], "--target", "label", "--model", path, "--seed", seed,
+                  "-p", "n_estimators=5")  # fmt: skip
+        assert res.returncode == 0, res.stderr
+    assert a.read_bytes() == b.read_bytes() != c.read_bytes()
+    import obliqueforest as of
+
+    assert of.load(a).random_state == 7
+    res = cli("fit", tables["csv"], "--target", "label", "--model", a, "--seed", "1",
+              "-p", "random_state=2")  # fmt: skip
+    assert_clean_error(res, "--seed or -p random_state")
+
+
+def test_evaluate_is_reproducible_by_default(cli, tables):
+    args = ("evaluate", tables["csv"], "--target", "label", "--cv", "3", "-p", "n_estimators=5")
+    first, second = cli(*args), cli(*args)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout == second.stdout
+
+
+def test_predict_finds_columns_by_name_and_ignores_others(cli, tables, tmp_path):
+    pd = pytest.importorskip("pandas")
+    model = tmp_path / "m.of"
+    res = cli("fit", tables["csv"], "--target", "label", "--model", model, "--seed", "0",
+              "-p", "n_estimators=10")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    df = pd.read_csv(tables["csv"])
+    shuffled = tmp_path / "shuffled.csv"
+    df[["label", "f3", "f1", "f0", "f2"]].assign(note="text").to_csv(shuffled, index=False)
+    base, moved = cli("predict", model, tables["csv"]), cli("predict", model, shuffled)
+    assert base.returncode == moved.returncode == 0, moved.stderr
+    assert moved.stdout == base.stdout
+    assert "ignoring column(s) 'label', 'note'" in moved.stderr
+    fewer = tmp_path / "fewer.csv"
+    df.drop(columns=["f1", "f3"]).to_csv(fewer, index=False)
+    assert_clean_error(cli("predict", model, fewer), "lacks column(s) 'f1', 'f3'")
+
+
+def test_predict_with_a_model_without_names_takes_file_order(cli, tables, tmp_path):
+    pd = pytest.importorskip("pandas")
+    import obliqueforest as of
+
+    df = pd.read_csv(tables["csv"])
+    X = df.drop(columns="label").to_numpy()
+    est = of.RandomForestClassifier(5, random_state=0).fit(X, df["label"].to_numpy(dtype=str))
+    est.save(tmp_path / "m.of")
+    res = cli("predict", tmp_path / "m.of", tables["csv"], "--target", "label")
+    assert res.returncode == 0, res.stderr
+    assert "no column names" in res.stderr and "file order" in res.stderr
+    assert res.stdout.split()[1:] == list(est.predict(X))
+    assert_clean_error(cli("predict", tmp_path / "m.of", tables["csv"]), "5 feature columns")
+
+
+def test_usage_errors_are_one_line_with_exit_code_2(cli, tables):
+    for args in (["fit", tables["csv"]], ["fit", "--bogus"], ["frobnicate"],
+                 ["evaluate", tables["csv"], "--target", "label", "--cv", "two"]):  # fmt: skip
+        res = cli(*args)
+        assert_clean_error(res, "error:", "--help")
+
+
+_WITHOUT_PANDAS = """
+import sys
+sys.modules["pandas"] = None  # `import pandas` now raises ImportError
+from obliqueforest.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_cli_is_the_same_without_pandas(tables, tmp_path):
+    pd = pytest.importorskip("pandas")
+
+    def run(*args):
+        return subprocess.run(
+            [sys.executable, "-c", _WITHOUT_PANDAS, *map(str, args)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+
+    df = pd.read_csv(tables["csv"])
+    shuffled = tmp_path / "shuffled.csv"
+    df[["f2", "label", "f0", "f3", "f1"]].to_csv(shuffled, index=False)
+    fit = ["--target", "label", "--seed", "3", "-p", "n_estimators=8"]
+    res = run("fit", tables["csv"], "--model", tmp_path / "bare.of", *fit)
+    assert res.returncode == 0, res.stderr
+    res = run_cli("fit", tables["csv"], "--model", tmp_path / "pd.of", *fit)
+    assert res.returncode == 0, res.stderr
+    # the same model, column names included, whether pandas is there or not
+    assert (tmp_path / "bare.of").read_bytes() == (tmp_path / "pd.of").read_bytes()
+    bare = run("predict", tmp_path / "bare.of", shuffled, "--proba")
+    with_pd = run_cli("predict", tmp_path / "pd.of", tables["csv"], "--proba")
+    assert bare.returncode == with_pd.returncode == 0, bare.stderr
+    assert bare.stdout == with_pd.stdout
+    if "parquet" in tables:  # Parquet is what needs pandas (and pyarrow)
+        res = run("fit", tables["parquet"], "--target", "label", "--model", tmp_path / "x.of")
+        assert_clean_error(res, "Parquet needs pandas and pyarrow")

@@ -1,26 +1,19 @@
-"""Runs every Python code block of docs/guide.md, in order, in one namespace."""
+"""docs/guide.md: every code block runs on its own and prints what the text quotes
+(tests/_docblocks.py says how each kind of block is checked)."""
 
-import importlib.util
-import pathlib
-import re
+from __future__ import annotations
 
 import pytest
+from _docblocks import ROOT, blocks, check, mode, params
 
-GUIDE = pathlib.Path(__file__).resolve().parent.parent / "docs" / "guide.md"
+BLOCKS = blocks(ROOT / "docs" / "guide.md")
 
 
-def test_guide_examples_run():
-    pytest.importorskip("pandas")
-    text = GUIDE.read_text()
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert len(blocks) >= 6
-    namespace: dict = {}
-    # the Dask example needs the optional extra (pip install "obliqueforest[dask]")
-    has_dask = importlib.util.find_spec("distributed") is not None
-    for i, block in enumerate(blocks):
-        if "from obliqueforest import dask" in block and not has_dask:
-            continue
-        try:
-            exec(compile(block, f"{GUIDE.name}[block {i}]", "exec"), namespace)
-        except Exception as e:  # pragma: no cover - the message says which block failed
-            raise AssertionError(f"guide block {i} failed: {e!r}\n{block}") from e
+@pytest.mark.parametrize("block", params({"run", "slow"}, *BLOCKS))
+def test_guide_block_runs_alone_and_prints_what_the_text_quotes(block):
+    check(block)
+
+
+def test_every_guide_block_is_run():
+    assert len(BLOCKS) >= 10
+    assert all(mode(b) in ("run", "slow") for b in BLOCKS), [b.id for b in BLOCKS]

@@ -94,3 +94,62 @@ def test_rust_example_embeds_like_the_python_autoencoder(tmp_path):
     python = ae.transform(X[150:])
     assert rust.shape == python.shape
     assert (rust.view(np.uint64) == python.view(np.uint64)).all()  # the same bits
+
+
+def _run_raw(model, text, tmp_path):
+    csv = tmp_path / "rows.csv"
+    csv.write_text(text)
+    return subprocess.run(
+        ["cargo", "run", "--quiet", "--release", "--example", "predict", "--", str(model),
+         str(csv)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def named_model(tmp_path_factory):
+    pd = pytest.importorskip("pandas")
+    X, y, X_new = _digits()
+    frame = pd.DataFrame(X[:, :10], columns=[f"px{j}" for j in range(10)])
+    est = of.SPORFClassifier(20, random_state=0).fit(frame, y)
+    path = tmp_path_factory.mktemp("named") / "m.of"
+    est.save(path)
+    return path, est, pd.DataFrame(X_new[:, :10], columns=frame.columns)
+
+
+def test_rust_example_finds_columns_by_name_and_ignores_the_others(named_model, tmp_path):
+    path, est, new = named_model
+    shuffled = new[list(reversed(new.columns))].assign(id=[f"row{i}" for i in range(len(new))])
+    text = shuffled.to_csv(index=False)
+    out = _run_raw(path, text, tmp_path)
+    assert out.returncode == 0, out.stderr
+    labels = [line.split(",")[0] for line in out.stdout.splitlines()]
+    assert labels == [str(v) for v in est.predict(new)]
+
+
+def _edit_line(text, n, edit):
+    lines = text.split("\n")
+    lines[n - 1] = edit(lines[n - 1])
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("edit", "fragment"),
+    [
+        (lambda t: _edit_line(t, 3, lambda s: s + ",1"), "line 3: 12 fields, expected 11"),
+        (lambda t: _edit_line(t, 3, lambda s: s.rsplit(",", 1)[0]), "line 3: 10 fields"),
+        (lambda t: _edit_line(t, 1, lambda s: s.replace("px3", "px9")), 'names column "px9" twice'),
+        (lambda t: _edit_line(t, 1, lambda s: s.replace("px3", "other")), 'no column "px3"'),
+        (lambda t: t.split("\n", 1)[1], "line 1: 11 values, the model has 10 features"),
+        (lambda t: _edit_line(t, 2, lambda s: "red," + s.split(",", 1)[1]), 'line 2: "red"'),
+    ],
+    ids=["long-line", "short-line", "duplicate-name", "missing-name", "no-header", "text"],
+)
+def test_rust_example_refuses_what_it_cannot_read_naming_the_line(
+    named_model, tmp_path, edit, fragment
+):
+    path, _, new = named_model
+    text = edit(new.assign(id=range(len(new))).to_csv(index=False))
+    out = _run_raw(path, text, tmp_path)
+    assert out.returncode != 0
+    assert fragment in out.stderr, out.stderr

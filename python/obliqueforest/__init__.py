@@ -34,13 +34,22 @@ __all__ = [
 ]
 
 
+# Modules loaded on first use (they import more of scipy and scikit-learn); `dir()` lists
+# them with the names above.
+_LAZY_MODULES = ("autoencoder", "interpret", "plotting", "rotation", "tuning")
+
+
 def __getattr__(name):
     if name in _ESTIMATORS:
         cls = _estimator_class(name)
         globals()[name] = cls
         return cls
+    if name in _LAZY_MODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'obliqueforest' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, *_LAZY_MODULES})

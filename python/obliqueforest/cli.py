@@ -2,14 +2,20 @@
 
 ``demo`` reruns the SPORF and MORF papers' headline simulations with this library's
 forests next to scikit-learn's random forest. The other subcommands train, apply,
-cross-validate and embed on CSV or Parquet tables. Expected user errors (missing file,
-missing column, non-numeric column, corrupt or newer model file) print one line on stderr
-and exit with status 2; nothing else is caught, so real bugs keep their tracebacks.
+cross-validate and embed on CSV or Parquet tables. Expected user errors (bad arguments,
+missing file, malformed CSV, missing column, non-numeric column, unwritable output,
+corrupt or newer model file) print one line on stderr and exit with status 2; nothing else
+is caught, so real bugs keep their tracebacks.
 
-Feature columns follow one rule in every command: numeric (or bool), within float32's
-range and without infinite values; text columns are refused with the same message (encode
-them first). An empty cell is a missing value (NaN), which the forests handle natively;
-``embed`` refuses it (the autoencoder's decoders need complete rows).
+CSV files are read by one set of rules with or without pandas (``_cli_tables.read_csv``):
+a header of distinct, non-empty names; every line as many fields as the header (else an
+error naming the line); an empty cell or ``NA``-like marker is missing. Feature columns
+follow one rule in every command: numeric (or bool), within float32's range and without
+infinite values; text columns are refused with the same message (encode them first). A
+missing feature value is NaN, which the forests handle natively; ``embed`` refuses it (the
+autoencoder's decoders need complete rows). A missing target value is an error naming its
+line. ``fit`` stores the column names in the model, and ``predict`` finds its columns by
+them (other columns are ignored).
 Output piped into a program that stops reading early (``| head``) ends the command quietly
 with exit status 141 (128 + SIGPIPE), as ``yes | head`` does in a shell.
 
@@ -25,20 +31,13 @@ import json
 import os
 import sys
 import time
+import warnings
 
 import numpy as np
 
 from ._cli_demo import run_demo
-from ._cli_tables import (
-    CLIError,
-    Table,
-    _have_pandas,
-    _is_missing,
-    _one_line,
-    _quoted,
-    read_table,
-    write_csv,
-)
+from ._estimators import CLI_NAMES
+from ._cli_tables import CLIError, Table, _one_line, _quoted, read_table, write_csv
 
 __all__ = ["main", "run_demo", "read_table", "write_csv", "Table", "CLIError"]
 
@@ -70,13 +69,8 @@ def _cmd_demo(args):
 # estimators
 # ---------------------------------------------------------------------------------------
 
-_ESTIMATORS = {
-    # name: (classifier class name, regressor class name)
-    "rf": ("RandomForestClassifier", "RandomForestRegressor"),
-    "sporf": ("SPORFClassifier", "SPORFRegressor"),
-    "morf": ("MORFClassifier", "MORFRegressor"),
-    "oblique": ("ObliqueForestClassifier", "ObliqueForestRegressor"),
-}
+# name: (classifier class name, regressor class name), from the package's one list
+_ESTIMATORS = CLI_NAMES
 _ESTIMATOR_CHOICES = [*_ESTIMATORS, *(f"{k}-reg" for k in _ESTIMATORS)]
 
 
@@ -172,26 +166,40 @@ def _feature_table(table, target, required=True):
     if target is None:
         if required:
             raise CLIError("--target is required here (--supervised grows the forest on it)")
-        return table, None
+        return table
     if target not in table.names:
         raise CLIError(
             f"target column {target!r} not found; the columns are {_quoted(table.names, 10)}"
         )
-    return table.without(target), table.column(target)
+    return table.without(target)
 
 
-def _target_vector(y, target, regression):
+def _target_vector(table, target, regression):
+    """The target column as labels (classification) or numbers (regression).
+
+    A missing label (an empty cell, ``NA``, ...) is an error naming its line; text labels
+    are the cells' text without surrounding whitespace; integral numbers are int64 labels.
+    """
+    y = table.column(target)
+    if y.dtype.kind == "O":
+        missing = np.flatnonzero([v is None for v in y])
+    else:
+        missing = np.flatnonzero(np.isnan(y)) if y.dtype.kind == "f" else []
+    if len(missing):
+        raise CLIError(
+            f"target column {target!r} has {len(missing)} missing value(s), the first on "
+            f"{table.where(missing[0])}; drop those rows or fill them in"
+        )
     if y.dtype.kind == "O":
         if regression:
-            raise CLIError(f"target column {target!r} is not numeric; regression needs numbers")
-        if any(_is_missing(v) for v in y):
-            raise CLIError(f"target column {target!r} has missing values")
-        return np.asarray([str(v) for v in y])
-    if y.dtype.kind == "f" and np.isnan(y).any():
-        raise CLIError(f"target column {target!r} has missing values")
+            raise CLIError(
+                f"target column {target!r} is not numeric ({table.first_text(target)}); "
+                "regression needs numbers"
+            )
+        return y.astype(str)
     if y.dtype.kind == "f" and not regression:
         if np.all(y == np.round(y)):
-            return y.astype(np.int64)  # CSV readers make int labels float when a value is blank
+            return y.astype(np.int64)  # labels written as 1.0, 2.0
         raise CLIError(
             f"target column {target!r} holds continuous values, but the estimator is a "
             "classifier; use a regressor (-e sporf-reg, rf-reg, ...) or --task regression"
@@ -199,14 +207,18 @@ def _target_vector(y, target, regression):
     return y
 
 
-def _features_for_fit(features):
-    """Numeric X; a DataFrame when pandas is present so that the model keeps column names."""
-    X = features.numeric_matrix()
-    if _have_pandas():
-        import pandas as pd
-
-        return pd.DataFrame(X, columns=features.names)
-    return X
+def _check_model_path(path):
+    """Refuses, before any fitting, an output path the model cannot be written to."""
+    if os.path.isdir(path):
+        raise CLIError(
+            f"cannot write model {path}: it is a directory (give a file name, such as "
+            f"{os.path.join(path, 'model.of')})"
+        )
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise CLIError(f"cannot write model {path}: it exists and is not a regular file")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CLIError(f"cannot write model {path}: directory {parent} does not exist")
 
 
 def _fit_estimator(est, X, y):
@@ -220,20 +232,35 @@ def _fit_estimator(est, X, y):
         raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
 
 
+def _seeded(args):
+    """``-p`` parameters with ``--seed`` as ``random_state`` (given once)."""
+    params = list(args.param or ())
+    if args.seed is not None:
+        if any(key == "random_state" for key, _ in params):
+            raise CLIError("give the seed once: --seed or -p random_state, not both")
+        params.append(("random_state", args.seed))
+    return params
+
+
 def _cmd_fit(args):
+    _check_model_path(args.model)
     table = read_table(args.data)
-    features, y = _feature_table(table, args.target)
+    features = _feature_table(table, args.target)
     est = make_estimator(
-        args.estimator, args.task, args.param or (), verbose=args.verbose, n_jobs=args.n_jobs
+        args.estimator, args.task, _seeded(args), verbose=args.verbose, n_jobs=args.n_jobs
     )
     regression = _is_regressor(est)
-    y = _target_vector(y, args.target, regression)
-    X = _features_for_fit(features)
-    _fit_estimator(est, X, y)
+    y = _target_vector(table, args.target, regression)
+    _fit_estimator(est, features.numeric_matrix(), y)
+    # the model keeps the column names (as after a fit on a DataFrame): predict finds its
+    # columns by name, in Python and in Rust
+    est.feature_names_in_ = np.asarray(features.names, dtype=object)
+    from . import ForestError
+
     try:
         est.save(args.model)
-    except OSError as e:
-        raise CLIError(f"cannot write model {args.model}: {e.strerror or e}") from None
+    except (OSError, ForestError) as e:
+        raise CLIError(f"cannot write model {args.model}: {_one_line(e)}") from None
     kind = "regressor" if regression else f"classifier, {len(est.classes_)} classes"
     print(
         f"fitted {type(est).__name__} ({kind}) on {table.n_rows} rows x "
@@ -258,38 +285,71 @@ def load_model(path):
 
 
 def _prediction_matrix(est, table, target):
-    if target is not None and target in table.names:
+    """The feature matrix for ``est``, columns found by the names the model was fitted
+    with (in any order; other columns are ignored, and said so on stderr). A model fitted
+    without names (from an array in Python) takes the columns in file order, which then
+    must be exactly its features."""
+    if target is not None:
         table = table.without(target)
     names = getattr(est, "feature_names_in_", None)
     if names is not None:
         names = [str(n) for n in names]
         missing = [n for n in names if n not in table.names]
         if missing:
-            raise CLIError(f"the data lacks column(s) {_quoted(missing)} the model was fitted on")
-        table = table.select(names)
-    elif len(table.names) != est.n_features_in_:
+            raise CLIError(
+                f"the data lacks column(s) {_quoted(missing)} the model was fitted on; its "
+                f"columns are {_quoted(names, 10)}"
+            )
+        extra = [n for n in table.names if n not in set(names)]
+        if extra:
+            print(
+                f"ignoring column(s) {_quoted(extra)}: not features of the model", file=sys.stderr
+            )
+        return table.select(names).numeric_matrix()
+    if len(table.names) != est.n_features_in_:
         raise CLIError(
             f"the data has {len(table.names)} feature columns, the model was fitted with "
-            f"{est.n_features_in_} (name the target column with --target to drop it)"
+            f"{est.n_features_in_} and has no column names (name the target column with "
+            "--target to drop it)"
         )
-    X = table.numeric_matrix()
-    if names is not None and _have_pandas():
-        import pandas as pd
+    print(
+        "the model has no column names (fitted on an array): taking the columns in file order",
+        file=sys.stderr,
+    )
+    return table.numeric_matrix()
 
-        return pd.DataFrame(X, columns=names)
-    return X
+
+def _predict(est, X, proba):
+    from . import ForestError
+
+    try:
+        with warnings.catch_warnings():
+            # the columns were matched by name above; the model need not check them again
+            warnings.filterwarnings("ignore", message="X does not have valid feature names")
+            return est.predict(X), (est.predict_proba(X) if proba else None)
+    except (ForestError, ValueError) as e:
+        raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
 
 
 def _cmd_predict(args):
     est = load_model(args.model)
-    table = read_table(args.data)
-    X = _prediction_matrix(est, table, args.target)
+    if not hasattr(est, "predict"):
+        raise CLIError(
+            f"{args.model} holds a {type(est).__name__}, which does not predict (the "
+            "autoencoder's transform runs in Python, or in Rust: examples/predict.rs)"
+        )
     if args.proba and _is_regressor(est):
         raise CLIError("--proba needs a classifier; this model is a regressor")
-    pred = est.predict(X)
-    names, columns = ["prediction"], [pred]
+    if args.proba and isinstance(est.classes_, list):
+        raise CLIError("--proba is for single-output classifiers; this model has several")
+    table = read_table(args.data)
+    X = _prediction_matrix(est, table, args.target)
+    pred, proba = _predict(est, X, args.proba)
+    if pred.ndim == 2:  # several outputs: one column each
+        names, columns = [f"prediction_{k}" for k in range(pred.shape[1])], list(pred.T)
+    else:
+        names, columns = ["prediction"], [pred]
     if args.proba:
-        proba = est.predict_proba(X)
         names += [f"proba_{c}" for c in est.classes_]
         columns += list(proba.T)
     write_csv(args.out, names, columns)
@@ -303,12 +363,13 @@ def _cmd_evaluate(args):
     from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 
     table = read_table(args.data)
-    features, y = _feature_table(table, args.target)
-    est = make_estimator(
-        args.estimator, args.task, args.param or (), verbose=args.verbose, n_jobs=args.n_jobs
-    )
+    features = _feature_table(table, args.target)
+    params = list(args.param or ())
+    if not any(key == "random_state" for key, _ in params):
+        params.append(("random_state", args.seed))  # the folds' seed seeds the forest too
+    est = make_estimator(args.estimator, args.task, params, args.verbose, args.n_jobs)
     regression = _is_regressor(est)
-    y = _target_vector(y, args.target, regression)
+    y = _target_vector(table, args.target, regression)
     X = features.numeric_matrix()
     n = len(y)
     if not 2 <= args.cv <= n:
@@ -344,8 +405,9 @@ def _cmd_embed(args):
     except ImportError as e:
         raise CLIError(f"ForestAutoencoder is not available in this installation: {e}") from None
     table = read_table(args.data)
-    features, y = _feature_table(table, args.target, required=args.supervised)
+    features = _feature_table(table, args.target, required=args.supervised)
     X = features.numeric_matrix(complete=True)
+    y = None if args.target is None else table.column(args.target)
     kwargs = {"n_components": args.n_components, "n_jobs": args.n_jobs}
     valid = ForestAutoencoder().get_params(deep=False)
     for key, value in args.param or ():
@@ -355,7 +417,7 @@ def _cmd_embed(args):
     ae = ForestAutoencoder(**kwargs)
     y_fit = None
     if args.supervised:
-        y_fit = _target_vector(y, args.target, regression=y.dtype.kind == "f")
+        y_fit = _target_vector(table, args.target, regression=y.dtype.kind == "f")
     from sklearn.utils._param_validation import InvalidParameterError
 
     try:
@@ -392,11 +454,18 @@ def _n_jobs(text):
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the CLI's own error form: one line on stderr, exit status 2."""
+
+    def error(self, message):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def build_parser():
     """The argparse parser of all subcommands."""
     from . import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="obliqueforest",
         description="Projection decision forests (RF, SPORF, MORF) from the command line.",
     )
@@ -452,9 +521,19 @@ def build_parser():
     p = sub.add_parser("fit", help="train a forest on a table and save it")
     model_options(p)
     p.add_argument("--model", "-o", required=True, metavar="OUT", help="model file to write")
+    p.add_argument(
+        "--seed", type=int, metavar="N", help="random_state of the forest (default: unseeded)"
+    )
     p.set_defaults(func=_cmd_fit)
 
-    p = sub.add_parser("predict", help="apply a saved model to a table")
+    p = sub.add_parser(
+        "predict",
+        help="apply a saved model to a table",
+        description="Columns are found by the names the model was fitted with, in any "
+        "order; other columns are ignored (a note on stderr lists them), a missing one is "
+        "an error. A model fitted without names (on an array in Python) takes the columns "
+        "in file order.",
+    )
     p.add_argument("model", metavar="MODEL", help="model file written by fit")
     p.add_argument("data", metavar="DATA", help="CSV (header row) or Parquet file")
     p.add_argument("--out", "-o", default="-", metavar="PRED.csv", help="output CSV (default -)")
@@ -466,7 +545,13 @@ def build_parser():
     model_options(p)
     p.add_argument("--cv", type=int, default=5, metavar="K", help="number of folds (default 5)")
     p.add_argument("--scoring", help="scikit-learn scorer (default accuracy or r2)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the fold split (default 0)")
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="seed of the fold split and random_state of the forest (default 0)",
+    )
     p.set_defaults(func=_cmd_evaluate)
 
     p = sub.add_parser("embed", help="forest-autoencoder embedding of a table")

@@ -16,16 +16,21 @@ like one fitted locally. Two modes:
     same ``random_state`` (trees, out-of-bag predictions and feature importances).
     Needs the data to fit in the client's and in every worker's memory.
 ``"partitions"``
-    For data larger than one machine: each worker grows its share of the trees
-    (proportional to the rows it holds) on its own partitions, bootstrapping within
-    them; the data never leave the workers. This is *sub-bagging*: each tree sees the
-    rows of one worker rather than a bootstrap of all rows, so the forest differs from
-    a full fit. Every tree still draws from its (seed, *t*) streams, class labels are
-    gathered first so every tree knows every class, and features are checked to be
-    identical across partitions. With a few workers holding large random partitions
-    its accuracy is close to a full fit's (``benches/dask_bench.py`` measures it).
-    ``class_weight="balanced"`` balances each worker's rows; ``oob_score`` and
-    ``estimators_samples_`` are not available (a tree's rows are its worker's).
+    For data larger than one machine: the partitions are split into as many groups of
+    consecutive partitions as there are workers (at most one per partition and per tree),
+    with about equal numbers of rows; each group's share of the trees (proportional to its
+    rows) grows on one worker from the group's rows only, bootstrapping within them. The
+    data move at most once: a group runs on the worker that holds most of its rows, and
+    the partitions it lacks are sent there. This is *sub-bagging*: each tree sees the rows
+    of one group rather than a bootstrap of all rows, so the forest differs from a full
+    fit. The forest depends on ``random_state``, the partitioning and the number of
+    workers, not on where Dask placed the partitions: the same seed on the same
+    partitioning gives the same model. Every tree draws from its (seed, *t*) streams,
+    class labels are gathered first so every tree knows every class, and features are
+    checked to be identical across partitions. With a few workers holding large random
+    partitions its accuracy is close to a full fit's (``benches/dask_bench.py``
+    measures it). ``class_weight="balanced"`` balances each group's rows; ``oob_score``
+    and ``estimators_samples_`` are not available (a tree's rows are its group's).
 ``"auto"``
     ``"replicate"`` when three float32 copies of X fit in the smallest worker's memory
     limit, else ``"partitions"``; the choice is logged (logger ``obliqueforest.dask``)
@@ -33,8 +38,16 @@ like one fitted locally. Two modes:
 
 :func:`predict`, :func:`predict_proba`, :func:`apply` and :func:`transform` run the
 estimator's own methods over the blocks of a dask array (``map_blocks``) or the
-partitions of a dask dataframe (``map_partitions``) and return dask collections; the
-fitted model is one task of the graph, so each worker receives it once.
+partitions of a dask dataframe (``map_partitions``) and return dask collections (a
+multi-output classifier's ``predict_proba``: a list of them, one per output). The fitted
+model is scattered to the cluster once, not embedded in the graph, and so are numpy or
+pandas inputs: nothing this module sends makes Dask warn of a large graph (a collection
+made with ``da.from_array(X)`` carries ``X`` in its own graph: load large data with Dask
+directly, or scatter it).
+
+Interrupting a fit (Ctrl-C, KeyboardInterrupt) or an error in one of its tasks cancels
+its tasks: a watcher on each worker stops the trees still growing within about a second,
+so the workers are free for the next job.
 
 A worker lost during a fit has its tasks rerun elsewhere by Dask; in replicate mode the
 result is still identical, since every tree depends on its index only.
@@ -79,8 +92,9 @@ logger = logging.getLogger(__name__)
 _REPLICATE_COPIES = 3
 # replicate mode: tasks of trees per worker thread
 _TASKS_PER_THREAD = 4
-# how often a worker reports its finished trees for the progress bar
-_PROGRESS_SECONDS = 0.25
+# how often a worker checks that its trees are still wanted, and reports those finished
+# for the progress bar
+_WATCH_SECONDS = 0.25
 
 
 # ----------------------------------------------------------------------------- fit
@@ -96,7 +110,8 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
         rotation ensemble (replicate mode: each rotation's micro-forest grows on a
         worker). Fitted in place.
     X : dask array or dask DataFrame of shape (n_samples, n_features)
-        Training data, partitioned by rows (numpy arrays and pandas frames are accepted).
+        Training data, partitioned by rows (numpy arrays and pandas frames are accepted:
+        one partition, scattered to the workers).
     y : dask array or dask Series of shape (n_samples,)
         Targets, partitioned like X (the same number of partitions with the same rows).
     sample_weight : dask array or dask Series of shape (n_samples,), default=None
@@ -110,7 +125,7 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
     -------
     estimator : the fitted estimator, with ``dask_mode_`` set to the mode used; in
         partitions mode also ``dask_tree_rows_`` (ndarray of shape (n_estimators,)):
-        the number of rows the worker that grew each tree held.
+        the number of rows of the group of partitions each tree grew on.
 
     Raises
     ------
@@ -132,7 +147,11 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
             "obliqueforest.dask grows whole forests; warm_start on a fitted estimator is "
             "not supported (refit, or grow the extra trees with estimator.fit locally)"
         )
-    X, y, sample_weight = _check_partitioned(X, y, sample_weight)
+    local = not _is_dask(X)
+    if local and (_is_dask(y) or _is_dask(sample_weight)):
+        raise ValueError("give X as a dask collection when y or sample_weight is one")
+    if not local:
+        X, y, sample_weight = _check_partitioned(X, y, sample_weight)
     rotation = _is_rotation_ensemble(estimator)
     estimator.__dict__.pop("dask_tree_rows_", None)  # from an earlier partitions fit
     if mode == "auto" and rotation:
@@ -145,7 +164,8 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
             "rotation ensembles rank rotations on all rows; fit them with mode='replicate'"
         )
     if mode == "replicate":
-        X, y, sample_weight = dask.compute(X, y, sample_weight)
+        if not local:
+            X, y, sample_weight = dask.compute(X, y, sample_weight)
         if rotation:
             from .rotation import ROTATION_RUNNER
 
@@ -154,8 +174,20 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
         else:
             with _installed(FOREST_GROWER, _ReplicateGrower(client)):
                 estimator.fit(X, y, sample_weight=sample_weight)
+    elif local:  # one partition, scattered to a worker rather than embedded in the graph
+        X, y, sample_weight = (
+            v if v is None or isinstance(v, (pd.DataFrame, pd.Series)) else np.asarray(v)
+            for v in (X, y, sample_weight)
+        )
+        columns = list(X.columns) if isinstance(X, pd.DataFrame) else list(range(X.shape[1]))
+        blocks = [
+            None if v is None else [client.scatter(v, hash=False)] for v in (X, y, sample_weight)
+        ]
+        _fit_partitions(client, estimator, *blocks, columns, getattr(y, "ndim", 1))
     else:
-        _fit_partitions(client, estimator, X, y, sample_weight)
+        columns = list(X.columns) if isinstance(X, dd.DataFrame) else list(range(X.shape[1]))
+        blocks = [_blocks(v) for v in (X, y, sample_weight)]
+        _fit_partitions(client, estimator, *blocks, columns, 1)
     estimator.dask_mode_ = mode
     return estimator
 
@@ -196,18 +228,9 @@ def _is_dask(obj):
 def _check_partitioned(X, y, sample_weight):
     """Returns X, y, sample_weight as dask collections partitioned alike by rows.
 
-    Local inputs (numpy, pandas) become one-partition collections; a dask array's
-    columns are gathered into one chunk per row block. Raises ValueError when y or the
-    weights are partitioned differently from X.
+    A dask array's columns are gathered into one chunk per row block. Raises ValueError
+    when y or the weights are partitioned differently from X.
     """
-    if not _is_dask(X):
-        if _is_dask(y) or _is_dask(sample_weight):
-            raise ValueError("give X as a dask collection when y or sample_weight is one")
-        X = dd.from_pandas(X, npartitions=1) if isinstance(X, pd.DataFrame) else _local(X)
-        y = dd.from_pandas(y, npartitions=1) if isinstance(y, pd.Series) else _local(y)
-        if sample_weight is not None:
-            sample_weight = _local(sample_weight)
-        return X, y, sample_weight
     if isinstance(X, dd.Series) or (isinstance(X, da.Array) and X.ndim != 2):
         raise ValueError("X must be 2-dimensional (n_samples, n_features)")
     if isinstance(X, da.Array):
@@ -273,7 +296,7 @@ def _blocks(c):
 
 
 def _n_rows_and_features(X):
-    if isinstance(X, da.Array):
+    if not _is_dask(X) or isinstance(X, da.Array):
         return int(X.shape[0]), int(X.shape[1])
     return int(X.map_partitions(len).sum().compute()), len(X.columns)
 
@@ -319,36 +342,59 @@ def _aligned(a):
 
 def _grow_part(X32, y_core, sw, params, start, end, topic, n_jobs=None, n_classes=None):
     """Worker side: trees ``start..end`` on ``n_jobs`` threads (None: the worker's),
-    reporting progress; ``n_classes`` replaces the class count of ``params``."""
+    reporting progress; ``n_classes`` replaces the class count of ``params``.
+
+    A watcher thread stops the trees once the task is no longer wanted (the client was
+    interrupted, cancelled the fit or went away): the worker's state marks the running
+    task cancelled, and the watcher trips the core's cancel switch. Dask itself cannot
+    stop a task that runs, so without this the abandoned trees would grow to the end.
+    """
     n_jobs = n_jobs or _worker_threads()
     X32, y_core, sw = _aligned(X32), _aligned(y_core), _aligned(sw)
-    if topic is None:
-        return _core.ForestPart.grow(
-            X32, y_core, sw, params, start, end, n_jobs, n_classes=n_classes
-        )
     worker = get_worker()
+    key = worker.get_current_task()
     progress = _core.Progress()
     finished = threading.Event()
 
-    def report():
+    def watch():
         sent = 0
-        while not finished.wait(_PROGRESS_SECONDS):
+        while not finished.wait(_WATCH_SECONDS):
+            if _abandoned(worker, key):
+                progress.cancel()
+                return
             done = progress.trees_done
-            if done > sent:
+            if topic is not None and done > sent:
                 worker.log_event(topic, {"start": start, "done": done})
                 sent = done
 
-    reporter = threading.Thread(target=report, daemon=True)
-    reporter.start()
+    watcher = threading.Thread(target=watch, daemon=True, name="obliqueforest-dask-watch")
+    watcher.start()
     try:
         part = _core.ForestPart.grow(
             X32, y_core, sw, params, start, end, n_jobs, progress, n_classes=n_classes
         )
     finally:
         finished.set()
-        reporter.join()
-    worker.log_event(topic, {"start": start, "done": part.n_trees})
+        watcher.join()
+    if topic is not None:
+        worker.log_event(topic, {"start": start, "done": part.n_trees})
     return part
+
+
+def _abandoned(worker, key):
+    """Whether the worker no longer wants the result of task ``key``."""
+    task = worker.state.tasks.get(key)
+    return task is None or task.state in ("cancelled", "released", "forgotten")
+
+
+def _gather(client, futures):
+    """``client.gather(futures)``; when it is interrupted (Ctrl-C) or fails, the futures
+    are cancelled first, so that the workers stop growing trees nobody will read."""
+    try:
+        return client.gather(futures)
+    except BaseException:
+        client.cancel(futures)
+        raise
 
 
 def _split(n_items, shares):
@@ -421,7 +467,9 @@ class _ReplicateGrower:
         client = self.client
         n_trees = int(params.n_estimators)
         n_tasks = min(n_trees, _TASKS_PER_THREAD * _total_threads(client))
-        data = client.scatter([X32, y_core] + ([] if sw is None else [sw]), broadcast=True)
+        data = client.scatter(
+            [X32, y_core] + ([] if sw is None else [sw]), broadcast=True, hash=False
+        )
         xf, yf = data[0], data[1]
         wf = data[2] if sw is not None else None
         with _Progress(client, n_trees, estimator.verbose) as progress:
@@ -431,7 +479,7 @@ class _ReplicateGrower:
                 )
                 for _, start, end in _split(n_trees, np.ones(n_tasks))
             ]
-            parts = client.gather(futures)
+            parts = _gather(client, futures)
         del futures, data
         return _core.ForestPart.join(parts)
 
@@ -508,61 +556,61 @@ def _fit_worker_rows(estimator, parts, classes, seed, start, end, topic):
     return est, part
 
 
-def _fit_partitions(client, estimator, X, y, sample_weight):
+def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
+    """Partitions mode on the row blocks ``xs``, ``ys``, ``ws`` (delayed objects or
+    futures; ``ws`` may be None)."""
     if getattr(estimator, "oob_score", False):
         raise ValueError(
             "oob_score is not available in partitions mode (a row is out of bag only for "
             "its own worker's trees); use mode='replicate' or score held-out data"
         )
-    if (
-        getattr(y, "ndim", 1) == 2
-        and (len(y.columns) if hasattr(y, "columns") else y.shape[1]) != 1
-    ):
+    if y_ndim == 2:
         raise ValueError(
             "a 2-D y (multi-output) is not available in partitions mode (each worker would "
             "code its own classes per output); use mode='replicate'"
         )
     classify = is_classifier(estimator)
-    columns = list(X.columns) if isinstance(X, dd.DataFrame) else list(range(X.shape[1]))
-    xs, ys, ws = _blocks(X), _blocks(y), _blocks(sample_weight)
     ws = ws or [None] * len(xs)
     checked = [
         dask.delayed(_partition, pure=True)(x, yb, wb, i, columns)
         for i, (x, yb, wb) in enumerate(zip(xs, ys, ws))
     ]
     parts = client.compute(checked)
-    wait(parts)
-    summaries = client.gather(client.map(_summary, parts, classify=classify, pure=False))
-    rows = np.array([s[0] for s in summaries])
-    classes = np.unique(np.concatenate([s[1] for s in summaries])) if classify else None
-    # the partitions each worker holds, and trees in proportion to their rows
-    who_has = client.who_has(parts)
-    held = {}
-    for i, f in enumerate(parts):
-        held.setdefault(sorted(who_has[f.key])[0], []).append(i)
-    holders = sorted(held)
-    worker_rows = [int(rows[held[w]].sum()) for w in holders]
-    seed = estimator._draw_seed()
-    n_trees = int(estimator.n_estimators)
-    ranges = _split(n_trees, worker_rows)
-    with _Progress(client, n_trees, estimator.verbose) as progress:
-        futures = [
-            client.submit(
-                _fit_worker_rows,
-                clone(estimator),
-                [parts[i] for i in held[holders[k]]],
-                classes,
-                seed,
-                start,
-                end,
-                progress.topic,
-                workers=[holders[k]],
-                allow_other_workers=True,
-                pure=False,
-            )
-            for k, start, end in ranges
-        ]
-        results = client.gather(futures)
+    try:
+        wait(parts)
+        summaries = client.gather(client.map(_summary, parts, classify=classify, pure=False))
+        rows = np.array([s[0] for s in summaries], dtype=np.int64)
+        classes = np.unique(np.concatenate([s[1] for s in summaries])) if classify else None
+        workers = sorted(client.scheduler_info()["workers"])
+        n_trees = int(estimator.n_estimators)
+        # the model depends on the partitioning and the number of workers only: the
+        # groups are runs of consecutive partitions, whichever worker holds them
+        groups = _groups(rows, min(len(workers), len(parts), n_trees))
+        group_rows = [int(rows[g].sum()) for g in groups]
+        ranges = _split(n_trees, group_rows)
+        placed = _place(groups, rows, client.who_has(parts), parts, workers)
+        seed = estimator._draw_seed()
+        with _Progress(client, n_trees, estimator.verbose) as progress:
+            futures = [
+                client.submit(
+                    _fit_worker_rows,
+                    clone(estimator),
+                    [parts[i] for i in groups[k]],
+                    classes,
+                    seed,
+                    start,
+                    end,
+                    progress.topic,
+                    workers=[placed[k]],
+                    allow_other_workers=True,
+                    pure=False,
+                )
+                for k, start, end in ranges
+            ]
+            results = _gather(client, futures)
+    except BaseException:
+        client.cancel(parts)
+        raise
     fitted = [r[0] for r in results]
     first = fitted[0]
     for other in fitted[1:]:
@@ -575,7 +623,7 @@ def _fit_partitions(client, estimator, X, y, sample_weight):
     for key, value in vars(first).items():
         if key not in params:
             setattr(estimator, key, value)
-    # a tree's in-bag rows are rows of its worker, not of X: no estimators_samples_
+    # a tree's in-bag rows are rows of its group, not of X: no estimators_samples_
     estimator.__dict__.pop("_n_samples_fit", None)
     if classify:
         estimator.classes_ = classes
@@ -584,9 +632,42 @@ def _fit_partitions(client, estimator, X, y, sample_weight):
     estimator._forest = _core.ForestPart.join([r[1] for r in results])
     tree_rows = np.empty(n_trees, dtype=np.int64)
     for k, start, end in ranges:
-        tree_rows[start:end] = worker_rows[k]
+        tree_rows[start:end] = group_rows[k]
     estimator.dask_tree_rows_ = tree_rows
     del parts
+
+
+def _groups(rows, n_groups):
+    """Partitions ``0..len(rows)-1`` in ``n_groups`` runs of consecutive partitions with
+    about equal numbers of rows (each run at least one partition), as lists of indices."""
+    n = len(rows)
+    ends = np.concatenate([[0], np.cumsum(rows)])  # rows before partition i
+    starts = [0]
+    for j in range(1, n_groups):
+        target = j * ends[-1] / n_groups
+        start = int(np.argmin(np.abs(ends - target)))
+        starts.append(min(max(start, starts[-1] + 1), n - (n_groups - j)))
+    bounds = starts + [n]
+    return [list(range(bounds[j], bounds[j + 1])) for j in range(n_groups)]
+
+
+def _place(groups, rows, who_has, parts, workers):
+    """A worker per group, each a different one: the worker holding most of the group's
+    rows where possible, so that few partitions move. Placement changes no tree."""
+    local = {}
+    for k, group in enumerate(groups):
+        for i in group:
+            for w in who_has.get(parts[i].key, ()):
+                local[k, w] = local.get((k, w), 0) + int(rows[i])
+    placed, taken = {}, set()
+    for (k, w), _ in sorted(local.items(), key=lambda kv: (-kv[1], kv[0])):
+        if k not in placed and w not in taken:
+            placed[k], taken = w, taken | {w}
+    free = [w for w in workers if w not in taken]
+    for k in range(len(groups)):
+        if k not in placed:
+            placed[k] = free.pop(0) if free else workers[k % len(workers)]
+    return placed
 
 
 # ------------------------------------------------------------------ rotation ensembles
@@ -602,13 +683,13 @@ class _RotationRunner:
         self.data = None
 
     def share(self, X_scaled, y, sample_weight):
-        self.data = self.client.scatter([X_scaled, y, sample_weight], broadcast=True)
+        self.data = self.client.scatter([X_scaled, y, sample_weight], broadcast=True, hash=False)
 
     def _part(self, rotation, params, start):
         future = self.client.submit(
             _grow_rotation, *self.data, rotation, params, start, params.n_estimators, pure=False
         )
-        return future.result()
+        return _gather(self.client, [future])[0]
 
     def fit(self, rotation, params):
         return _core.ForestPart.join([self._part(rotation, params, 0)])
@@ -647,7 +728,8 @@ def predict_proba(estimator, X):
     Returns
     -------
     proba : dask array of shape (n_samples, n_classes), or a dask DataFrame whose columns
-        are the classes
+        are the classes; for a multi-output classifier, a list with one of these per
+        output (``n_classes_[o]`` columns each), as ``estimator.predict_proba`` returns
     """
     return _map(estimator, X, "predict_proba")
 
@@ -673,58 +755,88 @@ def transform(estimator, X):
     return _map(estimator, X, "transform")
 
 
-def _call(block, model, method, width, dtype):
-    """Worker side: the estimator's own method on one block."""
+def _call(block, model, method, output, width, dtype):
+    """Worker side: the estimator's own method on one block (``output``: which array of a
+    multi-output classifier's list of probabilities)."""
     if block.shape[0] == 0:
         return np.empty((0,) if width is None else (0, width), dtype=dtype)
-    return np.asarray(getattr(model, method)(block))
+    out = getattr(model, method)(block)
+    return np.asarray(out if output is None else out[output])
 
 
-def _call_frame(frame, model, method, meta):
-    out = _call(frame, model, method, None if meta.ndim == 1 else meta.shape[1], meta.dtypes)
+def _call_frame(frame, model, method, output, meta):
     if meta.ndim == 1:
+        out = _call(frame, model, method, output, None, meta.dtype)
         return pd.Series(out, index=frame.index, name=meta.name, dtype=meta.dtype)
+    out = _call(frame, model, method, output, meta.shape[1], meta.dtypes.iloc[0])
     return pd.DataFrame(out, index=frame.index, columns=meta.columns).astype(meta.dtypes)
+
+
+def _shared(obj):
+    """``obj`` (the fitted model) as one node the graph's tasks share: scattered to the
+    cluster when there is a client (embedded in the graph, a model of many megabytes would
+    travel with it: "Sending large graph"), else a delayed object. The collections built
+    on it hold the future, which keeps it on the cluster as long as they live."""
+    try:
+        client = default_client()
+    except ValueError:
+        return dask.delayed(obj, pure=True)
+    return client.scatter(obj, hash=False)  # a key of its own: another call may release one
+
+
+def _collection(X):
+    """``X`` as a dask collection; a local array or frame becomes one partition, scattered
+    to the cluster when there is a client rather than embedded in the graph."""
+    if _is_dask(X):
+        return X
+    frame = isinstance(X, pd.DataFrame)
+    X = X if frame else np.asarray(X)
+    try:
+        data = default_client().scatter(X, hash=False)
+    except ValueError:
+        return dd.from_pandas(X, npartitions=1) if frame else _local(X)
+    if frame:
+        return dd.from_delayed([data], meta=X.iloc[:0], verify_meta=False)
+    return da.from_delayed(data, shape=X.shape, dtype=X.dtype)
 
 
 def _map(estimator, X, method):
     check_is_fitted(estimator)
     if not hasattr(estimator, method):
         raise AttributeError(f"{type(estimator).__name__} has no method {method!r}")
-    if not _is_dask(X):
-        X = dd.from_pandas(X, npartitions=1) if isinstance(X, pd.DataFrame) else _local(X)
+    X = _collection(X)
     if isinstance(X, dd.Series) or (isinstance(X, da.Array) and X.ndim != 2):
         raise ValueError("X must be 2-dimensional (n_samples, n_features)")
+    if isinstance(X, da.Array) and X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})
     # the output's width and type, from the method itself on two rows (the autoencoder
-    # wants two)
+    # wants two); a multi-output classifier's predict_proba is a list, one array per output
     if isinstance(X, dd.DataFrame):
         probe = X._meta.reindex(range(2)).fillna(0).astype(X.dtypes.to_dict())
     else:
         probe = np.zeros((2, X.shape[1]), dtype=X.dtype)
-    sample = np.asarray(getattr(estimator, method)(probe))
+    sample = getattr(estimator, method)(probe)
+    several = isinstance(sample, list)
+    model = _shared(estimator)
+    mapped = [
+        _map_output(X, model, method, o if several else None, np.asarray(s), estimator)
+        for o, s in enumerate(sample if several else [sample])
+    ]
+    return mapped if several else mapped[0]
+
+
+def _map_output(X, model, method, output, sample, estimator):
     width = None if sample.ndim == 1 else sample.shape[1]
-    # one task of the graph holds the model: each worker fetches it once, whatever the
-    # number of blocks (a scattered future would be forgotten once this function returns)
-    model = dask.delayed(estimator, pure=True)
     if isinstance(X, da.Array):
-        if X.numblocks[1] > 1:
-            X = X.rechunk({1: -1})
+        args = (_call, model, method, output, width, sample.dtype)
         if width is None:
-            return X.map_blocks(
-                _call, model, method, width, sample.dtype, drop_axis=1, dtype=sample.dtype
-            )
-        return X.map_blocks(
-            _call,
-            model,
-            method,
-            width,
-            sample.dtype,
-            chunks=(X.chunks[0], (width,)),
-            dtype=sample.dtype,
-        )
+            return X.map_blocks(*args, drop_axis=1, dtype=sample.dtype)
+        return X.map_blocks(*args, chunks=(X.chunks[0], (width,)), dtype=sample.dtype)
     if width is None:
         meta = pd.Series(np.empty(0, dtype=sample.dtype), name=method)
     else:
-        names = estimator.classes_ if method == "predict_proba" else range(width)
+        names = range(width)
+        if method == "predict_proba":
+            names = estimator.classes_ if output is None else estimator.classes_[output]
         meta = pd.DataFrame(np.empty((0, width), dtype=sample.dtype), columns=list(names))
-    return X.map_partitions(_call_frame, model, method, meta, meta=meta)
+    return X.map_partitions(_call_frame, model, method, output, meta, meta=meta)

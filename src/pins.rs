@@ -71,8 +71,8 @@ fn crc(p: &ForestParams) -> u32 {
     crc32fast::hash(&forest.to_bytes().unwrap())
 }
 
-#[test]
-fn pinned_models_are_byte_identical() {
+/// The first pins: (name, params) of a three-class or real target, no NaN.
+fn cases() -> Vec<(&'static str, ForestParams)> {
     let clf = Task::Classification { n_classes: 3 };
     let sparse = ProjectionKind::SparseSigned {
         density: Density::FeatureCombinations(2.0),
@@ -85,7 +85,7 @@ fn pinned_models_are_byte_identical() {
         max_patch_size: vec![2, 3],
         periodic: vec![false, true],
     });
-    let cases = [
+    vec![
         (
             "axis gini",
             params(clf.clone(), Criterion::Gini, ProjectionKind::AxisAligned),
@@ -124,7 +124,12 @@ fn pinned_models_are_byte_identical() {
             },
         ),
         ("patch gini", params(clf.clone(), Criterion::Gini, patch)),
-    ];
+    ]
+}
+
+#[test]
+fn pinned_models_are_byte_identical() {
+    let cases = cases();
     let got: Vec<(&str, u32)> = cases.iter().map(|(n, p)| (*n, crc(p))).collect();
     // Re-pinned once, deliberately: nodes whose candidates are all constant now draw again
     // (the max_features redraw) instead of ending as leaves; this data has discrete columns,
@@ -439,7 +444,14 @@ fn wide_pins_are_byte_identical() {
 #[test]
 #[ignore = "a workload for instruction counts, not a check"]
 fn fit_workload() {
-    for (name, p, shape, holes) in wide_cases() {
+    let first = cases().into_iter().map(|(name, p)| {
+        let shape = match p.task {
+            Task::Classification { .. } => Shape::Classes,
+            _ => Shape::Values,
+        };
+        (name, p, shape, false)
+    });
+    for (name, p, shape, holes) in first.chain(wide_cases()) {
         let n = if matches!(p.criterion, Criterion::AbsoluteError) {
             600
         } else {

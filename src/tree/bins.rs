@@ -267,6 +267,7 @@ mod tests {
             weights: &weights,
             limits: (w_node, 1, 0.0),
             missing: Missing::NONE,
+            stay_right: &[],
         }
         .run(crit.scan(&total, &mut l, &mut r))
         .unwrap();
@@ -334,6 +335,7 @@ mod tests {
                         weights: &weights,
                         limits: (w_node, 1, 0.0),
                         missing: missing_of(()),
+                        stay_right: &[],
                     }
                     .run(scan)
                 }

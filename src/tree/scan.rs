@@ -44,12 +44,14 @@ impl Missing {
 /// between `pairs[i]` and `pairs[i + 1]`, where the values differ (and after the last pair
 /// when `missing.to_end`); honours `min_samples_leaf` and the minimum leaf weight
 /// (`limits` = node weight, min_samples_leaf, min leaf weight) counting the missing rows
-/// on their side.
+/// on their side. `stay_right` are the missing rows when they stay on the right (criteria
+/// that see rows, not sums, are told them: [`ScanStats::prepare`]).
 pub(super) struct Sorted<'a> {
     pub(super) pairs: &'a [(f32, u32)],
     pub(super) weights: &'a [f64],
     pub(super) limits: (f64, usize, f64),
     pub(super) missing: Missing,
+    pub(super) stay_right: &'a [u32],
 }
 
 impl ScanDriver for Sorted<'_> {
@@ -62,7 +64,7 @@ impl ScanDriver for Sorted<'_> {
         // without missing rows: 0 and w_node exactly, as before missing values existed
         let (mut w_l, mut w_r) = (missing.w_left, w_node - missing.w_left);
         let mut best: Option<(f64, usize)> = None;
-        stats.prepare(pairs, weights);
+        stats.prepare(pairs, weights, self.stay_right);
         let stop = if missing.to_end { m } else { m - 1 };
         for i in 0..stop {
             let s = pairs[i].1 as usize;
@@ -234,6 +236,7 @@ mod tests {
             weights: &weights,
             limits: (6.0, 1, 0.0),
             missing: Missing::NONE,
+            stay_right: &[],
         }
         .run(crit.scan(&[3.0, 3.0], &mut left, &mut right))
         .unwrap();
@@ -255,6 +258,7 @@ mod tests {
                 weights: &weights,
                 limits: (6.0, min_leaf, 0.0),
                 missing: Missing::NONE,
+                stay_right: &[],
             }
             .run(crit.scan(&total, &mut left, &mut right))
             .map(|(_, at)| at)
@@ -300,6 +304,7 @@ mod tests {
                 w_left: if missing_left { n_m as f64 } else { 0.0 },
                 to_end: !missing_left,
             },
+            stay_right: if missing_left { &[] } else { &missing },
         }
         .run(scan)
     }

@@ -278,6 +278,7 @@ impl<S: ProjectionSampler, C: Criterion> SplitSearch<'_, S, C> {
                 weights: self.weights,
                 limits: self.limits(node),
                 missing: Missing::NONE,
+                stay_right: &[],
             },
         )
         .map(|(proxy, i)| (proxy, midpoint(pairs[i].0, pairs[i + 1].0)))
@@ -396,6 +397,7 @@ impl<S: ProjectionSampler, C: Criterion> SplitSearch<'_, S, C> {
                     weights: self.weights,
                     limits,
                     missing,
+                    stay_right: if side == 0 { missing_rows } else { &[] },
                 };
                 self.scan_with(node.stats, (left, right), on_left, None, driver)
             };
@@ -606,3 +608,133 @@ fn random_threshold(rng: &mut Rng, lo: f32, hi: f32) -> f32 {
 /// At most this many extra draws of candidates at a node whose candidates were all
 /// constant (each costs one pass over the node's rows per candidate, only at such nodes).
 const MAX_REDRAWS: usize = 64;
+
+#[cfg(test)]
+mod tests {
+    use crate::data::{FeatureMatrix, Targets};
+    use crate::params::{Criterion, ForestParams, MaxFeatures, Splitter, Task};
+    use crate::projection::AxisAlignedSampler;
+    use crate::rng::Rng;
+    use crate::tree::{Grower, Tree, Workspace};
+    use ndarray::Array2;
+
+    /// One axis-aligned tree grown on every row of `x` with unit weights.
+    fn grow(params: &ForestParams, x: &Array2<f32>, y: &[f64]) -> Tree {
+        let (n, p) = x.dim();
+        let cfg = params.check(n, p).unwrap();
+        let fm = FeatureMatrix::from_view(x.view()).unwrap();
+        let targets = Targets::for_task(y, &params.task).unwrap();
+        let sampler = AxisAlignedSampler { n_features: p };
+        let grower = Grower {
+            cfg: &cfg,
+            sampler: &sampler,
+            x: &fm,
+            y: &targets,
+        };
+        let mut rng = Rng::from_seed(params.seed);
+        grower.grow(&vec![1.0; n], &mut rng, &mut Workspace::default())
+    }
+
+    fn absolute_error(splitter: Splitter, max_depth: Option<usize>) -> ForestParams {
+        ForestParams {
+            criterion: Criterion::AbsoluteError,
+            splitter,
+            max_depth,
+            max_features: MaxFeatures::All,
+            ..ForestParams::regression()
+        }
+    }
+
+    /// Weighted absolute deviation of `y` around its best constant (a median).
+    fn deviation(y: &[f64]) -> f64 {
+        y.iter()
+            .map(|&m| y.iter().map(|v| (v - m).abs()).sum::<f64>())
+            .fold(
+                0.0f64.max(if y.is_empty() { 0.0 } else { f64::INFINITY }),
+                f64::min,
+            )
+    }
+
+    #[test]
+    fn absolute_error_sends_missing_rows_to_the_side_they_resemble() {
+        // x = row for rows 0..30 (y 0 below 15, 10 above), missing for rows 30..40
+        let x = Array2::from_shape_fn((40, 1), |(i, _)| if i < 30 { i as f32 } else { f32::NAN });
+        for (missing_y, goes_left) in [(10.0, false), (0.0, true)] {
+            let y: Vec<f64> = (0..40)
+                .map(|i| match i {
+                    0..15 => 0.0 + (i % 3) as f64 * 0.1,
+                    15..30 => 10.0 + (i % 2) as f64 * 0.1,
+                    _ => missing_y,
+                })
+                .collect();
+            for splitter in [Splitter::Best, Splitter::Random] {
+                let tree = grow(&absolute_error(splitter, Some(1)), &x, &y);
+                assert_eq!(tree.n_nodes(), 3, "{splitter:?}");
+                assert_eq!(tree.missing_goes_left(0), goes_left, "{splitter:?}");
+                if splitter == Splitter::Best {
+                    assert!((14.0..15.0).contains(&tree.threshold[0]));
+                    // a missing row lands with the rows whose targets it shares
+                    let leaf = tree.leaf(None, &[f32::NAN]);
+                    assert!((tree.leaf_value(leaf)[0] - missing_y).abs() < 0.2);
+                }
+                // whatever the threshold, the missing rows took the better side
+                let t = tree.threshold[0];
+                let (mut l, mut r, mut m) = (vec![], vec![], vec![]);
+                for i in 0..40 {
+                    let v = x[(i, 0)];
+                    let side = if v.is_nan() {
+                        &mut m
+                    } else if v <= t {
+                        &mut l
+                    } else {
+                        &mut r
+                    };
+                    side.push(y[i]);
+                }
+                let with = |a: &[f64], b: &[f64]| [a, b].concat();
+                let (left, right) = (
+                    deviation(&with(&l, &m)) + deviation(&r),
+                    deviation(&l) + deviation(&with(&r, &m)),
+                );
+                let chosen = if goes_left { left } else { right };
+                assert!(chosen <= left.min(right) + 1e-9, "{splitter:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn absolute_error_with_missing_values_grows_the_same_tree_sorted_or_histogram() {
+        // a discrete column (the exact histogram path of other criteria), a continuous one
+        // and a binary one, each with holes; two outputs as well as one
+        let (n, p) = (300, 3);
+        let x = Array2::from_shape_fn((n, p), |(i, j)| {
+            if (i * 7 + j * 3) % 11 == 0 {
+                return f32::NAN;
+            }
+            match j {
+                0 => (i % 5) as f32,
+                1 => ((i * 37) % 101) as f32 / 7.0,
+                _ => (i % 2) as f32,
+            }
+        });
+        let y: Vec<f64> = (0..n)
+            .map(|i| (i % 5) as f64 + ((i * 37) % 101) as f64 / 50.0)
+            .collect();
+        let y2: Vec<f64> = y.iter().flat_map(|&v| [v, (v * 3.0).sin()]).collect();
+        for (task, y) in [
+            (Task::Regression, &y),
+            (Task::MultiRegression { n_outputs: 2 }, &y2),
+        ] {
+            let params = |splitter| ForestParams {
+                task: task.clone(),
+                min_samples_leaf: crate::params::SampleCount::Count(3),
+                ..absolute_error(splitter, None)
+            };
+            let sorted = grow(&params(Splitter::Best), &x, y);
+            let hist = grow(&params(Splitter::Histogram { max_bins: 4 }), &x, y);
+            assert!(sorted.n_nodes() > 20 && !sorted.missing_flip.is_empty());
+            sorted.validate(p, None).unwrap();
+            assert_eq!(sorted, hist, "{task:?}");
+        }
+    }
+}

@@ -17,6 +17,11 @@ use super::{Criterion, RowSplit, ScanStats};
 /// scikit-learn's; a random threshold's split is valued from its rows
 /// ([`Criterion::split_proxy_at`]), O(k n log n) too. It is the slowest criterion (heap
 /// updates per row instead of a few additions) and is never binned.
+///
+/// Missing values: a node's missing rows are in the left child's medians from the start
+/// of a scan that sends them left, and in every right child's deviation of a scan that
+/// keeps them right (the rows [`ScanStats::prepare`] is told stay there), so both sides
+/// are scored as for the other criteria.
 #[derive(Clone, Copy)]
 pub(crate) struct AbsoluteError<'a> {
     /// Targets, n × k row-major.
@@ -125,11 +130,19 @@ impl RunningMedian {
     }
 }
 
+/// The scratch of [`AbsoluteError`] on one thread (a tree grows on one thread, one scan
+/// at a time): running medians (a scan's left child, one per output; a node's or a random
+/// split's children otherwise), the median of the suffixes a scan's backward pass grows,
+/// and the right children's deviations it records.
+#[derive(Default)]
+struct Medians {
+    left: Vec<RunningMedian>,
+    suffix: RunningMedian,
+    right: Vec<f64>,
+}
+
 thread_local! {
-    /// The running medians and right-child deviations of [`AbsoluteError`]'s scans on this
-    /// thread (a tree grows on one thread, one scan at a time).
-    static MEDIANS: std::cell::RefCell<(Vec<RunningMedian>, Vec<f64>)> =
-        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    static MEDIANS: std::cell::RefCell<Medians> = std::cell::RefCell::new(Medians::default());
 }
 
 impl<'a> Criterion for AbsoluteError<'a> {
@@ -152,7 +165,7 @@ impl<'a> Criterion for AbsoluteError<'a> {
     fn finish_node(&self, sums: &mut [f64], rows: &[u32], weights: &[f64]) {
         let k = self.k;
         let mut total = 0.0;
-        MEDIANS.with_borrow_mut(|(medians, _)| {
+        MEDIANS.with_borrow_mut(|Medians { left: medians, .. }| {
             medians.resize_with(1, RunningMedian::default);
             let m = &mut medians[0];
             for o in 0..k {
@@ -187,7 +200,7 @@ impl<'a> Criterion for AbsoluteError<'a> {
         split: RowSplit<'_>,
     ) -> f64 {
         let k = self.k;
-        MEDIANS.with_borrow_mut(|(medians, _)| {
+        MEDIANS.with_borrow_mut(|Medians { left: medians, .. }| {
             medians.resize_with(2.max(medians.len()), RunningMedian::default);
             let (l, r) = medians.split_at_mut(1);
             let (l, r) = (&mut l[0], &mut r[0]);
@@ -220,6 +233,10 @@ impl<'a> Criterion for AbsoluteError<'a> {
         _left: &'s mut [f64],
         _right: &'s mut [f64],
     ) -> AbsoluteErrorScan<'s> {
+        MEDIANS.with_borrow_mut(|Medians { left, .. }| {
+            left.resize_with(self.k.max(left.len()), RunningMedian::default);
+            left.iter_mut().for_each(RunningMedian::clear);
+        });
         AbsoluteErrorScan {
             y: self.y,
             k: self.k,
@@ -229,8 +246,9 @@ impl<'a> Criterion for AbsoluteError<'a> {
 }
 
 /// [`AbsoluteError`]'s running statistics: the left child's running medians (one per
-/// output) and the right children's deviations by the number of rows moved, in the
-/// thread's scratch ([`MEDIANS`]).
+/// output; the rows a scan starts with on the left, a node's missing rows, are in them
+/// before [`ScanStats::prepare`]) and the right children's deviations by the number of
+/// sorted rows moved, in the thread's scratch ([`MEDIANS`]).
 pub(crate) struct AbsoluteErrorScan<'a> {
     y: &'a [f64],
     k: usize,
@@ -238,21 +256,24 @@ pub(crate) struct AbsoluteErrorScan<'a> {
 }
 
 impl ScanStats for AbsoluteErrorScan<'_> {
-    fn prepare(&mut self, pairs: &[(f32, u32)], weights: &[f64]) {
+    fn prepare(&mut self, pairs: &[(f32, u32)], weights: &[f64], stay_right: &[u32]) {
         let (k, n) = (self.k, pairs.len());
-        MEDIANS.with_borrow_mut(|(medians, right)| {
-            medians.resize_with(k, RunningMedian::default);
+        MEDIANS.with_borrow_mut(|Medians { suffix, right, .. }| {
             right.clear();
             right.resize(n + 1, 0.0);
-            // right[i]: deviation of the rows pairs[i..], summed over outputs
-            for (o, m) in medians.iter_mut().enumerate() {
-                m.clear();
+            // right[i]: deviation of the rows pairs[i..] and `stay_right`, summed over
+            // outputs
+            for o in 0..k {
+                suffix.clear();
+                for &s in stay_right {
+                    suffix.insert(self.y[s as usize * k + o], weights[s as usize]);
+                }
+                right[n] += suffix.deviation();
                 for i in (1..n).rev() {
                     let s = pairs[i].1 as usize;
-                    m.insert(self.y[s * k + o], weights[s]);
-                    right[i] += m.deviation();
+                    suffix.insert(self.y[s * k + o], weights[s]);
+                    right[i] += suffix.deviation();
                 }
-                m.clear();
             }
         });
         self.moved = 0;
@@ -260,8 +281,8 @@ impl ScanStats for AbsoluteErrorScan<'_> {
     #[inline]
     fn move_left(&mut self, s: usize, w: f64) {
         let k = self.k;
-        MEDIANS.with_borrow_mut(|(medians, _)| {
-            for (o, m) in medians.iter_mut().enumerate().take(k) {
+        MEDIANS.with_borrow_mut(|Medians { left, .. }| {
+            for (o, m) in left.iter_mut().enumerate().take(k) {
                 m.insert(self.y[s * k + o], w);
             }
         });
@@ -272,8 +293,8 @@ impl ScanStats for AbsoluteErrorScan<'_> {
     }
     #[inline]
     fn proxy(&self, _w_l: f64, _w_r: f64) -> f64 {
-        MEDIANS.with_borrow(|(medians, right)| {
-            let left: f64 = medians.iter().take(self.k).map(|m| m.deviation()).sum();
+        MEDIANS.with_borrow(|Medians { left, right, .. }| {
+            let left: f64 = left.iter().take(self.k).map(|m| m.deviation()).sum();
             -(left + right.get(self.moved).copied().unwrap_or(0.0)) / self.k as f64
         })
     }

@@ -96,11 +96,13 @@ pub(crate) trait Criterion: Copy {
 /// left one in sorted order.
 pub(crate) trait ScanStats {
     /// Sees the whole order of a sorted scan before its first move (the rows sorted by
-    /// projected value, with the row weights): criteria that cannot update a child
-    /// incrementally in both directions ([`AbsoluteError`]) precompute the right
-    /// children here; a no-op for the others.
+    /// projected value, with the row weights) and the rows that stay on the right
+    /// throughout (a node's missing rows, when the scan keeps them there); rows the scan
+    /// starts with on the left have moved already. Criteria that cannot update a child
+    /// incrementally in both directions ([`AbsoluteError`]) precompute the right children
+    /// here; a no-op for the others.
     #[inline(always)]
-    fn prepare(&mut self, _pairs: &[(f32, u32)], _weights: &[f64]) {}
+    fn prepare(&mut self, _pairs: &[(f32, u32)], _weights: &[f64], _stay_right: &[u32]) {}
     /// Moves row `sample` with weight `w` to the left child.
     fn move_left(&mut self, sample: usize, w: f64);
     /// Moves a histogram bin's statistics (see [`Criterion::bin_slot`]).

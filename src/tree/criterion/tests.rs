@@ -28,7 +28,7 @@ fn check_criterion<C: Criterion>(c: C, k: usize, n: usize, w: &[f64]) {
     let (mut left, mut right) = (vec![0.0; total.len()], vec![0.0; total.len()]);
     let mut scan = c.scan(&total, &mut left, &mut right);
     let pairs: Vec<(f32, u32)> = (0..n as u32).map(|i| (i as f32, i)).collect();
-    scan.prepare(&pairs, w);
+    scan.prepare(&pairs, w, &[]);
     let mut w_l = 0.0;
     for i in 0..n - 1 {
         scan.move_left(i, w[i]);
@@ -148,7 +148,7 @@ fn absolute_error_scan_matches_brute_force_and_median_matches_scikit_learn() {
     let (mut l, mut r) = (vec![0.0; 3], vec![0.0; 3]);
     let mut scan = c.scan(&sums, &mut l, &mut r);
     let pairs: Vec<(f32, u32)> = rows.iter().map(|&i| (i as f32, i)).collect();
-    scan.prepare(&pairs, &w);
+    scan.prepare(&pairs, &w, &[]);
     let mut w_l = 0.0;
     for i in 0..n - 1 {
         scan.move_left(i, w[i]);
@@ -262,4 +262,74 @@ fn histogram_bins_move_like_their_rows() {
     let mut by_bin = se.scan(&total, &mut l2, &mut r2);
     by_bin.move_bin(&bin);
     assert!(close(by_rows.proxy(3.0, 1.0), by_bin.proxy(3.0, 1.0)));
+}
+
+#[test]
+fn absolute_error_scores_missing_rows_on_either_side_as_brute_force() {
+    // rows 0..6 present (sorted by value = row), rows 6..9 missing
+    let y = [3.0, -1.0, 4.0, 1.0, 5.0, 9.0, 2.0, 6.0, 5.0];
+    let w = [1.0, 2.0, 0.5, 1.0, 3.0, 1.0, 0.25, 1.0, 2.0];
+    let c = AbsoluteError { y: &y, k: 1 };
+    let (m, missing) = (6usize, [6u32, 7, 8]);
+    let pairs: Vec<(f32, u32)> = (0..m as u32).map(|i| (i as f32, i)).collect();
+    let dev = |rows: &[usize]| {
+        let ys: Vec<f64> = rows.iter().map(|&s| y[s]).collect();
+        let ws: Vec<f64> = rows.iter().map(|&s| w[s]).collect();
+        if rows.is_empty() {
+            0.0
+        } else {
+            brute_deviation(&ys, &ws)
+        }
+    };
+    let miss: Vec<usize> = missing.iter().map(|&s| s as usize).collect();
+    let (mut l, mut r) = (vec![0.0; 3], vec![0.0; 3]);
+    // missing rows right: every position, and the one after the last present row
+    let mut scan = c.scan(&[], &mut l, &mut r);
+    scan.prepare(&pairs, &w, &missing);
+    for (i, &wi) in w.iter().enumerate().take(m) {
+        scan.move_left(i, wi);
+        let right: Vec<usize> = (i + 1..m).chain(miss.iter().copied()).collect();
+        let want = dev(&(0..=i).collect::<Vec<_>>()) + dev(&right);
+        assert!(close(-scan.proxy(1.0, 1.0), want), "missing right, at {i}");
+    }
+    // missing rows left: they move before the scan starts
+    let mut scan = c.scan(&[], &mut l, &mut r);
+    for &s in &missing {
+        scan.move_left(s as usize, w[s as usize]);
+    }
+    scan.prepare(&pairs, &w, &[]);
+    for (i, &wi) in w.iter().enumerate().take(m - 1) {
+        scan.move_left(i, wi);
+        let left: Vec<usize> = miss.iter().copied().chain(0..=i).collect();
+        let want = dev(&left) + dev(&(i + 1..m).collect::<Vec<_>>());
+        assert!(close(-scan.proxy(1.0, 1.0), want), "missing left, at {i}");
+    }
+    // the same splits given by a threshold (the random splitter), NaN for the missing rows
+    let rows: Vec<u32> = (0..9).collect();
+    let vals: Vec<f32> = (0..9)
+        .map(|s| if s < m { s as f32 } else { f32::NAN })
+        .collect();
+    for missing_left in [false, true] {
+        for i in 0..m - 1 {
+            let split = RowSplit {
+                rows: &rows,
+                vals: &vals,
+                threshold: i as f32 + 0.5,
+                missing_left,
+                weights: &w,
+            };
+            let (mut left, mut right): (Vec<usize>, Vec<usize>) =
+                ((0..=i).collect(), (i + 1..m).collect());
+            if missing_left {
+                left.extend(&miss);
+            } else {
+                right.extend(&miss);
+            }
+            let at = c.split_proxy_at(&[], &[], (1.0, 1.0), split);
+            assert!(
+                close(-at, dev(&left) + dev(&right)),
+                "threshold after {i}, missing left {missing_left}"
+            );
+        }
+    }
 }

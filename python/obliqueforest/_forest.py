@@ -636,7 +636,7 @@ _CLF_CONSTRAINTS = {
 }
 _REG_CONSTRAINTS = {
     **_BaseForest._parameter_constraints,
-    "criterion": [StrOptions({"squared_error", "absolute_error", "poisson"})],
+    "criterion": [StrOptions({"squared_error", "friedman_mse", "absolute_error", "poisson"})],
 }
 _PROJ_CONSTRAINTS = {"projection": [_Projection, None]}
 _SPORF_CONSTRAINTS = {
@@ -650,6 +650,9 @@ _COMMON_DOC = """
     criterion : str
         Impurity criterion: "gini", "entropy" or "log_loss" (the same as "entropy") for
         classification; "squared_error", "absolute_error" or "poisson" for regression.
+        "friedman_mse" is squared error whose splits are scored by Friedman's improvement
+        (scikit-learn's): the same splits as "squared_error" for one output (up to rounding),
+        the difference of the outputs' summed means for several.
         "poisson" needs y >= 0 with a positive sum (else ValueError) and never splits a
         child to a zero sum. "absolute_error" predicts each leaf's weighted median and is
         the slowest criterion: its split search keeps running weighted medians (two heaps

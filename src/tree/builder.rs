@@ -8,8 +8,8 @@
 //! workspace until the tree is laid out at the end of [`Builder::grow`].
 
 use super::criterion::{
-    AbsoluteError, Criterion, Entropy, Gini, MultiEntropy, MultiGini, MultiSquaredError, Poisson,
-    SquaredError,
+    AbsoluteError, Criterion, Entropy, FriedmanMse, Gini, MultiEntropy, MultiGini,
+    MultiSquaredError, Poisson, SquaredError,
 };
 use super::monotonic::Bounds;
 use super::splitter::{Node, SplitSearch};
@@ -90,6 +90,14 @@ impl<S: ProjectionSampler> Grower<'_, S> {
             (Targets::Values(y), C::AbsoluteError) => {
                 self.builder(AbsoluteError { y, k: 1 }, w).grow(rng, ws)
             }
+            (Targets::Values(y), C::FriedmanMse) => {
+                let crit = FriedmanMse {
+                    y,
+                    row_sums: y,
+                    k: 1,
+                };
+                self.builder(crit, w).grow(rng, ws)
+            }
             (Targets::Values(y), _) => self.builder(SquaredError { y }, w).grow(rng, ws),
             (&Targets::MultiClasses { ref slots, k }, C::Gini) => {
                 self.builder(MultiGini::new(slots, k), w).grow(rng, ws)
@@ -102,6 +110,15 @@ impl<S: ProjectionSampler> Grower<'_, S> {
             }
             (&Targets::MultiValues { ref y, k }, C::AbsoluteError) => {
                 self.builder(AbsoluteError { y, k }, w).grow(rng, ws)
+            }
+            (&Targets::MultiValues { ref y, k }, C::FriedmanMse) => {
+                let row_sums: Vec<f64> = y.chunks(k).map(|r| r.iter().sum()).collect();
+                let crit = FriedmanMse {
+                    y,
+                    row_sums: &row_sums,
+                    k,
+                };
+                self.builder(crit, w).grow(rng, ws)
             }
             (&Targets::MultiValues { ref y, k }, _) => {
                 self.builder(MultiSquaredError { y, k }, w).grow(rng, ws)

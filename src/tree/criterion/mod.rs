@@ -30,7 +30,7 @@ pub(crate) mod regression;
 
 pub(crate) use absolute::AbsoluteError;
 pub(crate) use class::{Entropy, Gini, MultiEntropy, MultiGini};
-pub(crate) use regression::{MultiSquaredError, Poisson, SquaredError};
+pub(crate) use regression::{FriedmanMse, MultiSquaredError, Poisson, SquaredError};
 
 /// The statistics and impurity of one criterion over a tree's targets.
 pub(crate) trait Criterion: Copy {

@@ -1,6 +1,6 @@
 //! Regression criteria whose statistics are weighted target sums: squared error (one
-//! output, [`SquaredError`], or several, [`MultiSquaredError`]) and half Poisson deviance
-//! ([`Poisson`]). The multi-output scans keep each output's weighted target sum per child
+//! output, [`SquaredError`], or several, [`MultiSquaredError`]), squared error scored by
+//! Friedman's improvement ([`FriedmanMse`]) and half Poisson deviance ([`Poisson`]). The multi-output scans keep each output's weighted target sum per child
 //! ([`SumsScan`]) and are generic over the rule that scores them ([`SumsRule`]), so each
 //! is one static loop.
 
@@ -16,7 +16,7 @@ pub(crate) struct SquaredError<'a> {
 
 impl<'a> Criterion for SquaredError<'a> {
     type Scan<'s>
-        = SquaredErrorScan<'s>
+        = SumScan<'s, SquaredSum>
     where
         Self: 's;
 
@@ -44,7 +44,7 @@ impl<'a> Criterion for SquaredError<'a> {
         sl * sl / w_l + sr * sr / w_r
     }
     fn split_values(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> (f64, f64) {
-        (left[1] / w_l, (total[1] - left[1]) / w_r)
+        first_means(left, total, w_l, w_r)
     }
     fn bin_width(&self, _n_outputs: usize) -> usize {
         1
@@ -58,25 +58,63 @@ impl<'a> Criterion for SquaredError<'a> {
         total: &[f64],
         left: &'s mut [f64],
         right: &'s mut [f64],
-    ) -> SquaredErrorScan<'s> {
+    ) -> Self::Scan<'s> {
         left.fill(0.0);
         right.copy_from_slice(total);
-        SquaredErrorScan {
-            y: self.y,
+        SumScan::new(self.y, total[1], 0.0)
+    }
+}
+
+/// How a [`SumScan`] scores a split from its children's weighted target sums `s_l`,
+/// `s_r` and weights `w_l`, `w_r` (`scale` is the scan's constant).
+pub(crate) trait SumRule {
+    fn proxy(s_l: f64, s_r: f64, w_l: f64, w_r: f64, scale: f64) -> f64;
+}
+
+/// `S^2 / w` per child ([`SquaredError`]).
+pub(crate) struct SquaredSum;
+
+/// Friedman's improvement ([`FriedmanMse`]), `scale = k^2 w`.
+pub(crate) struct FriedmanSum;
+
+impl SumRule for SquaredSum {
+    #[inline(always)]
+    fn proxy(s_l: f64, s_r: f64, w_l: f64, w_r: f64, _scale: f64) -> f64 {
+        s_l * s_l / w_l + s_r * s_r / w_r
+    }
+}
+
+impl SumRule for FriedmanSum {
+    #[inline(always)]
+    fn proxy(s_l: f64, s_r: f64, w_l: f64, w_r: f64, scale: f64) -> f64 {
+        friedman(s_l, s_r, w_l, w_r, scale)
+    }
+}
+
+/// Running statistics of a scan that needs one weighted target sum per child (row `s`
+/// adds `w y[s]`), scored by rule `R`.
+pub(crate) struct SumScan<'a, R> {
+    y: &'a [f64],
+    s_l: f64,
+    s_r: f64,
+    scale: f64,
+    rule: PhantomData<fn() -> R>,
+}
+
+impl<'a, R> SumScan<'a, R> {
+    /// A scan from every row on the right, whose target sum is `s_r`.
+    fn new(y: &'a [f64], s_r: f64, scale: f64) -> Self {
+        SumScan {
+            y,
             s_l: 0.0,
-            s_r: total[1],
+            s_r,
+            scale,
+            rule: PhantomData,
         }
     }
 }
 
-/// [`SquaredError`]'s running statistics: the weighted target sum per child.
-pub(crate) struct SquaredErrorScan<'a> {
-    y: &'a [f64],
-    s_l: f64,
-    s_r: f64,
-}
-
-impl ScanStats for SquaredErrorScan<'_> {
+impl<R: SumRule> ScanStats for SumScan<'_, R> {
     #[inline(always)]
     fn move_left(&mut self, s: usize, w: f64) {
         let wy = w * self.y[s];
@@ -90,12 +128,21 @@ impl ScanStats for SquaredErrorScan<'_> {
     }
     #[inline(always)]
     fn proxy(&self, w_l: f64, w_r: f64) -> f64 {
-        self.s_l * self.s_l / w_l + self.s_r * self.s_r / w_r
+        R::proxy(self.s_l, self.s_r, w_l, w_r, self.scale)
     }
     #[inline(always)]
     fn child_values(&self, w_l: f64, w_r: f64) -> (f64, f64) {
+        // one output: the children's means (several outputs refuse monotonic constraints)
         (self.s_l / w_l, self.s_r / w_r)
     }
+}
+
+/// The children's means of the first output of a split with left statistics `left` out of
+/// `total` (`[w, sum w y_0, ..]`): the monotone values of a single output (several
+/// outputs refuse monotonic constraints).
+#[inline]
+fn first_means(left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> (f64, f64) {
+    (left[1] / w_l, (total[1] - left[1]) / w_r)
 }
 
 /// Squared error over k real outputs: the mean of the outputs' variances; statistics
@@ -172,6 +219,113 @@ impl<'a> Criterion for MultiSquaredError<'a> {
     }
 }
 
+/// Squared error scored by Friedman's improvement (scikit-learn's "friedman_mse"), over
+/// k >= 1 real outputs. A node's statistics, impurity and value are squared error's
+/// ([`MultiSquaredError`]'s, which for one output are [`SquaredError`]'s to the bit), but a
+/// split is scored by Friedman's improvement (Friedman 2001, "Greedy function
+/// approximation", eq. 35), from the children's weighted target sums added over the
+/// outputs, `S_l` and `S_r`, as scikit-learn computes it:
+/// `((w_r S_l - w_l S_r) / k)^2 / (w_l w_r w)`, `w` the node's weight. For one output this
+/// is `w_l w_r (mean_l - mean_r)^2 / w`, the weighted decrease of squared error itself, so
+/// the two criteria choose the same splits but where rounding breaks a near tie; over
+/// several outputs it scores the difference of the children's means summed over the
+/// outputs, not the mean decrease of the outputs' variances, and the splits differ.
+///
+/// The proxy is the score itself and `node_proxy` is 0, so the improvement (best-first
+/// order, `min_impurity_decrease`, which divides it by the root weight as for every
+/// criterion) is Friedman's score. A row enters a scan through its targets' sum over the
+/// outputs (`row_sums`: `y` itself for one output), so a scan keeps two numbers whatever
+/// k, and a histogram bin one statistic per row: several outputs are binned too.
+#[derive(Clone, Copy)]
+pub(crate) struct FriedmanMse<'a> {
+    /// Targets, n × k row-major.
+    pub(crate) y: &'a [f64],
+    /// Each row's targets summed over the outputs.
+    pub(crate) row_sums: &'a [f64],
+    /// Outputs.
+    pub(crate) k: usize,
+}
+
+impl FriedmanMse<'_> {
+    /// The node statistics: squared error's.
+    #[inline(always)]
+    fn squared(&self) -> MultiSquaredError<'_> {
+        MultiSquaredError {
+            y: self.y,
+            k: self.k,
+        }
+    }
+
+    /// `k^2 w` for a node of statistics `total` (its weight first).
+    #[inline(always)]
+    fn scale(&self, total: &[f64]) -> f64 {
+        (self.k * self.k) as f64 * total[0]
+    }
+}
+
+/// Friedman's improvement of a split whose children have target sums (over the outputs)
+/// `s_l`, `s_r` and weights `w_l`, `w_r`, in a node where `scale = k^2 w`.
+#[inline(always)]
+fn friedman(s_l: f64, s_r: f64, w_l: f64, w_r: f64, scale: f64) -> f64 {
+    let d = w_r * s_l - w_l * s_r;
+    d * d / (w_l * w_r * scale)
+}
+
+impl<'a> Criterion for FriedmanMse<'a> {
+    type Scan<'s>
+        = SumScan<'s, FriedmanSum>
+    where
+        Self: 's;
+
+    fn stat_len(&self, n_outputs: usize) -> usize {
+        self.squared().stat_len(n_outputs)
+    }
+    #[inline(always)]
+    fn add_sample(&self, sums: &mut [f64], s: usize, w: f64) {
+        self.squared().add_sample(sums, s, w)
+    }
+    fn impurity(&self, sums: &[f64], w: f64) -> f64 {
+        self.squared().impurity(sums, w)
+    }
+    fn push_value(&self, sums: &[f64], w: f64, out: &mut Vec<f64>) {
+        push_means(sums, self.k, w, out)
+    }
+    fn node_proxy(&self, _sums: &[f64], _w: f64) -> f64 {
+        0.0
+    }
+    fn split_proxy(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> f64 {
+        let r = 1..1 + self.k;
+        let s_l: f64 = left[r.clone()].iter().sum();
+        let s_r: f64 = left[r.clone()]
+            .iter()
+            .zip(&total[r])
+            .map(|(l, t)| t - l)
+            .sum();
+        friedman(s_l, s_r, w_l, w_r, self.scale(total))
+    }
+    fn split_values(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> (f64, f64) {
+        first_means(left, total, w_l, w_r)
+    }
+    fn bin_width(&self, _n_outputs: usize) -> usize {
+        1
+    }
+    #[inline(always)]
+    fn bin_slot(&self, s: usize) -> (usize, f64) {
+        (0, self.row_sums[s])
+    }
+    fn scan<'s>(
+        &'s self,
+        total: &[f64],
+        left: &'s mut [f64],
+        right: &'s mut [f64],
+    ) -> Self::Scan<'s> {
+        left.fill(0.0);
+        right.copy_from_slice(total);
+        let s_r = total[1..1 + self.k].iter().sum();
+        SumScan::new(self.row_sums, s_r, self.scale(total))
+    }
+}
+
 /// Half Poisson deviance over k >= 1 non-negative real outputs (scikit-learn's
 /// "poisson"): per output `(1/w) sum w (y log(y / mean) - y + mean)`, averaged over
 /// outputs; statistics `[w, sum w y_o (k), sum w y_o ln y_o (k)]`, proxy
@@ -204,8 +358,7 @@ impl<'a> Criterion for Poisson<'a> {
         Self: 's;
 
     fn split_values(&self, left: &[f64], total: &[f64], w_l: f64, w_r: f64) -> (f64, f64) {
-        // the means of a single output (several outputs refuse monotonic constraints)
-        (left[1] / w_l, (total[1] - left[1]) / w_r)
+        first_means(left, total, w_l, w_r)
     }
 
     fn stat_len(&self, _n_outputs: usize) -> usize {

@@ -22,6 +22,22 @@ fn stats<C: Criterion>(c: &C, k: usize, rows: &[usize], w: &[f64]) -> (Vec<f64>,
 /// scan, the one-shot split proxy and the node proxies agree, and the proxy gain is the
 /// weighted impurity decrease at every position.
 fn check_criterion<C: Criterion>(c: C, k: usize, n: usize, w: &[f64]) {
+    check_gain(c, k, n, w, true, |(l, r, total), (w_l, w_r, w_node)| {
+        w_node * c.impurity(total, w_node) - w_l * c.impurity(l, w_l) - w_r * c.impurity(r, w_r)
+    });
+}
+
+/// [`check_criterion`] with the improvement `want` expects of a split (from the left and
+/// right children's statistics and the node's, and their weights); `separable`: the proxy
+/// is the sum of the children's node proxies.
+fn check_gain<C: Criterion>(
+    c: C,
+    k: usize,
+    n: usize,
+    w: &[f64],
+    separable: bool,
+    mut want: impl FnMut((&[f64], &[f64], &[f64]), (f64, f64, f64)) -> f64,
+) {
     let rows: Vec<usize> = (0..n).collect();
     let (total, w_node) = stats(&c, k, &rows, w);
     let parent = c.node_proxy(&total, w_node);
@@ -43,15 +59,15 @@ fn check_criterion<C: Criterion>(c: C, k: usize, n: usize, w: &[f64]) {
             assert_eq!(one_shot, running);
             continue;
         }
-        let by_children = c.node_proxy(&l, w_l) + c.node_proxy(&r, w_r);
         assert!(close(running, one_shot), "{running} vs {one_shot}");
-        assert!(close(running, by_children), "{running} vs {by_children}");
-        let decrease = w_node * c.impurity(&total, w_node)
-            - w_l * c.impurity(&l, w_l)
-            - w_r * c.impurity(&r, w_r);
+        if separable {
+            let by_children = c.node_proxy(&l, w_l) + c.node_proxy(&r, w_r);
+            assert!(close(running, by_children), "{running} vs {by_children}");
+        }
+        let gain = want((&l, &r, &total), (w_l, w_r, w_node));
         assert!(
-            close(running - parent, decrease),
-            "proxy gain {} vs decrease {decrease}",
+            close(running - parent, gain),
+            "proxy gain {} vs {gain}",
             running - parent
         );
     }
@@ -332,4 +348,95 @@ fn absolute_error_scores_missing_rows_on_either_side_as_brute_force() {
             );
         }
     }
+}
+
+#[test]
+fn friedman_score_is_the_impurity_decrease_of_one_output_and_friedmans_of_several() {
+    let y = [0.5, -1.0, 2.0, 3.5, 0.0, 1.0, -2.5, 4.0];
+    let w = [1.0, 2.0, 1.0, 0.5, 1.0, 1.5, 1.0, 1.0];
+    let one = FriedmanMse {
+        y: &y,
+        row_sums: &y,
+        k: 1,
+    };
+    // one output: w_l w_r (mean_l - mean_r)^2 / w is squared error's weighted decrease
+    check_gain(one, 1, 8, &w, false, |(l, r, total), (w_l, w_r, w_node)| {
+        let se = SquaredError { y: &y };
+        w_node * se.impurity(total, w_node) - w_l * se.impurity(l, w_l) - w_r * se.impurity(r, w_r)
+    });
+    // two outputs: ((w_r S_l - w_l S_r) / 2)^2 / (w_l w_r w), S the children's target sums
+    // over both outputs, computed here from the rows
+    let y2 = [
+        0.5, 1.0, -1.0, 2.0, 2.0, 0.0, 3.5, -1.0, 0.0, 4.0, 1.0, 1.0, -2.5, 0.5, 4.0, -3.0,
+    ];
+    let sums: Vec<f64> = y2.chunks(2).map(|r| r[0] + r[1]).collect();
+    let two = FriedmanMse {
+        y: &y2,
+        row_sums: &sums,
+        k: 2,
+    };
+    let mut at = 0;
+    check_gain(two, 2, 8, &w, false, |_, (w_l, w_r, w_node)| {
+        at += 1; // the split after row at - 1
+        let s = |rows: std::ops::Range<usize>| -> f64 {
+            rows.map(|i| w[i] * (y2[2 * i] + y2[2 * i + 1])).sum()
+        };
+        let d = (w_r * s(0..at) - w_l * s(at..8)) / 2.0;
+        d * d / (w_l * w_r * w_node)
+    });
+}
+
+#[test]
+fn friedman_score_on_a_hand_made_node() {
+    // one output, y = [1, 2, 4, 7] with weights [1, 1, 2, 1], split after row 1: left mean
+    // 1.5 (w 2), right mean 5 (w 3): 2 * 3 * 3.5^2 / 5 = 14.7
+    let y = [1.0, 2.0, 4.0, 7.0];
+    let w = [1.0, 1.0, 2.0, 1.0];
+    let c = FriedmanMse {
+        y: &y,
+        row_sums: &y,
+        k: 1,
+    };
+    let (total, w_node) = stats(&c, 1, &[0, 1, 2, 3], &w);
+    let (left, _) = stats(&c, 1, &[0, 1], &w);
+    let (mut l, mut r) = (vec![0.0; 3], vec![0.0; 3]);
+    let mut scan = c.scan(&total, &mut l, &mut r);
+    scan.move_left(0, 1.0);
+    scan.move_left(1, 1.0);
+    assert!(close(scan.proxy(2.0, 3.0), 14.7));
+    assert!(close(c.split_proxy(&left, &total, 2.0, 3.0), 14.7));
+    assert_eq!(c.node_proxy(&total, w_node), 0.0);
+    // its impurity and value are squared error's, to the bit
+    let se = SquaredError { y: &y };
+    assert_eq!(c.impurity(&total, w_node), se.impurity(&total, w_node));
+    let (mut a, mut b) = (Vec::new(), Vec::new());
+    c.push_value(&total, w_node, &mut a);
+    se.push_value(&total, w_node, &mut b);
+    assert_eq!(a, b);
+    // two outputs, rows [1, 0], [2, 4], [4, 1], [7, 3]: S_l = 1 + 6 = 7, S_r = 2 * 5 + 10
+    // = 20; ((3 * 7 - 2 * 20) / 2)^2 / (2 * 3 * 5) = 90.25 / 30
+    let y2 = [1.0, 0.0, 2.0, 4.0, 4.0, 1.0, 7.0, 3.0];
+    let sums = [1.0, 6.0, 5.0, 10.0];
+    let c = FriedmanMse {
+        y: &y2,
+        row_sums: &sums,
+        k: 2,
+    };
+    let (total, _) = stats(&c, 2, &[0, 1, 2, 3], &w);
+    let (left, _) = stats(&c, 2, &[0, 1], &w);
+    let (mut l, mut r) = (vec![0.0; 5], vec![0.0; 5]);
+    let mut scan = c.scan(&total, &mut l, &mut r);
+    scan.move_left(0, 1.0);
+    scan.move_left(1, 1.0);
+    assert!(close(scan.proxy(2.0, 3.0), 90.25 / 30.0));
+    assert!(close(c.split_proxy(&left, &total, 2.0, 3.0), 90.25 / 30.0));
+    // a histogram bin holds a row's sum over the outputs
+    let mut bin = [0.0];
+    for (s, &ws) in w.iter().enumerate().take(2) {
+        let (at, f) = c.bin_slot(s);
+        bin[at] += f * ws;
+    }
+    let mut by_bin = c.scan(&total, &mut l, &mut r);
+    by_bin.move_bin(&bin);
+    assert!(close(by_bin.proxy(2.0, 3.0), 90.25 / 30.0));
 }

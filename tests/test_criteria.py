@@ -196,7 +196,7 @@ def test_histogram_paths_grow_the_sorted_tree(criterion):
 
 # every projection family, as a regressor on Friedman #1's 10 features
 FAMILIES = {
-    **{k: v for k, v in REGRESSORS.items() if k != "rotation"},
+    **REGRESSORS,
     "rf": lambda **kw: of.RandomForestRegressor(**kw),
     "gaussian": lambda **kw: of.ObliqueForestRegressor(projection=Gaussian(), **kw),
     "haar": lambda **kw: of.ObliqueForestRegressor(projection=HaarPatch((10,)), **kw),

@@ -109,6 +109,9 @@ pub enum Criterion {
     Poisson,
     /// Absolute error around the weighted median (regression).
     AbsoluteError,
+    /// Squared error with Friedman's improvement score for choosing splits, scikit-learn's
+    /// "friedman_mse" (regression): impurity and leaf values as [`Criterion::SquaredError`].
+    FriedmanMse,
 }
 
 /// How thresholds are chosen for a candidate projection.
@@ -300,7 +303,10 @@ impl ForestParams {
             }
             (
                 Task::Regression | Task::MultiRegression { .. },
-                Criterion::SquaredError | Criterion::Poisson | Criterion::AbsoluteError,
+                Criterion::SquaredError
+                | Criterion::Poisson
+                | Criterion::AbsoluteError
+                | Criterion::FriedmanMse,
             ) => {}
             _ if classification => {
                 return Err(invalid(

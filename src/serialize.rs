@@ -314,12 +314,14 @@ pub(crate) fn decode_reader<T: serde::de::DeserializeOwned>(
 }
 
 impl Forest {
-    /// Whether a version-2 reader could not decode this forest (a multi-output task, or
-    /// SPORF with a weight scale), so that it is written in the newer version, with its
+    /// Whether a version-2 reader could not decode this forest (a multi-output task, SPORF
+    /// with a weight scale, or the friedman_mse criterion, variants it does not know), so
+    /// that it is written in the newer version, with its
     /// missing section, whether or not a tree has missing-value directions.
     pub(crate) fn beyond_v2(&self) -> bool {
         self.params.task.n_targets() > 1
             || crate::projection::needs_newer_format(&self.params.projection)
+            || self.params.criterion == crate::params::Criterion::FriedmanMse
     }
 
     /// Encodes the forest (header, checksum, payload).

@@ -1,7 +1,7 @@
-"""The regression criteria ("squared_error", "absolute_error", "poisson") and the
-classification ones ("gini", "entropy", its alias "log_loss"), single- and multi-output,
-against scikit-learn's trees: one axis-aligned tree over every feature without bootstrap
-is scikit-learn's CART, so on tie-free data both must grow the same tree."""
+"""The regression criteria ("squared_error", "friedman_mse", "absolute_error", "poisson")
+and the classification ones ("gini", "entropy", its alias "log_loss"), single- and
+multi-output, against scikit-learn's trees: one axis-aligned tree over every feature without
+bootstrap is scikit-learn's CART, so on tie-free data both must grow the same tree."""
 
 import numpy as np
 import pytest
@@ -11,7 +11,14 @@ from sklearn.metrics import r2_score
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 import obliqueforest as of
-from obliqueforest.projections import ForestRC
+from obliqueforest.projections import (
+    Dictionary,
+    ForestRC,
+    Gaussian,
+    GraphNeighbourhood,
+    HaarPatch,
+    PooledFilter,
+)
 
 
 def _cart(cls, **kw):
@@ -185,3 +192,97 @@ def test_histogram_paths_grow_the_sorted_tree(criterion):
             of.RandomForestRegressor, criterion=criterion, min_samples_leaf=5, splitter=splitter
         )
         np.testing.assert_allclose(ours.fit(X, y).predict(X), ref.predict(X), atol=1e-9)
+
+
+# every projection family, as a regressor on Friedman #1's 10 features
+FAMILIES = {
+    **REGRESSORS,
+    "rf": lambda **kw: of.RandomForestRegressor(**kw),
+    "gaussian": lambda **kw: of.ObliqueForestRegressor(projection=Gaussian(), **kw),
+    "haar": lambda **kw: of.ObliqueForestRegressor(projection=HaarPatch((10,)), **kw),
+    "pooled": lambda **kw: of.ObliqueForestRegressor(projection=PooledFilter((10,)), **kw),
+    "dictionary": lambda **kw: of.ObliqueForestRegressor(
+        projection=Dictionary(np.c_[np.eye(10), np.ones(10) / 10]), **kw
+    ),
+    "graph": lambda **kw: of.ObliqueForestRegressor(
+        projection=GraphNeighbourhood(np.roll(np.eye(10), 1, axis=1)), **kw
+    ),
+}
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_friedman_mse_fits_and_predicts_for_every_family(name):
+    X, y = make_friedman1(n_samples=300, random_state=0)
+    Xt, yt = make_friedman1(n_samples=300, random_state=1)
+    reg = FAMILIES[name](n_estimators=20, criterion="friedman_mse", random_state=0).fit(X, y)
+    assert r2_score(yt, reg.predict(Xt)) > 0.5
+    # two outputs too
+    Y = np.c_[y, X[:, 0] - X[:, 1]]
+    reg = FAMILIES[name](n_estimators=5, criterion="friedman_mse", random_state=0).fit(X, Y)
+    assert reg.predict(Xt).shape == (300, 2)
+
+
+def test_friedman_mse_of_one_output_is_scikit_learns_squared_error_tree():
+    # Friedman's score w_l w_r (mean_l - mean_r)^2 / w is squared error's weighted decrease
+    # for one output (scikit-learn 1.9 maps "friedman_mse" to "squared_error" for that
+    # reason): on tie-free data the same tree, impurities and values as squared error's
+    X, y = _data(p=1)
+    ours = _cart(of.RandomForestRegressor, criterion="friedman_mse", min_samples_leaf=3)
+    ours.fit(X, y)
+    ref = DecisionTreeRegressor(criterion="squared_error", min_samples_leaf=3, random_state=0)
+    ref.fit(X, y)
+    tree = ours.estimators_[0]
+    assert tree.get_n_leaves() == ref.get_n_leaves()
+    np.testing.assert_allclose(ours.predict(X), ref.predict(X), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(
+        np.sort(tree.tree_.impurity), np.sort(ref.tree_.impurity), rtol=1e-6, atol=1e-9
+    )
+
+
+def _friedman_score(yl, yr, k):
+    """Friedman's improvement (scikit-learn's FriedmanMSE.impurity_improvement before 1.9)
+    of unit-weight children with targets ``yl``, ``yr`` (n x k), computed directly."""
+    wl, wr = len(yl), len(yr)
+    diff = (wr * yl.sum() - wl * yr.sum()) / k
+    return diff * diff / (wl * wr * (wl + wr))
+
+
+def test_friedman_mse_root_split_of_two_outputs_maximises_friedmans_score():
+    # over several outputs Friedman's score rates the difference of the summed means, not
+    # the mean decrease of the outputs' variances: the root split is its argmax, and the
+    # squared error's is a different one
+    rng = np.random.default_rng(3)
+    X = rng.uniform(size=(200, 1))
+    # both outputs step at 0.5, one up, one down (their sum does not move there), and
+    # output 0 steps a little at 0.2 as well: squared error cuts at 0.5, Friedman at 0.2
+    step = X[:, 0] > 0.5
+    Y = np.c_[step + 0.3 * (X[:, 0] > 0.2), -1.0 * step] + 0.02 * rng.normal(size=(200, 2))
+    fit = {
+        c: _cart(of.RandomForestRegressor, criterion=c, max_depth=1).fit(X, Y)
+        for c in ("friedman_mse", "squared_error")
+    }
+    order = np.argsort(X[:, 0])
+    xs, Ys = X[order, 0], Y[order]
+    scores = [_friedman_score(Ys[: i + 1], Ys[i + 1 :], 2) for i in range(len(xs) - 1)]
+    best = int(np.argmax(scores))
+    threshold = fit["friedman_mse"].estimators_[0].tree_.threshold[0]
+    assert xs[best] <= threshold < xs[best + 1]
+    assert abs(threshold - 0.2) < 0.05
+    assert abs(fit["squared_error"].estimators_[0].tree_.threshold[0] - 0.5) < 0.05
+
+
+def test_friedman_mse_with_missing_values_constraints_histograms_and_files(tmp_path):
+    X, y = make_friedman1(n_samples=400, random_state=0)
+    X[::9, 3] = np.nan
+    kw = dict(n_estimators=10, criterion="friedman_mse", random_state=0)
+    reg = of.SPORFRegressor(**kw).fit(X, y)
+    assert np.isfinite(reg.predict(X)).all()
+    hist = of.RandomForestRegressor(splitter="hist", max_bins=16, **kw).fit(X, y)
+    assert r2_score(y, hist.predict(X)) > 0.8
+    reg.save(tmp_path / "friedman.obf")
+    np.testing.assert_array_equal(of.load(tmp_path / "friedman.obf").predict(X), reg.predict(X))
+    Xc, yc = make_friedman1(n_samples=400, random_state=1)
+    mono = of.SPORFRegressor(monotonic_cst=[1] + [0] * 9, **kw).fit(Xc, yc)
+    grid = np.repeat(Xc[:1], 50, axis=0)
+    grid[:, 0] = np.linspace(0, 1, 50)
+    assert (np.diff(mono.predict(grid)) >= -1e-12).all()

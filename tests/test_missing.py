@@ -286,9 +286,20 @@ def test_monotonic_constraints_refuse_missing_values_as_sklearn():
     of.RandomForestClassifier(5, monotonic_cst=cst, random_state=0).fit(np.nan_to_num(Xtr), ytr)
 
 
-def test_absolute_error_with_missing_values_is_a_clear_value_error():
+def test_absolute_error_sends_missing_rows_to_their_side():
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(60, 3))
-    X[::7, 1] = np.nan
-    with pytest.raises(ValueError, match="absolute_error' does not support missing values"):
-        of.RandomForestRegressor(n_estimators=2, criterion="absolute_error").fit(X, X[:, 0])
+    X = rng.normal(size=(400, 3))
+    missing = rng.random(400) < 0.3
+    y = np.where(missing, 5.0, X[:, 0])  # a missing x1 marks a level of its own
+    X[missing, 1] = np.nan
+    Xt = rng.normal(size=(50, 3))
+    Xt[::2, 1] = np.nan
+    preds = {}
+    for splitter in ["best", "random", "hist"]:
+        reg = of.RandomForestRegressor(
+            20, criterion="absolute_error", splitter=splitter, max_features=None, random_state=0
+        ).fit(X, y)
+        preds[splitter] = reg.predict(Xt)
+        np.testing.assert_allclose(preds[splitter][::2], 5.0, atol=0.5)
+    # the median criterion never bins: the histogram splitter grows the sorted trees
+    np.testing.assert_array_equal(preds["best"], preds["hist"])

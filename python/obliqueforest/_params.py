@@ -80,7 +80,7 @@ def _n_classes(n_classes):
 
 
 _CLASSIFICATION_CRITERIA = {"gini", "entropy", "log_loss"}
-_REGRESSION_CRITERIA = {"squared_error", "absolute_error", "poisson"}
+_REGRESSION_CRITERIA = {"squared_error", "friedman_mse", "absolute_error", "poisson"}
 
 # -- the table ----------------------------------------------------------------------------
 # In the order of the forests' signatures. ``core`` names the ForestParams field a
@@ -100,7 +100,10 @@ _TABLE = [
         [StrOptions(_CLASSIFICATION_CRITERIA)],
         "str",
         """Impurity criterion: "gini", "entropy" or "log_loss" (the same as "entropy") for
-        classification; "squared_error", "absolute_error" or "poisson" for regression.
+        classification; "squared_error", "friedman_mse", "absolute_error" or "poisson" for
+        regression. "friedman_mse" is squared error whose splits are scored by Friedman's
+        improvement (scikit-learn's): the same splits as "squared_error" for one output (up
+        to rounding), the difference of the outputs' summed means for several.
         "poisson" needs y >= 0 with a positive sum (else ValueError) and never splits a
         child to a zero sum. "absolute_error" predicts each leaf's weighted median and is
         the slowest criterion: its split search keeps running weighted medians (two heaps

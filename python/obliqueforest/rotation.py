@@ -1246,9 +1246,10 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
     ----------"""
         + _DOC_SHARED_PARAMETERS
         + """
-    criterion : {"squared_error", "absolute_error", "poisson"}, default="squared_error"
-        Split quality measure, as the forest regressors take it ("poisson" needs
-        y >= 0 with a positive sum; "absolute_error" is the slowest).
+    criterion : {"squared_error", "friedman_mse", "absolute_error", "poisson"}, default="squared_error"
+        Split quality measure, as the forest regressors take it ("friedman_mse" scores
+        squared-error splits by Friedman's improvement; "poisson" needs y >= 0 with a
+        positive sum; "absolute_error" is the slowest).
 """
         + _DOC_TREE_PARAMETERS.replace(
             'max_features : {"sqrt", "log2"}, int, float or None',
@@ -1295,7 +1296,7 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
 
     _parameter_constraints: ClassVar[dict] = {
         **_BaseRotationEnsemble._parameter_constraints,
-        "criterion": [StrOptions({"squared_error", "absolute_error", "poisson"})],
+        "criterion": [StrOptions({"squared_error", "friedman_mse", "absolute_error", "poisson"})],
     }
 
     def __init__(

@@ -118,14 +118,6 @@ pub(crate) fn prepare<'a, 'x: 'a>(
                 .into(),
         ));
     }
-    // the running medians of absolute_error's scan have no block for the missing rows
-    if x.has_missing() && params.criterion == crate::params::Criterion::AbsoluteError {
-        return Err(Error::InvalidInput(
-            "criterion='absolute_error' does not support missing values (NaN in X); impute X \
-             or use 'squared_error' or 'poisson'"
-                .into(),
-        ));
-    }
     // explicit projections have their weights halved when sums could overflow
     // (`FeatureMatrix::keep_sums_finite`); stored descriptors cannot be, so refuse instead
     // of growing trees that cannot split

@@ -21,6 +21,7 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Criterion {
             "squared_error" => Ok(Criterion::SquaredError),
             "poisson" => Ok(Criterion::Poisson),
             "absolute_error" => Ok(Criterion::AbsoluteError),
+            "friedman_mse" => Ok(Criterion::FriedmanMse),
             other => Err(PyValueError::new_err(format!(
                 "unknown criterion {other:?}"
             ))),

@@ -8,15 +8,16 @@
 //! workspace until the tree is laid out at the end of [`Builder::grow`].
 
 use super::criterion::{
-    AbsoluteError, Criterion, Entropy, Gini, MultiEntropy, MultiGini, MultiSquaredError, Poisson,
-    SquaredError,
+    AbsoluteError, Criterion, Entropy, FriedmanMse, Gini, MultiEntropy, MultiGini,
+    MultiSquaredError, Poisson, SquaredError,
 };
 use super::monotonic::Bounds;
-use super::splitter::Bins;
+use super::splitter::{Node, SplitSearch};
+use super::workspace::{project, Workspace};
 use super::{Tree, LEAF};
 use crate::data::{FeatureMatrix, Targets};
 use crate::params::{self, TreeConfig};
-use crate::projection::{ProjRef, ProjectionBuf, Sampler, SamplerScratch};
+use crate::projection::{ProjRef, Sampler};
 use crate::rng::Rng;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -25,7 +26,7 @@ use std::collections::BinaryHeap;
 const PURE: f64 = 1e-7;
 
 /// A chosen split waiting to be applied.
-pub(super) struct Pending {
+struct Pending {
     node: u32,
     start: usize,
     end: usize,
@@ -60,43 +61,6 @@ impl Ord for Pending {
     }
 }
 
-/// Per-worker memory reused across nodes and trees.
-#[derive(Default)]
-pub(crate) struct Workspace {
-    pub(super) samples: Vec<u32>,
-    pub(super) pairs: Vec<(f32, u32)>,
-    pub(super) sort_buf: Vec<(f32, u32)>,
-    pub(super) vals: Vec<f32>,
-    pub(super) cand: ProjectionBuf,
-    pub(super) scratch: SamplerScratch,
-    pub(super) left: Vec<f64>,
-    pub(super) right: Vec<f64>,
-    pub(super) node_sums: Vec<f64>,
-    pub(super) arena_idx: Vec<u32>,
-    pub(super) arena_w: Vec<f32>,
-    pub(super) node_proj: Vec<(u32, u32)>,
-    pub(super) node_values: Vec<f64>,
-    pub(super) right_rows: Vec<u32>,
-    /// Scratch of [`Builder::project`] (the field keeps its old name for its callers).
-    pub(super) terms: Gather,
-    pub(super) bins: Bins,
-    /// Samples of a node's rows whose candidate projection is present / missing (NaN).
-    pub(super) present: Vec<u32>,
-    pub(super) missing: Vec<u32>,
-    /// Criterion statistics of the missing rows (random splitter).
-    pub(super) miss_stats: Vec<f64>,
-}
-
-/// Memory [`Builder::project`] reuses: a projection's terms, and the row map sparse X
-/// gathers through ([`FeatureMatrix::project_rows`]).
-#[derive(Default)]
-pub(crate) struct Gather {
-    terms: Vec<(usize, f32)>,
-    row_pos: Vec<u32>,
-    /// One piece's values of a pooled projection.
-    piece: Vec<f32>,
-}
-
 /// Everything fixed while growing one tree.
 pub(crate) struct Grower<'a> {
     /// The checked configuration.
@@ -114,61 +78,85 @@ impl Grower<'_> {
     pub(crate) fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
         // the one dispatch on the criterion: everything below is monomorphised over it
         use params::Criterion as C;
+        let w = weights;
         match (self.y, self.cfg.criterion) {
             (Targets::Classes(classes), C::Gini) => {
-                self.builder(Gini { classes }).grow(weights, rng, ws)
+                self.builder(Gini::new(classes, 1), w).grow(rng, ws)
             }
             (Targets::Classes(classes), _) => {
-                self.builder(Entropy { classes }).grow(weights, rng, ws)
+                self.builder(Entropy::new(classes, 1), w).grow(rng, ws)
             }
-            (Targets::Values(y), C::Poisson) => {
-                self.builder(Poisson { y, k: 1 }).grow(weights, rng, ws)
+            (Targets::Values(y), C::Poisson) => self.builder(Poisson { y, k: 1 }, w).grow(rng, ws),
+            (Targets::Values(y), C::AbsoluteError) => {
+                self.builder(AbsoluteError { y, k: 1 }, w).grow(rng, ws)
             }
-            (Targets::Values(y), C::AbsoluteError) => self
-                .builder(AbsoluteError { y, k: 1 })
-                .grow(weights, rng, ws),
-            (Targets::Values(y), _) => self.builder(SquaredError { y }).grow(weights, rng, ws),
+            (Targets::Values(y), C::FriedmanMse) => {
+                let crit = FriedmanMse {
+                    y,
+                    row_sums: y,
+                    k: 1,
+                };
+                self.builder(crit, w).grow(rng, ws)
+            }
+            (Targets::Values(y), _) => self.builder(SquaredError { y }, w).grow(rng, ws),
             (&Targets::MultiClasses { ref slots, k }, C::Gini) => {
-                self.builder(MultiGini { slots, k }).grow(weights, rng, ws)
+                self.builder(MultiGini::new(slots, k), w).grow(rng, ws)
             }
-            (&Targets::MultiClasses { ref slots, k }, _) => self
-                .builder(MultiEntropy { slots, k })
-                .grow(weights, rng, ws),
+            (&Targets::MultiClasses { ref slots, k }, _) => {
+                self.builder(MultiEntropy::new(slots, k), w).grow(rng, ws)
+            }
             (&Targets::MultiValues { ref y, k }, C::Poisson) => {
-                self.builder(Poisson { y, k }).grow(weights, rng, ws)
+                self.builder(Poisson { y, k }, w).grow(rng, ws)
             }
             (&Targets::MultiValues { ref y, k }, C::AbsoluteError) => {
-                self.builder(AbsoluteError { y, k }).grow(weights, rng, ws)
+                self.builder(AbsoluteError { y, k }, w).grow(rng, ws)
             }
-            (&Targets::MultiValues { ref y, k }, _) => self
-                .builder(MultiSquaredError { y, k })
-                .grow(weights, rng, ws),
+            (&Targets::MultiValues { ref y, k }, C::FriedmanMse) => {
+                let row_sums: Vec<f64> = y.chunks(k).map(|r| r.iter().sum()).collect();
+                let crit = FriedmanMse {
+                    y,
+                    row_sums: &row_sums,
+                    k,
+                };
+                self.builder(crit, w).grow(rng, ws)
+            }
+            (&Targets::MultiValues { ref y, k }, _) => {
+                self.builder(MultiSquaredError { y, k }, w).grow(rng, ws)
+            }
         }
     }
 
-    fn builder<C: Criterion>(&self, crit: C) -> Builder<'_, C> {
+    fn builder<'b, C: Criterion>(&'b self, crit: C, weights: &'b [f64]) -> Builder<'b, C> {
         Builder {
-            cfg: self.cfg,
-            sampler: self.sampler,
-            x: self.x,
-            crit,
+            search: SplitSearch {
+                cfg: self.cfg,
+                sampler: self.sampler,
+                x: self.x,
+                crit,
+                weights,
+            },
         }
     }
 }
 
-/// A [`Grower`] with its criterion resolved.
-pub(super) struct Builder<'a, C> {
-    pub(super) cfg: &'a TreeConfig,
-    pub(super) sampler: &'a Sampler<'a>,
-    pub(super) x: &'a FeatureMatrix<'a>,
-    pub(super) crit: C,
+/// A [`Grower`] with its criterion and the tree's row weights resolved: the split search,
+/// and the tree it grows from what the search finds.
+struct Builder<'a, C> {
+    search: SplitSearch<'a, C>,
 }
 
 impl<C: Criterion> Builder<'_, C> {
-    /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample weights).
-    fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
-        let k = self.cfg.n_outputs;
-        let stat_len = self.crit.stat_len(k);
+    /// Grows one tree on the rows with positive weights.
+    fn grow(&self, rng: &mut Rng, ws: &mut Workspace) -> Tree {
+        let SplitSearch {
+            cfg,
+            sampler,
+            crit,
+            weights,
+            ..
+        } = self.search;
+        let k = cfg.n_outputs;
+        let stat_len = crit.stat_len(k);
         ws.left.resize(stat_len, 0.0);
         ws.right.resize(stat_len, 0.0);
         ws.node_sums.resize(stat_len, 0.0);
@@ -185,11 +173,12 @@ impl<C: Criterion> Builder<'_, C> {
         };
         let n_in_bag = ws.samples.len();
         let root_weight: f64 = ws.samples.iter().map(|&s| weights[s as usize]).sum();
-        let min_weight_leaf = self.cfg.min_weight_fraction_leaf * root_weight;
+        let min_weight_leaf = cfg.min_weight_fraction_leaf * root_weight;
+        let limits = (root_weight, min_weight_leaf);
 
         let mut stack: Vec<Pending> = Vec::new();
         let mut heap: BinaryHeap<Pending> = BinaryHeap::new();
-        let best_first = self.cfg.max_leaf_nodes.is_some();
+        let best_first = cfg.max_leaf_nodes.is_some();
         let push = |p: Pending, stack: &mut Vec<Pending>, heap: &mut BinaryHeap<Pending>| {
             if best_first {
                 heap.push(p)
@@ -197,18 +186,8 @@ impl<C: Criterion> Builder<'_, C> {
                 stack.push(p)
             }
         };
-        if let Some(p) = self.add_node(
-            &mut tree,
-            ws,
-            weights,
-            rng,
-            0,
-            n_in_bag,
-            0,
-            root_weight,
-            min_weight_leaf,
-            Bounds::NONE,
-        ) {
+        let root = (0, n_in_bag, 0);
+        if let Some(p) = self.add_node(&mut tree, ws, rng, root, limits, Bounds::NONE) {
             push(p, &mut stack, &mut heap);
         }
         let mut n_leaves = 1usize;
@@ -218,7 +197,7 @@ impl<C: Criterion> Builder<'_, C> {
             if crate::cancel::requested() {
                 break; // cancel: leave the rest as leaves; the forest drops this tree
             }
-            if self.cfg.max_leaf_nodes.is_some_and(|m| n_leaves >= m) {
+            if cfg.max_leaf_nodes.is_some_and(|m| n_leaves >= m) {
                 break;
             }
             let n_left = self.partition(ws, &p);
@@ -232,34 +211,14 @@ impl<C: Criterion> Builder<'_, C> {
             let (bounds_l, bounds_r) = if p.dir == 0 {
                 (p.bounds, p.bounds)
             } else {
-                let (v_l, v_r) = self.child_values(ws, weights, p.start, mid, p.end);
+                let (v_l, v_r) = self.child_values(ws, p.start, mid, p.end);
                 p.bounds.children(p.dir, v_l, v_r)
             };
-            let l = self.add_node(
-                &mut tree,
-                ws,
-                weights,
-                rng,
-                p.start,
-                mid,
-                p.depth + 1,
-                root_weight,
-                min_weight_leaf,
-                bounds_l,
-            );
+            let left = (p.start, mid, p.depth + 1);
+            let l = self.add_node(&mut tree, ws, rng, left, limits, bounds_l);
             let left_id = tree.n_nodes() as u32 - 1;
-            let r = self.add_node(
-                &mut tree,
-                ws,
-                weights,
-                rng,
-                mid,
-                p.end,
-                p.depth + 1,
-                root_weight,
-                min_weight_leaf,
-                bounds_r,
-            );
+            let right = (mid, p.end, p.depth + 1);
+            let r = self.add_node(&mut tree, ws, rng, right, limits, bounds_r);
             let right_id = tree.n_nodes() as u32 - 1;
             tree.left[node] = left_id;
             tree.right[node] = right_id;
@@ -292,7 +251,7 @@ impl<C: Criterion> Builder<'_, C> {
                 let (a, b) = ws.node_proj[node];
                 tree.proj_idx
                     .extend_from_slice(&ws.arena_idx[a as usize..b as usize]);
-                if self.sampler.descriptors().is_none() {
+                if sampler.descriptors().is_none() {
                     tree.proj_w
                         .extend_from_slice(&ws.arena_w[a as usize..b as usize]);
                 }
@@ -303,33 +262,35 @@ impl<C: Criterion> Builder<'_, C> {
         tree
     }
 
-    /// Appends a node for `samples[start..end]` and, when it may split, finds its split.
-    #[allow(clippy::too_many_arguments)]
+    /// Appends a node for `samples[start..end]` at `depth` and, when it may split, finds
+    /// its split. `(root_weight, min_weight_leaf)` are the tree's.
     fn add_node(
         &self,
         tree: &mut Tree,
         ws: &mut Workspace,
-        weights: &[f64],
         rng: &mut Rng,
-        start: usize,
-        end: usize,
-        depth: u32,
-        root_weight: f64,
-        min_weight_leaf: f64,
+        (start, end, depth): (usize, usize, u32),
+        (root_weight, min_weight_leaf): (f64, f64),
         bounds: Bounds,
     ) -> Option<Pending> {
+        let SplitSearch {
+            cfg,
+            sampler,
+            crit,
+            weights,
+            ..
+        } = self.search;
         let node = tree.n_nodes();
         ws.node_sums.fill(0.0);
         let mut w_node = 0.0;
         for &s in &ws.samples[start..end] {
             let w = weights[s as usize];
             w_node += w;
-            self.crit.add_sample(&mut ws.node_sums, s as usize, w);
+            crit.add_sample(&mut ws.node_sums, s as usize, w);
         }
-        self.crit
-            .finish_node(&mut ws.node_sums, &ws.samples[start..end], weights);
+        crit.finish_node(&mut ws.node_sums, &ws.samples[start..end], weights);
         let impurity = if w_node > 0.0 {
-            self.crit.impurity(&ws.node_sums, w_node)
+            crit.impurity(&ws.node_sums, w_node)
         } else {
             0.0
         };
@@ -342,14 +303,12 @@ impl<C: Criterion> Builder<'_, C> {
         tree.depth.push(depth);
         ws.node_proj.push((0, 0));
         // every node's value waits here; the tree keeps the leaves' only
-        self.crit
-            .push_value(&ws.node_sums, w_node, &mut ws.node_values);
-        if !self.cfg.monotonic_cst.is_empty() {
-            let k = self.cfg.n_outputs;
+        crit.push_value(&ws.node_sums, w_node, &mut ws.node_values);
+        if !cfg.monotonic_cst.is_empty() {
+            let k = cfg.n_outputs;
             bounds.clip(&mut ws.node_values[node * k..(node + 1) * k]);
         }
         let n = end - start;
-        let cfg = self.cfg;
         if depth as usize >= cfg.max_depth
             || n < cfg.min_samples_split
             || n < 2 * cfg.min_samples_leaf
@@ -360,23 +319,34 @@ impl<C: Criterion> Builder<'_, C> {
         }
         // the node totals leave the workspace while its buffers are borrowed by the search
         let sums = std::mem::take(&mut ws.node_sums);
-        let found = self.find_split(
+        let found = self.search.find_split(
             ws,
-            weights,
             rng,
-            start,
-            end,
-            &sums,
-            w_node,
-            min_weight_leaf,
-            bounds,
+            Node {
+                start,
+                end,
+                stats: &sums,
+                w: w_node,
+                min_weight_leaf,
+                bounds,
+            },
         );
-        let parent = self.crit.node_proxy(&sums, w_node);
+        let parent = crit.node_proxy(&sums, w_node);
         ws.node_sums = sums;
-        let (best, proj) = found?;
+        let best = found?;
         let improvement = best.proxy - parent;
         if improvement / root_weight + 1e-10 < cfg.min_impurity_decrease {
             return None;
+        }
+        // the winning candidate's projection joins the tree's
+        let (a, b) = (
+            ws.cand.ptr[best.cand] as usize,
+            ws.cand.ptr[best.cand + 1] as usize,
+        );
+        let at = ws.arena_idx.len();
+        ws.arena_idx.extend_from_slice(&ws.cand.idx[a..b]);
+        if sampler.descriptors().is_none() {
+            ws.arena_w.extend_from_slice(&ws.cand.w[a..b]);
         }
         Some(Pending {
             node: node as u32,
@@ -385,7 +355,7 @@ impl<C: Criterion> Builder<'_, C> {
             depth,
             improvement,
             threshold: best.threshold,
-            proj,
+            proj: (at, ws.arena_idx.len()),
             bounds,
             dir: best.dir,
             missing: best.missing,
@@ -394,74 +364,37 @@ impl<C: Criterion> Builder<'_, C> {
 
     /// The monotone values ([`super::monotonic`]) of the children `samples[start..mid]` and
     /// `samples[mid..end]` of a split node.
-    fn child_values(
-        &self,
-        ws: &mut Workspace,
-        weights: &[f64],
-        start: usize,
-        mid: usize,
-        end: usize,
-    ) -> (f64, f64) {
+    fn child_values(&self, ws: &mut Workspace, start: usize, mid: usize, end: usize) -> (f64, f64) {
+        let SplitSearch { crit, weights, .. } = self.search;
         let (left, total) = (&mut ws.left, &mut ws.right);
         left.fill(0.0);
         total.fill(0.0);
         let (mut w_l, mut w_r) = (0.0, 0.0);
         for (i, &s) in ws.samples[start..end].iter().enumerate() {
             let w = weights[s as usize];
-            self.crit.add_sample(total, s as usize, w);
+            crit.add_sample(total, s as usize, w);
             if start + i < mid {
-                self.crit.add_sample(left, s as usize, w);
+                crit.add_sample(left, s as usize, w);
                 w_l += w;
             } else {
                 w_r += w;
             }
         }
-        self.crit.split_values(left, total, w_l, w_r)
-    }
-
-    /// Projected values of `samples[start..end]` under projection `proj`, into `out`.
-    #[inline]
-    pub(super) fn project(
-        &self,
-        proj: ProjRef<'_>,
-        samples: &[u32],
-        gather: &mut Gather,
-        out: &mut Vec<f32>,
-    ) {
-        gather.terms.clear();
-        proj.for_each(|j, w| gather.terms.push((j, w)));
-        let Some(pooling) = proj.pooling() else {
-            self.x
-                .project_rows(&gather.terms, samples, &mut gather.row_pos, out);
-            return;
-        };
-        // pooled: each piece through the linear path, combined in piece order (the values
-        // `ProjRef::value_by` computes)
-        for (k, piece) in gather.terms.chunks(pooling.piece_len).enumerate() {
-            if k == 0 {
-                self.x
-                    .project_rows(piece, samples, &mut gather.row_pos, out);
-                continue;
-            }
-            self.x
-                .project_rows(piece, samples, &mut gather.row_pos, &mut gather.piece);
-            for (o, &v) in out.iter_mut().zip(&gather.piece) {
-                *o = pooling.pool.combine(*o, v);
-            }
-        }
+        crit.split_values(left, total, w_l, w_r)
     }
 
     /// Moves the rows of `p` whose projection is `<= threshold` (or missing, when `p` sends
     /// missing rows left) to the front, keeping the order of both sides; returns their count.
     fn partition(&self, ws: &mut Workspace, p: &Pending) -> usize {
-        let family = self.sampler.descriptors();
+        let family = self.search.sampler.descriptors();
         let w = if family.is_some() {
             &[][..]
         } else {
             &ws.arena_w[p.proj.0..p.proj.1]
         };
         let proj = ProjRef::new(&ws.arena_idx[p.proj.0..p.proj.1], w, family);
-        self.project(
+        project(
+            self.search.x,
             proj,
             &ws.samples[p.start..p.end],
             &mut ws.terms,

@@ -2,11 +2,18 @@
 //! scikit-learn separates them:
 //!
 //! * `criterion`: each impurity criterion's math (node statistics, impurity, the split
-//!   proxy and its running update) behind one `Criterion` trait;
-//! * `splitter`: the split search over a node's candidate projections (sort and scan,
-//!   histograms, random thresholds), generic over the criterion so the scan loops are
-//!   statically dispatched;
-//! * `builder`: grows a tree depth-first or best-first from the split search;
+//!   proxy and its running update) behind one `Criterion` trait, in rooms (class,
+//!   regression, absolute error);
+//! * `scan` and `bins`: the walks over one candidate's split positions — sorted values,
+//!   or a histogram's bin boundaries — generic over the criterion's running statistics so
+//!   the scan loops are statically dispatched;
+//! * `splitter`: the split search of one node over its candidate projections (sort and
+//!   scan, histograms, random thresholds, missing values), reading the data, the
+//!   configuration, the sampler and the criterion;
+//! * `workspace`: the per-worker buffers both the search and the builder reuse, and the
+//!   projection of a node's rows;
+//! * `builder`: grows a tree depth-first or best-first from the split search (the one
+//!   dynamic choice, of the criterion, is made here);
 //! * `monotonic`: monotonic constraints on the split search and the node values;
 //! * [`packed`]: the prediction layout.
 //!
@@ -31,14 +38,18 @@
 //! better to send the node's missing rows the other way. A tree grown on data without NaN
 //! has an empty `missing_flip`.
 
+mod bins;
 pub(crate) mod builder;
 pub(crate) mod criterion;
 pub(crate) mod monotonic;
 pub mod packed;
+mod scan;
 pub(crate) mod splitter;
+mod workspace;
 
-pub(crate) use builder::{Grower, Workspace};
+pub(crate) use builder::Grower;
 pub use packed::PackedTree;
+pub(crate) use workspace::Workspace;
 
 use crate::error::{Error, Result};
 use crate::projection::{CompactDescriptors, ProjRef};

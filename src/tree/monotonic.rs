@@ -105,8 +105,8 @@ pub(super) struct Monotone<T> {
 
 impl<T: ScanStats> ScanStats for Monotone<T> {
     #[inline(always)]
-    fn prepare(&mut self, pairs: &[(f32, u32)], weights: &[f64]) {
-        self.inner.prepare(pairs, weights)
+    fn prepare(&mut self, pairs: &[(f32, u32)], weights: &[f64], stay_right: &[u32]) {
+        self.inner.prepare(pairs, weights, stay_right)
     }
     #[inline(always)]
     fn move_left(&mut self, sample: usize, w: f64) {

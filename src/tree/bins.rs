@@ -1,0 +1,349 @@
+//! Histograms of a candidate's projected values at one node ([`Bins`]) and their walk
+//! ([`Binned`]): a scan of the bin boundaries only, in O(n) instead of a sort's
+//! O(n log n). Approximate bins (equal width, `splitter="hist"` on large nodes) or exact
+//! ones (projections of discrete columns, one distinct value per bin, where the bin
+//! boundaries are exactly the sorted scan's positions); [`kind`] says which, if any.
+//!
+//! Invariant: bins are ordered by value and equal values share a bin, so a split after
+//! bin `b` sends left exactly the rows of bins `..=b`, and [`Bins::threshold`] separates
+//! them from the rest.
+
+use super::criterion::ScanStats;
+use super::scan::{midpoint, offer, Missing, ScanDriver};
+use crate::params::Splitter;
+
+/// Histogram of one candidate's projected values at one node: each row's bin, and per bin
+/// the statistics the criterion needs (class weights, or the weighted target sum), the
+/// weight and the row count. Rows are added to one of several interleaved copies in turn
+/// and the copies summed after, so that runs of rows in one bin (binary data) do not make
+/// a chain of dependent read-modify-writes.
+#[derive(Default)]
+pub(super) struct Bins {
+    of_row: Vec<u16>,
+    /// A value of each bin (the exact path checks every row against it).
+    pub(super) value: Vec<f32>,
+    stats: Vec<f64>,
+    w: Vec<f64>,
+    pub(super) n: Vec<u32>,
+    pub(super) n_bins: usize,
+}
+
+impl Bins {
+    /// Bins `vals` into `n_bins` equal-width bins on `[lo, hi]`. The bin is monotone in the
+    /// value, so bins are ordered and equal values share a bin. With `exact`, returns false
+    /// (and stops) when some bin holds two distinct values.
+    pub(super) fn assign(
+        &mut self,
+        vals: &[f32],
+        lo: f32,
+        hi: f32,
+        n_bins: usize,
+        exact: bool,
+    ) -> bool {
+        let scale = n_bins as f64 / (f64::from(hi) - f64::from(lo));
+        let top = (n_bins - 1) as f64;
+        self.n_bins = n_bins;
+        self.of_row.clear();
+        self.of_row.extend(
+            vals.iter()
+                .map(|&v| ((f64::from(v) - f64::from(lo)) * scale).min(top) as u16),
+        );
+        if !exact {
+            return true;
+        }
+        self.value.clear();
+        self.value.resize(n_bins, 0.0);
+        for (&b, &v) in self.of_row.iter().zip(vals) {
+            self.value[b as usize] = v;
+        }
+        let value = &self.value;
+        self.of_row
+            .iter()
+            .zip(vals)
+            .all(|(&b, &v)| value[b as usize] == v)
+    }
+
+    /// Sums every row's weight into its bin; `slot(sample)` says where in the bin's
+    /// `per_bin` statistics the row's weight goes and with what factor.
+    pub(super) fn fill(
+        &mut self,
+        samples: &[u32],
+        weights: &[f64],
+        per_bin: usize,
+        slot: impl Fn(usize) -> (usize, f64),
+    ) {
+        const COPIES: usize = 4;
+        let n_bins = self.n_bins;
+        // the extra copies pay for their clearing only on nodes with many rows per bin
+        let copies = if samples.len() >= 16 * n_bins {
+            COPIES
+        } else {
+            1
+        };
+        let width = n_bins * per_bin;
+        self.stats.clear();
+        self.stats.resize(copies * width, 0.0);
+        self.w.clear();
+        self.w.resize(copies * n_bins, 0.0);
+        self.n.clear();
+        self.n.resize(copies * n_bins, 0);
+        for (k, (&b, &s)) in self.of_row.iter().zip(samples).enumerate() {
+            let (b, s) = (b as usize, s as usize);
+            let c = if copies == 1 { 0 } else { k % COPIES };
+            let w = weights[s];
+            let (at, factor) = slot(s);
+            self.stats[c * width + b * per_bin + at] += factor * w;
+            self.w[c * n_bins + b] += w;
+            self.n[c * n_bins + b] += 1;
+        }
+        for c in 1..copies {
+            for i in 0..width {
+                self.stats[i] += self.stats[c * width + i];
+            }
+            for b in 0..n_bins {
+                self.w[b] += self.w[c * n_bins + b];
+                self.n[b] += self.n[c * n_bins + b];
+            }
+        }
+    }
+
+    /// The threshold for a split after bin `b`: the midpoint between the largest value in
+    /// bins `..=b` and the smallest in the bins after.
+    pub(super) fn threshold(&self, vals: &[f32], b: usize, exact: bool) -> f32 {
+        if exact {
+            let next = (b + 1..self.n_bins).find(|&c| self.n[c] > 0).unwrap_or(b);
+            return midpoint(self.value[b], self.value[next]);
+        }
+        let (mut below, mut above) = (f32::NEG_INFINITY, f32::INFINITY);
+        for (&r, &v) in self.of_row.iter().zip(vals) {
+            if r as usize <= b {
+                below = if v > below { v } else { below };
+            } else {
+                above = if v < above { v } else { above };
+            }
+        }
+        midpoint(below, above)
+    }
+}
+
+/// Bins of the exact histogram path (projections of discrete columns).
+const EXACT_BINS: usize = 256;
+/// Smallest node for which the exact histogram path is tried; smaller ones sort...
+const EXACT_HIST_MIN_ROWS: usize = 64;
+/// ...unless it has this many rows per bin (few bins: integer values on a short span).
+const EXACT_HIST_MIN_ROWS_PER_BIN: usize = 4;
+
+/// Bins for the exact histogram path over `n` values in `[lo, hi]`: one per integer when
+/// `lo` and `hi` are integers at most 255 apart (integer values then fill one bin each, so
+/// few bins are cleared and scanned, e.g. 2 for a 0/1 column), else up to 256.
+fn exact_bins(lo: f32, hi: f32, n: usize) -> usize {
+    let span = f64::from(hi) - f64::from(lo);
+    if lo.fract() == 0.0 && hi.fract() == 0.0 && span < EXACT_BINS as f64 {
+        span as usize + 1
+    } else {
+        EXACT_BINS.min(n)
+    }
+}
+
+/// Which histogram, if any, scans `n` values on `[lo, hi]` under `splitter`, for a
+/// criterion whose statistics fit a bin: the approximate one on large nodes when asked for,
+/// else the exact one when every feature of the projection looks discrete (it gives up,
+/// and the values are sorted, when a bin turns out to hold two distinct values;
+/// `discrete` says whether they all look discrete, asked only when it matters).
+/// (bins, exact).
+pub(super) fn kind(
+    splitter: Splitter,
+    discrete: impl FnOnce() -> bool,
+    lo: f32,
+    hi: f32,
+    n: usize,
+) -> Option<(usize, bool)> {
+    match splitter {
+        Splitter::Histogram { max_bins } if n >= max_bins * Splitter::HIST_MIN_ROWS_PER_BIN => {
+            Some((max_bins, false))
+        }
+        // (at least 2 bins: smaller nodes never qualify)
+        _ if n >= 2 * EXACT_HIST_MIN_ROWS_PER_BIN && discrete() => {
+            let n_bins = exact_bins(lo, hi, n);
+            // worth it over a sort with enough rows for the bins
+            (n >= EXACT_HIST_MIN_ROWS.min(EXACT_HIST_MIN_ROWS_PER_BIN * n_bins))
+                .then_some((n_bins, true))
+        }
+        _ => None,
+    }
+}
+
+/// The boundaries after each non-empty bin of a histogram of the present values (but the
+/// last, unless `missing.to_end`): position b splits after bin b. Same admissibility rules
+/// as [`super::scan::Sorted`], with `n` the node's rows.
+pub(super) struct Binned<'a> {
+    pub(super) bins: &'a Bins,
+    pub(super) per_bin: usize,
+    pub(super) n: usize,
+    pub(super) limits: (f64, usize, f64),
+    pub(super) missing: Missing,
+}
+
+impl ScanDriver for Binned<'_> {
+    #[inline]
+    fn run<T: ScanStats>(self, mut stats: T) -> Option<(f64, usize)> {
+        let (bins, per_bin, n, missing) = (self.bins, self.per_bin, self.n, self.missing);
+        let (w_node, min_leaf, min_weight_leaf) = self.limits;
+        let last = bins.n[..bins.n_bins].iter().rposition(|&c| c > 0)?;
+        let (mut w_l, mut w_r, mut n_l) = (missing.w_left, w_node - missing.w_left, missing.n_left);
+        let mut best: Option<(f64, usize)> = None;
+        let stop = if missing.to_end { last + 1 } else { last };
+        for b in 0..stop {
+            if bins.n[b] == 0 {
+                continue;
+            }
+            stats.move_bin(&bins.stats[b * per_bin..(b + 1) * per_bin]);
+            w_l += bins.w[b];
+            w_r -= bins.w[b];
+            n_l += bins.n[b] as usize;
+            if offer(
+                &stats,
+                (n_l, n, min_leaf),
+                (w_l, w_r, min_weight_leaf),
+                b,
+                &mut best,
+            ) {
+                break;
+            }
+        }
+        best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::criterion::{Criterion, Gini};
+    use crate::tree::scan::{midpoint, sorted, Sorted};
+
+    #[test]
+    fn exact_bins_give_integers_one_bin_each() {
+        assert_eq!(exact_bins(0.0, 1.0, 1000), 2);
+        assert_eq!(exact_bins(-3.0, 4.0, 1000), 8);
+        assert_eq!(exact_bins(0.0, 1000.0, 1000), EXACT_BINS);
+        assert_eq!(exact_bins(0.5, 2.0, 100), 100);
+    }
+
+    #[test]
+    fn exact_histogram_gives_up_on_two_values_in_a_bin() {
+        let mut bins = Bins::default();
+        assert!(bins.assign(&[0.0, 1.0, 2.0, 1.0], 0.0, 2.0, 3, true));
+        assert!(!bins.assign(&[0.0, 0.2, 2.0], 0.0, 2.0, 3, true));
+    }
+
+    #[test]
+    fn binned_scan_matches_sorted_scan_on_exact_bins() {
+        let vals: Vec<f32> = (0..40).map(|i| ((i * 7) % 5) as f32).collect();
+        let classes: Vec<u32> = vals.iter().map(|&v| u32::from(v >= 2.0)).collect();
+        let weights: Vec<f64> = (0..40).map(|i| 1.0 + (i % 3) as f64).collect();
+        let samples: Vec<u32> = (0..40).collect();
+        let crit = Gini::new(&classes, 1);
+        let mut total = vec![0.0; 2];
+        let w_node: f64 = weights.iter().sum();
+        for (s, &w) in weights.iter().enumerate() {
+            crit.add_sample(&mut total, s, w);
+        }
+        let mut bins = Bins::default();
+        assert!(bins.assign(&vals, 0.0, 4.0, exact_bins(0.0, 4.0, 40), true));
+        bins.fill(&samples, &weights, 2, |s| crit.bin_slot(s));
+        let (mut l, mut r) = (vec![0.0; 2], vec![0.0; 2]);
+        let (p_bin, b) = Binned {
+            bins: &bins,
+            per_bin: 2,
+            n: 40,
+            limits: (w_node, 1, 0.0),
+            missing: Missing::NONE,
+        }
+        .run(crit.scan(&total, &mut l, &mut r))
+        .unwrap();
+        let pairs = sorted(&vals);
+        let (p_sort, at) = Sorted {
+            pairs: &pairs,
+            weights: &weights,
+            limits: (w_node, 1, 0.0),
+            missing: Missing::NONE,
+            stay_right: &[],
+        }
+        .run(crit.scan(&total, &mut l, &mut r))
+        .unwrap();
+        assert!((p_bin - p_sort).abs() < 1e-9);
+        assert_eq!(
+            bins.threshold(&vals, b, true),
+            midpoint(pairs[at].0, pairs[at + 1].0)
+        );
+    }
+
+    #[test]
+    fn nan_scan_binned_matches_sorted_with_missing_rows() {
+        let vals: Vec<f32> = (0..40).map(|i| ((i * 7) % 5) as f32).collect();
+        let n_miss = 9;
+        let classes: Vec<u32> = (0..40 + n_miss)
+            .map(|i| {
+                if i < 40 {
+                    u32::from(vals[i] >= 3.0)
+                } else {
+                    (i % 3 == 0) as u32
+                }
+            })
+            .collect();
+        let weights: Vec<f64> = (0..40 + n_miss).map(|i| 1.0 + (i % 3) as f64).collect();
+        let present: Vec<u32> = (0..40).collect();
+        let missing: Vec<u32> = (40..40 + n_miss as u32).collect();
+        let w_m: f64 = missing.iter().map(|&s| weights[s as usize]).sum();
+        let crit = Gini::new(&classes, 1);
+        let mut total = vec![0.0; 2];
+        let w_node: f64 = weights.iter().sum();
+        for (s, &w) in weights.iter().enumerate() {
+            crit.add_sample(&mut total, s, w);
+        }
+        let mut bins = Bins::default();
+        assert!(bins.assign(&vals, 0.0, 4.0, exact_bins(0.0, 4.0, 40), true));
+        bins.fill(&present, &weights, 2, |s| crit.bin_slot(s));
+        let pairs = sorted(&vals);
+        for left_side in [false, true] {
+            let missing_of = |_| Missing {
+                n: n_miss,
+                n_left: if left_side { n_miss } else { 0 },
+                w_left: if left_side { w_m } else { 0.0 },
+                to_end: !left_side,
+            };
+            let run = |binned: bool| {
+                let (mut l, mut r) = (vec![0.0; 2], vec![0.0; 2]);
+                let mut scan = crit.scan(&total, &mut l, &mut r);
+                if left_side {
+                    for &s in &missing {
+                        scan.move_left(s as usize, weights[s as usize]);
+                    }
+                }
+                if binned {
+                    Binned {
+                        bins: &bins,
+                        per_bin: 2,
+                        n: 40 + n_miss,
+                        limits: (w_node, 1, 0.0),
+                        missing: missing_of(()),
+                    }
+                    .run(scan)
+                } else {
+                    Sorted {
+                        pairs: &pairs,
+                        weights: &weights,
+                        limits: (w_node, 1, 0.0),
+                        missing: missing_of(()),
+                        stay_right: &[],
+                    }
+                    .run(scan)
+                }
+            };
+            let ((p_bin, b), (p_sort, at)) = (run(true).unwrap(), run(false).unwrap());
+            assert!((p_bin - p_sort).abs() < 1e-9, "missing left: {left_side}");
+            // the same cut: after bin b holds exactly the pairs up to `at`
+            assert_eq!(bins.value[b], pairs[at].0);
+        }
+    }
+}

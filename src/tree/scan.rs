@@ -1,0 +1,376 @@
+//! The walks of a split scan: the positions of one candidate's sorted projected values
+//! ([`Sorted`]), generic over the criterion's running statistics ([`ScanStats`]) so that
+//! each (walk, criterion) pair is one monomorphised loop, with the admissibility rules
+//! every walk shares ([`offer`]) and the sort ([`sort_pairs`]) and threshold
+//! ([`midpoint`]) they rely on. The histogram's walk is in [`super::bins`].
+//!
+//! Invariant: a walk's position `i` names the split whose left child holds the rows moved
+//! so far, and its threshold (the midpoint of the values on either side) sends exactly
+//! those rows left.
+
+use super::criterion::ScanStats;
+
+/// A way of walking the split positions of one candidate, generic over the criterion's
+/// running statistics so that each (walk, criterion) pair is one monomorphised loop.
+pub(super) trait ScanDriver {
+    /// (proxy, position) of the best admissible split.
+    fn run<T: ScanStats>(self, stats: T) -> Option<(f64, usize)>;
+}
+
+/// The rows of a node whose projection is missing, as a scan sees them: `n` of them, of
+/// which `n_left` (all or none) with weight `w_left` sit on the left before the scan starts
+/// (the scan's statistics must have them there too); with `to_end`, the scan also offers
+/// the position after the last present value (every present row left, the missing ones
+/// right).
+#[derive(Clone, Copy)]
+pub(super) struct Missing {
+    pub(super) n: usize,
+    pub(super) n_left: usize,
+    pub(super) w_left: f64,
+    pub(super) to_end: bool,
+}
+
+impl Missing {
+    /// No missing row: the plain scan.
+    pub(super) const NONE: Missing = Missing {
+        n: 0,
+        n_left: 0,
+        w_left: 0.0,
+        to_end: false,
+    };
+}
+
+/// Every position of sorted (value, sample) pairs of the present rows: position i splits
+/// between `pairs[i]` and `pairs[i + 1]`, where the values differ (and after the last pair
+/// when `missing.to_end`); honours `min_samples_leaf` and the minimum leaf weight
+/// (`limits` = node weight, min_samples_leaf, min leaf weight) counting the missing rows
+/// on their side. `stay_right` are the missing rows when they stay on the right (criteria
+/// that see rows, not sums, are told them: [`ScanStats::prepare`]).
+pub(super) struct Sorted<'a> {
+    pub(super) pairs: &'a [(f32, u32)],
+    pub(super) weights: &'a [f64],
+    pub(super) limits: (f64, usize, f64),
+    pub(super) missing: Missing,
+    pub(super) stay_right: &'a [u32],
+}
+
+impl ScanDriver for Sorted<'_> {
+    #[inline]
+    fn run<T: ScanStats>(self, mut stats: T) -> Option<(f64, usize)> {
+        let (pairs, weights, missing) = (self.pairs, self.weights, self.missing);
+        let (w_node, min_leaf, min_weight_leaf) = self.limits;
+        let m = pairs.len();
+        let n = m + missing.n;
+        // without missing rows: 0 and w_node exactly, as before missing values existed
+        let (mut w_l, mut w_r) = (missing.w_left, w_node - missing.w_left);
+        let mut best: Option<(f64, usize)> = None;
+        stats.prepare(pairs, weights, self.stay_right);
+        let stop = if missing.to_end { m } else { m - 1 };
+        for i in 0..stop {
+            let s = pairs[i].1 as usize;
+            let w = weights[s];
+            stats.move_left(s, w);
+            w_l += w;
+            w_r -= w;
+            if (i + 1 == m || pairs[i].0 != pairs[i + 1].0)
+                && offer(
+                    &stats,
+                    (missing.n_left + i + 1, n, min_leaf),
+                    (w_l, w_r, min_weight_leaf),
+                    i,
+                    &mut best,
+                )
+            {
+                break;
+            }
+        }
+        best
+    }
+}
+
+/// Offers the split at `at`, with `n_l` of the node's `n` rows and weight `w_l` on the left,
+/// to `best`: kept when both children honour `min_samples_leaf` and the minimum leaf weight
+/// and it beats `best`. Returns true when no later position can honour
+/// `min_samples_leaf` (the scan can stop).
+#[inline(always)]
+pub(super) fn offer<T: ScanStats>(
+    stats: &T,
+    (n_l, n, min_leaf): (usize, usize, usize),
+    (w_l, w_r, min_weight_leaf): (f64, f64, f64),
+    at: usize,
+    best: &mut Option<(f64, usize)>,
+) -> bool {
+    if n_l < min_leaf {
+        return false;
+    }
+    if n - n_l < min_leaf {
+        return true;
+    }
+    if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
+        return false;
+    }
+    let proxy = stats.proxy(w_l, w_r);
+    if best.is_none_or(|b| proxy > b.0) {
+        *best = Some((proxy, at));
+    }
+    false
+}
+
+/// The smallest and largest of `vals` when all are finite and they differ.
+#[inline]
+pub(super) fn finite_range(vals: &[f32]) -> Option<(f32, f32)> {
+    let (mut lo, mut hi, mut finite) = (f32::INFINITY, f32::NEG_INFINITY, true);
+    for &v in vals {
+        finite &= v.is_finite();
+        lo = if v < lo { v } else { lo };
+        hi = if v > hi { v } else { hi };
+    }
+    (finite && lo < hi).then_some((lo, hi))
+}
+
+/// The threshold between adjacent distinct values `a < b`: their midpoint, or `a` when
+/// rounding would put the midpoint on `b` (so `a` goes left and `b` right either way).
+#[inline]
+pub(super) fn midpoint(a: f32, b: f32) -> f32 {
+    let t = a + (b - a) / 2.0;
+    if t >= a && t < b {
+        t
+    } else {
+        a
+    }
+}
+
+/// Sorts (value, sample) pairs by value: LSD radix sort on the order-preserving bit
+/// pattern of the f32 key (three 11-bit passes, a pass skipped when every key shares its
+/// digit) for large nodes, pdqsort for small ones.
+pub(super) fn sort_pairs(pairs: &mut Vec<(f32, u32)>, buf: &mut Vec<(f32, u32)>) {
+    const SMALL: usize = 2048;
+    const BITS: u32 = 11;
+    const BUCKETS: usize = 1 << BITS;
+    let n = pairs.len();
+    if n < SMALL {
+        pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        return;
+    }
+    // the total order of f32 as unsigned integers: flip negatives, set the sign of positives
+    let key = |v: f32| {
+        let b = v.to_bits();
+        if b >> 31 == 1 {
+            !b
+        } else {
+            b | 0x8000_0000
+        }
+    };
+    buf.clear();
+    buf.resize(n, (0.0, 0));
+    let mut counts = [0u32; BUCKETS];
+    for pass in 0..3 {
+        let shift = pass * BITS;
+        counts.fill(0);
+        for p in pairs.iter() {
+            counts[((key(p.0) >> shift) as usize) & (BUCKETS - 1)] += 1;
+        }
+        if counts.iter().any(|&c| c as usize == n) {
+            continue; // every key has the same digit here: this pass would not move anything
+        }
+        let mut sum = 0u32;
+        for c in counts.iter_mut() {
+            let here = *c;
+            *c = sum;
+            sum += here;
+        }
+        for p in pairs.iter() {
+            let d = ((key(p.0) >> shift) as usize) & (BUCKETS - 1);
+            buf[counts[d] as usize] = *p;
+            counts[d] += 1;
+        }
+        std::mem::swap(pairs, buf);
+    }
+}
+
+/// `vals` as sorted (value, sample) pairs, sample i having value `vals[i]` (tests).
+#[cfg(test)]
+pub(super) fn sorted(vals: &[f32]) -> Vec<(f32, u32)> {
+    let mut pairs: Vec<(f32, u32)> = vals.iter().copied().zip(0..).collect();
+    sort_pairs(&mut pairs, &mut Vec::new());
+    pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tree::criterion::{Criterion, Gini, SquaredError};
+
+    #[test]
+    fn midpoint_separates_adjacent_values() {
+        for (a, b) in [
+            (1.0f32, 2.0),
+            (0.0, f32::MIN_POSITIVE),
+            (1.0, 1.0 + f32::EPSILON),
+        ] {
+            let t = midpoint(a, b);
+            assert!(a <= t && t < b, "{a} {t} {b}");
+        }
+        assert_eq!(midpoint(-1.0, 3.0), 1.0);
+    }
+
+    #[test]
+    fn finite_range_skips_constant_and_non_finite_candidates() {
+        assert_eq!(finite_range(&[2.0, -1.0, 5.0]), Some((-1.0, 5.0)));
+        assert_eq!(finite_range(&[3.0, 3.0]), None);
+        assert_eq!(finite_range(&[1.0, f32::INFINITY]), None);
+        assert_eq!(finite_range(&[]), None);
+    }
+
+    #[test]
+    fn sorted_scan_finds_the_separating_threshold() {
+        // classes follow the value: the best split is between 0.4 and 0.6
+        let vals = [0.1f32, 0.9, 0.4, 0.6, 0.2, 0.8];
+        let classes = [0, 1, 0, 1, 0, 1];
+        let weights = [1.0; 6];
+        let crit = Gini::new(&classes, 1);
+        let (mut left, mut right) = (vec![0.0; 2], vec![0.0; 2]);
+        let pairs = sorted(&vals);
+        let (_, at) = Sorted {
+            pairs: &pairs,
+            weights: &weights,
+            limits: (6.0, 1, 0.0),
+            missing: Missing::NONE,
+            stay_right: &[],
+        }
+        .run(crit.scan(&[3.0, 3.0], &mut left, &mut right))
+        .unwrap();
+        assert_eq!(midpoint(pairs[at].0, pairs[at + 1].0), 0.5);
+    }
+
+    #[test]
+    fn sorted_scan_honours_min_samples_leaf_and_ties() {
+        let vals = [1.0f32, 1.0, 1.0, 2.0, 3.0, 4.0];
+        let y = [0.0, 0.0, 0.0, 5.0, 5.0, 9.0];
+        let weights = [1.0; 6];
+        let crit = SquaredError { y: &y };
+        let pairs = sorted(&vals);
+        let total = [6.0, 19.0, 131.0];
+        let best = |min_leaf| {
+            let (mut left, mut right) = (vec![0.0; 3], vec![0.0; 3]);
+            Sorted {
+                pairs: &pairs,
+                weights: &weights,
+                limits: (6.0, min_leaf, 0.0),
+                missing: Missing::NONE,
+                stay_right: &[],
+            }
+            .run(crit.scan(&total, &mut left, &mut right))
+            .map(|(_, at)| at)
+        };
+        // never between equal values; the best cut is after the three zeros
+        assert_eq!(best(1), Some(2));
+        // min_samples_leaf = 4 leaves no admissible cut of 6 rows
+        assert_eq!(best(4), None);
+    }
+
+    /// Best (proxy, position) of the sorted scan of `vals` (present rows 0..) with the
+    /// rows `missing` (numbered after them) on the side `missing_left`.
+    fn scan_missing(
+        vals: &[f32],
+        classes: &[u32],
+        missing_left: bool,
+        min_leaf: usize,
+    ) -> Option<(f64, usize)> {
+        let n_present = vals.len();
+        let missing: Vec<u32> = (n_present as u32..classes.len() as u32).collect();
+        let weights = vec![1.0; classes.len()];
+        let crit = Gini::new(classes, 1);
+        let mut total = vec![0.0; 2];
+        for s in 0..classes.len() {
+            crit.add_sample(&mut total, s, 1.0);
+        }
+        let (mut left, mut right) = (vec![0.0; 2], vec![0.0; 2]);
+        let mut scan = crit.scan(&total, &mut left, &mut right);
+        if missing_left {
+            for &s in &missing {
+                scan.move_left(s as usize, 1.0);
+            }
+        }
+        let n_m = missing.len();
+        let pairs = sorted(vals);
+        Sorted {
+            pairs: &pairs,
+            weights: &weights,
+            limits: (classes.len() as f64, min_leaf, 0.0),
+            missing: Missing {
+                n: n_m,
+                n_left: if missing_left { n_m } else { 0 },
+                w_left: if missing_left { n_m as f64 } else { 0.0 },
+                to_end: !missing_left,
+            },
+            stay_right: if missing_left { &[] } else { &missing },
+        }
+        .run(scan)
+    }
+
+    #[test]
+    fn nan_scan_sends_missing_rows_to_the_side_they_resemble() {
+        // present: 0.1 0.2 (class 0), 0.8 0.9 (class 1); two missing rows of class 1
+        let vals = [0.1f32, 0.9, 0.2, 0.8];
+        let classes = [0, 1, 0, 1, 1, 1];
+        let (right, at_r) = scan_missing(&vals, &classes, false, 1).unwrap();
+        let (left, at_l) = scan_missing(&vals, &classes, true, 1).unwrap();
+        // with the missing rows right the cut after 0.2 is pure on both sides: gini proxy
+        // 2^2/2 + 4^2/4 = 6, the most a 6-row node can reach
+        assert_eq!((right, at_r), (6.0, 1));
+        assert!(left < right, "missing rows on the left mix the classes");
+        assert_eq!(at_l, 1);
+        // mirrored classes: the missing rows belong left
+        let classes = [1, 0, 1, 0, 1, 1];
+        let (right, _) = scan_missing(&vals, &classes, false, 1).unwrap();
+        let (left, at) = scan_missing(&vals, &classes, true, 1).unwrap();
+        assert_eq!((left, at), (6.0, 1));
+        assert!(right < left);
+    }
+
+    #[test]
+    fn nan_scan_offers_present_against_missing_and_honours_min_samples_leaf() {
+        // every present value equal (class 0), the missing rows class 1: the only cut is
+        // after the last present value, which the scan with missing rows right offers
+        let vals = [3.0f32; 4];
+        let classes = [0, 0, 0, 0, 1, 1];
+        assert_eq!(scan_missing(&vals, &classes, false, 1), Some((6.0, 3)));
+        assert_eq!(scan_missing(&vals, &classes, true, 1), None);
+        // min_samples_leaf counts the missing rows on their side: 2 missing rows < 3
+        assert_eq!(scan_missing(&vals, &classes, false, 3), None);
+        // with missing rows on the left, the left child starts with them: at
+        // min_samples_leaf = 3 the first cut (1 present row + 2 missing) is admissible and
+        // the pure one (2 rows right) is not
+        let vals = [1.0f32, 2.0, 3.0, 4.0];
+        let classes = [1, 1, 0, 0, 1, 1];
+        assert_eq!(scan_missing(&vals, &classes, true, 2), Some((6.0, 1)));
+        let (proxy, at) = scan_missing(&vals, &classes, true, 3).unwrap();
+        assert_eq!(at, 0);
+        assert!((proxy - (3.0 + 5.0 / 3.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn radix_sort_orders_like_total_cmp() {
+        let mut rng = crate::rng::Rng::from_seed(5);
+        for n in [0usize, 1, 10, 255, 2047, 2048, 5000] {
+            let specials = [0.0f32, -0.0, 1e-30, -1e-30, 3e38, -3e38, 1.0, -1.0];
+            let mut pairs: Vec<(f32, u32)> = (0..n)
+                .map(|i| {
+                    let v = if i % 7 == 0 {
+                        specials[i % specials.len()]
+                    } else {
+                        (rng.normal() * 100.0) as f32
+                    };
+                    (v, i as u32)
+                })
+                .collect();
+            let mut want = pairs.clone();
+            want.sort_by(|a, b| a.0.total_cmp(&b.0));
+            sort_pairs(&mut pairs, &mut Vec::new());
+            let got: Vec<u32> = pairs.iter().map(|p| p.0.to_bits()).collect();
+            let exp: Vec<u32> = want.iter().map(|p| p.0.to_bits()).collect();
+            assert_eq!(got, exp, "n = {n}");
+        }
+    }
+}

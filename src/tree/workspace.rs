@@ -1,0 +1,81 @@
+//! The memory one worker reuses across the nodes and trees it grows ([`Workspace`]), and
+//! the projection of a node's rows ([`project`]) that the split search and the partition
+//! share.
+//!
+//! Invariant: nothing in a workspace outlives the node (or, for the node table, the tree)
+//! that filled it; every buffer is cleared or overwritten before it is read, so a
+//! workspace carries no state from one tree to the next.
+
+use super::bins::Bins;
+use crate::data::FeatureMatrix;
+use crate::projection::{ProjRef, ProjectionBuf, SamplerScratch};
+
+/// Per-worker memory reused across nodes and trees.
+#[derive(Default)]
+pub(crate) struct Workspace {
+    /// The in-bag rows; a node owns `samples[start..end]`.
+    pub(super) samples: Vec<u32>,
+    pub(super) pairs: Vec<(f32, u32)>,
+    pub(super) sort_buf: Vec<(f32, u32)>,
+    /// The node's rows projected on one candidate (or on the chosen split).
+    pub(super) vals: Vec<f32>,
+    pub(super) cand: ProjectionBuf,
+    pub(super) scratch: SamplerScratch,
+    /// The criterion statistics of the left and right children while scanning.
+    pub(super) left: Vec<f64>,
+    pub(super) right: Vec<f64>,
+    pub(super) node_sums: Vec<f64>,
+    /// The chosen projections of the tree's nodes, and each node's range in them.
+    pub(super) arena_idx: Vec<u32>,
+    pub(super) arena_w: Vec<f32>,
+    pub(super) node_proj: Vec<(u32, u32)>,
+    pub(super) node_values: Vec<f64>,
+    pub(super) right_rows: Vec<u32>,
+    /// Scratch of [`project`].
+    pub(super) terms: Gather,
+    pub(super) bins: Bins,
+    /// Samples of a node's rows whose candidate projection is present / missing (NaN).
+    pub(super) present: Vec<u32>,
+    pub(super) missing: Vec<u32>,
+    /// Criterion statistics of the missing rows (random splitter).
+    pub(super) miss_stats: Vec<f64>,
+}
+
+/// Memory [`project`] reuses: a projection's terms, and the row map sparse X gathers
+/// through ([`FeatureMatrix::project_rows`]).
+#[derive(Default)]
+pub(crate) struct Gather {
+    terms: Vec<(usize, f32)>,
+    row_pos: Vec<u32>,
+    /// One piece's values of a pooled projection.
+    piece: Vec<f32>,
+}
+
+/// Projected values of the rows `samples` of `x` under projection `proj`, into `out`.
+#[inline]
+pub(super) fn project(
+    x: &FeatureMatrix<'_>,
+    proj: ProjRef<'_>,
+    samples: &[u32],
+    gather: &mut Gather,
+    out: &mut Vec<f32>,
+) {
+    gather.terms.clear();
+    proj.for_each(|j, w| gather.terms.push((j, w)));
+    let Some(pooling) = proj.pooling() else {
+        x.project_rows(&gather.terms, samples, &mut gather.row_pos, out);
+        return;
+    };
+    // pooled: each piece through the linear path, combined in piece order (the values
+    // `ProjRef::value_by` computes)
+    for (k, piece) in gather.terms.chunks(pooling.piece_len).enumerate() {
+        if k == 0 {
+            x.project_rows(piece, samples, &mut gather.row_pos, out);
+            continue;
+        }
+        x.project_rows(piece, samples, &mut gather.row_pos, &mut gather.piece);
+        for (o, &v) in out.iter_mut().zip(&gather.piece) {
+            *o = pooling.pool.combine(*o, v);
+        }
+    }
+}

@@ -412,30 +412,19 @@ def test_no_data_or_model_is_embedded_in_a_graph(client):
             np.testing.assert_array_equal(proba, est.predict_proba(X))
 
 
-def _core_part_growth_cancels():
-    """Whether the core's ForestPart.grow stops when its Progress is cancelled (the switch
-    obliqueforest.dask trips on a worker when the client lets go of the task)."""
+def test_a_cancelled_progress_stops_a_part_growing():
+    # the switch obliqueforest.dask trips on a worker when the client lets go of the task
     X, y = data(200, 4)
-    est = of.RandomForestClassifier(n_estimators=2, random_state=0)
-    est.fit(X, y)
+    est = of.RandomForestClassifier(n_estimators=2, random_state=0).fit(X, y)
     params = est._core_params(4, est._task_params(y))
     progress = of._core.Progress()
     progress.cancel()
-    try:
+    with pytest.raises(of.ForestError, match="cancel"):
         of._core.ForestPart.grow(
             np.asarray(X, np.float32), y.astype(np.float64), None, params, 0, 2, 1, progress
         )
-    except of.ForestError as e:
-        return "cancel" in str(e)
-    return False
 
 
-@pytest.mark.xfail(
-    not _core_part_growth_cancels(),
-    reason="needs the core's ForestPart.grow to honour Progress.cancel (src/python.rs)",
-    run=False,
-    strict=True,
-)
 @pytest.mark.parametrize("mode", ["replicate", "partitions"])
 def test_ctrl_c_during_a_fit_stops_the_workers_trees(client, mode):
     X, y = data(20000, 20, seed=15)

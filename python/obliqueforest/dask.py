@@ -618,22 +618,25 @@ def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
             getattr(other, "feature_names_in_", None), getattr(first, "feature_names_in_", None)
         ):
             raise ValueError("partitions on different workers have different features")
-    # the estimator takes the attributes its own fit set on a worker, with every class
+    # the estimator takes the attributes its own fit set on a worker, with every class,
+    # in one step (as a local fit publishes its state): a reader or a failed fit sees the
+    # previous model whole, never a mixture
     params = estimator.get_params(deep=False)
-    for key, value in vars(first).items():
-        if key not in params:
-            setattr(estimator, key, value)
+    is_fit_state = getattr(estimator, "_fit_state", lambda name: name.endswith("_"))
+    state = {k: v for k, v in vars(estimator).items() if k in params or not is_fit_state(k)}
+    state.update((k, v) for k, v in vars(first).items() if k not in params)
     # a tree's in-bag rows are rows of its group, not of X: no estimators_samples_
-    estimator.__dict__.pop("_n_samples_fit", None)
+    state.pop("_n_samples_fit", None)
     if classify:
-        estimator.classes_ = classes
-        estimator.n_classes_ = len(classes)
-    estimator._seed = seed
-    estimator._forest = _core.ForestPart.join([r[1] for r in results])
+        state["classes_"] = classes
+        state["n_classes_"] = len(classes)
+    state["_seed"] = seed
+    state["_forest"] = _core.ForestPart.join([r[1] for r in results])
     tree_rows = np.empty(n_trees, dtype=np.int64)
     for k, start, end in ranges:
         tree_rows[start:end] = group_rows[k]
-    estimator.dask_tree_rows_ = tree_rows
+    state["dask_tree_rows_"] = tree_rows
+    estimator.__dict__ = state
     del parts
 
 

@@ -17,10 +17,13 @@ seeded data, fits the model and measures:
 
 All models: 100 trees (``--n-estimators``), fully grown, ``random_state=0``, ``n_jobs=2``
 (``--n-jobs``), X given as float32 (what both libraries grow on). Random forests and extra
-trees use ``max_features="sqrt"``; SPORF keeps its defaults (d = p candidates, 3 features per
-projection on average); ``of_rf_dp`` is this library's random forest with d = p
-(``max_features=None``), the baseline of the SPORF cost ratio; MORF (hv_bars only) uses its
-defaults (d = sqrt(p), patches 1x1 to 7x7). scikit-learn's ExtraTrees keeps its default
+trees use ``max_features="sqrt"``; ``of_sporf`` is the paper's SPORF (d = p candidates, 3
+features per projection on average, +-1 on the raw values: ``scaling=None``), the setting the
+other SPORF implementations get; ``of_sporf_defaults`` is ``SPORFClassifier`` as it ships
+(d = 2p, 1.5 features per projection, robust scaling; not in the default model list);
+``of_rf_dp`` is this library's random forest with d = p (``max_features=None``), the baseline of
+the SPORF cost ratio; MORF (hv_bars only) uses its defaults (d = sqrt(p), patches 1x1 to 7x7, a
+quarter of the candidates pooled filters and half the others Haar differences). scikit-learn's ExtraTrees keeps its default
 ``bootstrap=False``. The optional SPORF implementations, when importable, get our SPORF's
 settings: treeple's ``ObliqueRandomForestClassifier`` (``treeple_sporf``) with
 ``max_features=1.0`` (d = p candidate projections) and ``feature_combinations=3.0`` (3 nonzeros
@@ -73,7 +76,10 @@ DATASETS = ("sparse_parity", "orthant", "trunk", "hv_bars")
 TABULAR_MODELS = ("of_rf", "of_sporf", "of_rf_dp", "sk_rf", "sk_et")
 OPTIONAL_MODELS = ("treeple_sporf", "rerf_sporf")
 BASELINE = "sk_rf"
-OURS = ("of_rf", "of_sporf", "of_rf_dp", "of_morf")
+OURS = ("of_rf", "of_sporf", "of_sporf_defaults", "of_rf_dp", "of_morf")
+# models measured besides the default list (--extra-models)
+EXTRA_MODELS = ("of_sporf_defaults",)
+_EXTRA: list = []
 N_TEST = 10_000
 SEED = 0
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "compare.json"
@@ -125,7 +131,7 @@ def optional_available(model):
 
 
 def models_for(dataset):
-    names = list(TABULAR_MODELS)
+    names = list(TABULAR_MODELS) + list(_EXTRA)
     if dataset == "hv_bars":
         names.insert(3, "of_morf")
     names += [m for m in OPTIONAL_MODELS if optional_available(m)]
@@ -142,9 +148,15 @@ def make_model(model, n_estimators, n_jobs):
         if model == "of_rf_dp":
             return of.RandomForestClassifier(max_features=None, **common)
         if model == "of_sporf":
-            # the paper's setting (d = p, lambda*p = 3), pinned: the table compares with
-            # the README's earlier runs, made when it was the default
-            return of.SPORFClassifier(max_features=1.0, feature_combinations=3.0, **common)
+            # the paper's SPORF (d = p, lambda*p = 3, +-1 on the raw values), pinned: the
+            # comparisons with treeple and rerf give them these settings too
+            return of.SPORFClassifier(
+                max_features=1.0, feature_combinations=3.0, scaling=None, **common
+            )
+        if model == "of_sporf_defaults":
+            # SPORFClassifier as it ships (d = 2p, 1.5 features per projection, robust
+            # scaling)
+            return of.SPORFClassifier(**common)
         if model == "of_morf":
             return of.MORFClassifier(data_shape=(28, 28), **common)
     if model == "sk_rf":
@@ -690,6 +702,9 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000, 100_000])
     ap.add_argument("--quick", action="store_true", help="sizes 1000 and 10000 only")
     ap.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    ap.add_argument(
+        "--extra-models", nargs="*", default=[], choices=EXTRA_MODELS, help="measure these too"
+    )
     ap.add_argument("--n-estimators", type=int, default=100)
     ap.add_argument("--n-jobs", type=int, default=2)
     ap.add_argument("--single-calls", type=int, default=200)
@@ -701,6 +716,7 @@ def main(argv=None):
     ap.add_argument("--morf", action="store_true", help="MORF fit time on hv_bars")
     ap.add_argument("--report", default=None, help="print the tables of a JSON, measure nothing")
     args = ap.parse_args(argv)
+    _EXTRA[:] = args.extra_models
     if args.report:
         doc = json.loads(Path(args.report).read_text())
         summary = summarize(doc["records"], args.n_jobs)

@@ -1,5 +1,6 @@
 """Tests for the regularized random-rotation ensembles (obliqueforest.rotation)."""
 
+import hashlib
 import pickle
 
 import numpy as np
@@ -428,3 +429,108 @@ def test_rotation_ensemble_oob_score_with_truncated_rotations_keeps_same_trees(i
     np.testing.assert_array_equal(np.sort(plain.n_trees_per_rotation_), [2, 4, 6, 8, 10])
     np.testing.assert_array_equal(plain.predict_proba(X), with_oob.predict_proba(X))
     assert 0.8 < with_oob.oob_score_ <= 1.0
+
+
+# --------------------------------------------------------------------------- pinned models
+
+# Each case: estimator, parameters, data. The data are those of tests/test_model_hashes.py
+# (continuous, discrete and binary columns) with NaN or sparse X where named.
+ROTATION_PIN_CASES = {
+    "clf_exp_weighted": (
+        RotationEnsembleClassifier,
+        dict(
+            n_estimators=30,
+            n_rotations=5,
+            micro_forest_size=4,
+            weighting="exp",
+            h_criterion="ensemble_oob",
+        ),
+        "clf",
+    ),
+    "clf_lin_oob": (  # 10, 8, 6, 4, 2 trees: grown beyond U, truncated and refitted for OOB
+        RotationEnsembleClassifier,
+        dict(n_estimators=30, n_rotations=5, micro_forest_size=5, weighting="lin", oob_score=True),
+        "clf",
+    ),
+    "reg_cut_rank_nan": (
+        RotationEnsembleRegressor,
+        dict(
+            n_estimators=20,
+            n_rotations=4,
+            micro_forest_size=3,
+            weighting="cut",
+            h=2,
+            scaling="rank",
+            max_features=0.3,
+        ),
+        "reg_nan",
+    ),  # fmt: skip
+    "clf_bst_sparse": (
+        RotationEnsembleClassifier,
+        dict(n_estimators=16, n_rotations=4, micro_forest_size=4, weighting="bst"),
+        "clf_sparse",
+    ),
+}
+
+# sha256 of (bytes, nodes) over every rotation's core forest in rotation order (and the
+# rotations and tree counts), recorded at 05508a0 before the fit was made faster (issue
+# 28 item 8): the same seed must keep growing the very same trees. The rotated data come
+# from numpy's matrix product; a BLAS that rounds differently would move these pins.
+ROTATION_PINS = {
+    "clf_bst_sparse": (
+        "e56d1e0bd2d24e4667d4a3bccc28e2c5c2df1fde1ed6e3e071b638b2bfcfeb90",
+        "3414ffe7c63885f651da3225897ca71e022841611527d823c8e40f6990acf7b4",
+    ),
+    "clf_exp_weighted": (
+        "5860b6e8576db4fdc23049a3c9dc82807f5071ac59675ae42477efb6ec916245",
+        "cb0354cb0c1a50eb0984047ef36a86df393430f062adb8c0a0722030de37f5bb",
+    ),
+    "clf_lin_oob": (
+        "762ef81987bd92934442e3cd1b24a52709184f626fe9b03ae6a61e0d1b371a93",
+        "9f6e60af0bd96862594ec53fe224f374731d8d8dce501206a9efe6be633271d5",
+    ),
+    "reg_cut_rank_nan": (
+        "b1f8cdaa85a13eeeb88c9e23b505a94794c7a5982f4bc30108ad886e4ffd69f6",
+        "78baf45825380e6d376ff10e9eb30eba04542075704b17c104aa4666c76cec4f",
+    ),
+}
+
+
+def _rotation_pin_fit(name, n_jobs=1):
+    from scipy import sparse
+    from test_model_hashes import _data
+
+    cls, params, kind = ROTATION_PIN_CASES[name]
+    X, y = _data("clf" if kind.startswith("clf") else "reg", n=200, p=24)
+    if kind == "reg_nan":
+        X[np.random.default_rng(1).random(X.shape) < 0.05] = np.nan
+    if kind == "clf_sparse":
+        X = sparse.csr_matrix(np.where(np.abs(X) < 0.8, 0.0, X))
+    weights = np.linspace(0.5, 1.5, len(y))
+    return cls(**params, n_jobs=n_jobs, random_state=11).fit(X, y, sample_weight=weights)
+
+
+def _rotation_digests(est):
+    from test_model_hashes import _nodes_digest
+
+    by_bytes, by_nodes = hashlib.sha256(), hashlib.sha256()
+    for h in (by_bytes, by_nodes):
+        h.update(np.ascontiguousarray(est.rotations_).tobytes())
+        h.update(np.asarray(est.n_trees_per_rotation_, dtype=np.int64).tobytes())
+    for forest in est._forests:
+        by_bytes.update(b"-" if forest is None else forest.to_bytes())
+        by_nodes.update(b"-" if forest is None else _nodes_digest(forest).encode())
+    return by_bytes.hexdigest(), by_nodes.hexdigest()
+
+
+@pytest.mark.parametrize("name", sorted(ROTATION_PIN_CASES))
+def test_rotation_ensemble_model_hash_is_pinned(name):
+    bytes_digest, nodes_digest = _rotation_digests(_rotation_pin_fit(name))
+    want_bytes, want_nodes = ROTATION_PINS[name]
+    assert nodes_digest == want_nodes, f"{name}: the trees changed"
+    assert bytes_digest == want_bytes, f"{name}: the serialized forests changed"
+
+
+def test_rotation_ensemble_model_hash_ignores_n_jobs():
+    one, two = (_rotation_pin_fit("clf_lin_oob", n_jobs) for n_jobs in (1, 2))
+    assert _rotation_digests(one) == _rotation_digests(two)

@@ -5,6 +5,7 @@ import pickle
 
 import numpy as np
 import pytest
+from scipy import sparse
 from obliqueforest.rotation import (
     WEIGHTINGS,
     RotationEnsembleClassifier,
@@ -354,6 +355,188 @@ def test_rotation_ensemble_micro_forest_trees_are_reused(iris):
     assert trees_bst.shape[0] == 40
 
 
+# --------------------------------------------------------------------------- per-tree access
+
+# LIN spreads 30 trees as 10, 8, 6, 4, 2 over the rotations: trees of different
+# rotations have different counts, and every tree weighs 1/M in the ensemble.
+PER_TREE = {"n_estimators": 30, "n_rotations": 5, "micro_forest_size": 4, "weighting": "lin"}
+
+
+def _per_tree_data(kind):
+    X, y = make_friedman1(n_samples=160, n_features=6, random_state=3)
+    X[::7, 2] = np.nan  # missing values go through the rotation as the ensemble's do
+    if kind == "clf":
+        return X, np.digitize(y, np.quantile(y, [0.3, 0.6]))
+    if kind == "clf_multi":
+        return X, np.stack([y > np.median(y), np.digitize(y, [10.0, 18.0])], axis=1)
+    if kind == "sparse":
+        X = np.where(np.abs(X - 0.5) < 0.25, 0.0, np.nan_to_num(X))
+        return sparse.csr_matrix(X), y > np.median(y)
+    return X, y
+
+
+def _fit_per_tree(kind, **params):
+    X, y = _per_tree_data(kind)
+    cls = RotationEnsembleRegressor if kind == "reg" else RotationEnsembleClassifier
+    return cls(**{**PER_TREE, **params}, random_state=2).fit(X, y), X, y
+
+
+@pytest.mark.parametrize("kind", ["clf", "clf_multi", "sparse", "reg"])
+def test_rotation_ensemble_mean_of_per_tree_predictions_is_the_prediction(kind):
+    est, X, _ = _fit_per_tree(kind)
+    assert len(est) == 30
+    assert sorted(est.n_trees_per_rotation_) == [2, 4, 6, 8, 10]
+    if kind == "reg":
+        per_tree = np.stack([t.predict(X) for t in est])
+        np.testing.assert_allclose(per_tree.mean(axis=0), est.predict(X), rtol=1e-12)
+        return
+    per_tree = [t.predict_proba(X) for t in est]
+    if kind == "clf_multi":
+        for o, want in enumerate(est.predict_proba(X)):
+            mean = np.mean([p[o] for p in per_tree], axis=0)
+            np.testing.assert_allclose(mean, want, rtol=1e-12, atol=1e-15)
+    else:
+        mean = np.mean(per_tree, axis=0)
+        np.testing.assert_allclose(mean, est.predict_proba(X), rtol=1e-12, atol=1e-15)
+    # a tree's label is its own leaf's majority class
+    labels = est[7].predict(X)
+    if kind == "clf_multi":
+        for o, classes in enumerate(est.classes_):
+            np.testing.assert_array_equal(labels[:, o], classes[per_tree[7][o].argmax(axis=1)])
+    else:
+        np.testing.assert_array_equal(labels, est.classes_[per_tree[7].argmax(axis=1)])
+
+
+def test_rotation_ensemble_trees_come_rotation_by_rotation():
+    est, X, _ = _fit_per_tree("clf")
+    trees = list(est)
+    assert [t.rotation for t in trees] == [
+        k for k, n in enumerate(est.n_trees_per_rotation_) for _ in range(n)
+    ]
+    assert est[3].rotation == trees[3].rotation and est[-1].rotation == trees[-1].rotation
+    for t in trees:
+        np.testing.assert_array_equal(t.rotation_, est.rotations_[t.rotation])
+        assert t.tree_.node_count == t.decision_path(X[:1]).shape[1]
+        assert t.criterion == "gini" and t.max_features == "sqrt"
+    assert repr(trees[0]).startswith("RotationTree(rotation=0, index=0, of=RotationEnsemble")
+
+
+def test_rotation_ensemble_apply_and_decision_path_match_the_trees():
+    est, X, _ = _fit_per_tree("clf")
+    leaves = est.apply(X)
+    indicator, n_nodes_ptr = est.decision_path(X)
+    assert leaves.shape == (len(X), 30)
+    assert len(n_nodes_ptr) == 31 and n_nodes_ptr[0] == 0
+    assert indicator.shape == (len(X), n_nodes_ptr[-1])
+    for t, tree in enumerate(est):
+        a, b = n_nodes_ptr[t], n_nodes_ptr[t + 1]
+        assert b - a == tree.tree_.node_count
+        np.testing.assert_array_equal(leaves[:, t], tree.apply(X))
+        path = indicator[:, a:b].toarray()
+        np.testing.assert_array_equal(path, tree.decision_path(X).toarray())
+        # the deepest node of each path is the leaf apply reports
+        assert np.all(path[np.arange(len(X)), leaves[:, t]] == 1)
+        assert np.all(tree.tree_.children_left[leaves[:, t]] == -1)
+
+
+@pytest.mark.parametrize("kind", ["clf", "reg"])
+def test_rotation_ensemble_oob_follows_from_in_bag_rows_and_per_tree_predictions(kind):
+    est, X, y = _fit_per_tree(kind, oob_score=True)
+    samples = est.estimators_samples_
+    assert len(samples) == 30
+    sums, counts = 0.0, np.zeros(len(X))
+    for tree, in_bag in zip(est, samples):
+        assert in_bag.dtype == np.int32 and np.all(np.diff(in_bag) >= 0)
+        assert len(in_bag) == len(X)  # a bootstrap sample as large as the data
+        out = np.ones(len(X), dtype=bool)
+        out[in_bag] = False
+        pred = tree.predict_proba(X) if kind == "clf" else tree.predict(X)[:, None]
+        sums = sums + pred * out[:, None]
+        counts += out
+    mean = sums / counts[:, None]
+    if kind == "clf":
+        np.testing.assert_allclose(mean, est.oob_decision_function_, rtol=1e-12)
+    else:
+        np.testing.assert_allclose(mean[:, 0], est.oob_prediction_, rtol=1e-12)
+
+
+def test_rotation_ensemble_without_bootstrap_trees_see_every_row_once():
+    est, X, _ = _fit_per_tree("clf", bootstrap=False, h=1.0, weighting="exp")
+    for in_bag in est.estimators_samples_:
+        np.testing.assert_array_equal(in_bag, np.arange(len(X)))
+
+
+def test_rotation_ensemble_per_tree_importances_average_to_the_ensemble():
+    est, _, _ = _fit_per_tree("clf")
+    per_tree = np.array([t.feature_importances_ for t in est])
+    np.testing.assert_allclose(per_tree.sum(axis=1), 1.0)
+    mean = per_tree.mean(axis=0)
+    np.testing.assert_allclose(mean / mean.sum(), est.feature_importances_, rtol=1e-12)
+
+
+def test_rotation_ensemble_tree_of_a_refitted_ensemble_raises():
+    est, X, y = _fit_per_tree("clf")
+    tree = est[0]
+    est.fit(X, y)
+    with pytest.raises(ValueError, match="refitted"):
+        tree.predict(X)
+    with pytest.raises(ValueError, match="refitted"):
+        tree.feature_importances_  # noqa: B018
+
+
+def test_rotation_ensemble_unfitted_has_no_trees():
+    est = RotationEnsembleClassifier(**PER_TREE)
+    assert bool(est)
+    for access in (len, list, lambda e: e.estimators_samples_, lambda e: e.apply([[0.0]])):
+        with pytest.raises(NotFittedError):
+            access(est)
+
+
+@pytest.mark.parametrize("kind", ["clf", "reg"])
+def test_rotation_ensemble_sklearn_inspection_helpers_run(kind):
+    from sklearn.inspection import partial_dependence, permutation_importance
+
+    est, X, y = _fit_per_tree(kind)
+    X = np.nan_to_num(X)
+    result = permutation_importance(est, X, y, n_repeats=3, random_state=0)
+    assert result.importances_mean.shape == (6,)
+    # friedman1 ignores its last column (features 5..); the first ones carry the signal
+    assert result.importances_mean[[0, 1, 3]].min() > result.importances_mean[5]
+    pd = partial_dependence(est, X, [3], grid_resolution=5)
+    assert pd["average"].shape[-1] == 5
+    # brute force: the mean prediction with feature 3 set to each grid value
+    grid_value = pd["grid_values"][0][2]
+    X_set = X.copy()
+    X_set[:, 3] = grid_value
+    want = est.predict_proba(X_set)[:, -1] if kind == "clf" else est.predict(X_set)
+    got = pd["average"][-1 if kind == "clf" and pd["average"].shape[0] > 1 else 0][2]
+    np.testing.assert_allclose(got, want.mean(), rtol=1e-10)
+
+
+def test_rotation_ensemble_clone_pickle_and_model_file_keep_per_tree_access(tmp_path):
+    from obliqueforest import load
+    from sklearn.base import clone
+
+    est, X, _ = _fit_per_tree("clf")
+    assert clone(est).get_params() == est.get_params()
+    with pytest.raises(NotFittedError):
+        len(clone(est))
+    per_tree = np.stack([t.predict_proba(X) for t in est])
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(np.stack([t.predict_proba(X) for t in again]), per_tree)
+    for a, b in zip(again.estimators_samples_, est.estimators_samples_):
+        np.testing.assert_array_equal(a, b)
+    est.save(tmp_path / "model.of")
+    loaded = load(tmp_path / "model.of")
+    np.testing.assert_array_equal(np.stack([t.predict_proba(X) for t in loaded]), per_tree)
+    np.testing.assert_array_equal(loaded.apply(X), est.apply(X))
+    if hasattr(loaded, "_n_samples_fit"):
+        assert len(loaded.estimators_samples_) == 30
+    else:  # the model file does not record the number of training rows
+        with pytest.raises(AttributeError, match="number of training rows"):
+            loaded.estimators_samples_  # noqa: B018
+
+
 # --------------------------------------------------------------------------- bad input
 
 
@@ -497,7 +680,6 @@ ROTATION_PINS = {
 
 
 def _rotation_pin_fit(name, n_jobs=1):
-    from scipy import sparse
     from test_model_hashes import _data
 
     cls, params, kind = ROTATION_PIN_CASES[name]

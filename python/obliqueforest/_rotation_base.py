@@ -51,6 +51,7 @@ from ._rotation_math import (
     rotate,
     tree_complexity,
 )
+from ._rotation_trees import RotationTreesMixin
 from ._trees import output_blocks, per_output_table
 
 # Schemes whose rotation ranking is by complexity (all but "oob" and "jnt").
@@ -67,7 +68,7 @@ _MAX_SEED = np.iinfo(np.int32).max
 ROTATION_RUNNER: contextvars.ContextVar = contextvars.ContextVar("rotation_runner", default=None)
 
 
-class _BaseRotationEnsemble(BaseEstimator):
+class _BaseRotationEnsemble(RotationTreesMixin, BaseEstimator):
     """Shared fitting and prediction logic; see the public estimators."""
 
     _parameter_constraints: ClassVar[dict] = {
@@ -261,7 +262,7 @@ class _BaseRotationEnsemble(BaseEstimator):
         y_core = np.ascontiguousarray(y.ravel(), dtype=np.float64)
         n_samples, n_features = X.shape
         R, U, M = self.n_rotations, self.micro_forest_size, self.n_estimators
-        n_jobs = resolve_n_jobs(self.n_jobs)
+        n_jobs = self._n_threads()
         # shared by every core call of this fit: Ctrl-C in the main thread cancels them all
         progress = _core.Progress()
 
@@ -370,6 +371,7 @@ class _BaseRotationEnsemble(BaseEstimator):
             return forest
 
         forests = list(self._map(complete_forest, range(R), n_calls, progress))
+        self._n_samples_fit = n_samples  # estimators_samples_ recomputes in-bag rows from it
         self._forests = forests
         rotated.clear()
 
@@ -507,8 +509,11 @@ class _BaseRotationEnsemble(BaseEstimator):
 
     # ---- prediction
 
-    def _mean_prediction(self, X):
-        """Mean over all trees of their leaf values on their rotated inputs."""
+    def _n_threads(self) -> int:
+        return resolve_n_jobs(self.n_jobs)
+
+    def _scaled_input(self, X):
+        """X validated against the fit and scaled as the training data were."""
         check_is_fitted(self)
         X = _validate_data(
             self,
@@ -518,14 +523,23 @@ class _BaseRotationEnsemble(BaseEstimator):
             accept_sparse=SPARSE_FORMATS,
             ensure_all_finite="allow-nan",
         )
-        X_scaled = self._scale(X)
-        n_jobs = resolve_n_jobs(self.n_jobs)
-        total = np.zeros((X.shape[0], self._n_outputs))
+        return self._scale(X)
+
+    def _rotated_inputs(self, X):
+        """(k, core forest, X rotated by rotation k) of every rotation holding trees, in
+        rotation order; X is validated and scaled once."""
+        X_scaled = self._scaled_input(X)
         with threadpool_limits(limits=1, user_api="blas"):
-            for k, forest in enumerate(self._forests):
-                if forest is not None:
-                    mean_k = forest.predict(self._rotate(X_scaled, k), n_jobs)
-                    total += self.n_trees_per_rotation_[k] * mean_k
+            for k, forest in self._rotation_forests():
+                yield k, forest, self._rotate(X_scaled, k)
+
+    def _mean_prediction(self, X):
+        """Mean over all trees of their leaf values on their rotated inputs."""
+        n_jobs = self._n_threads()
+        total = None
+        for k, forest, X_rot in self._rotated_inputs(X):
+            mean_k = self.n_trees_per_rotation_[k] * forest.predict(X_rot, n_jobs)
+            total = mean_k if total is None else total + mean_k
         return total / self.n_trees_per_rotation_.sum()
 
     @property

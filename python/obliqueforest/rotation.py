@@ -198,6 +198,18 @@ _DOC_ATTRIBUTES = """
         Trees of each rotation in the final ensemble; sums to ``n_estimators``
         and is non-increasing along ``rotation_order_``.
 
+    estimators_ : list of RotationTree
+        The ``n_estimators`` trees, rotation by rotation (also ``est[i]``,
+        ``len(est)`` and iteration). Each tree's ``predict``, ``predict_proba``,
+        ``apply`` and ``decision_path`` take X as the ensemble does (the tree
+        applies the scaling and its rotation); its ``tree_`` is in the rotated
+        coordinates. Every tree weighs the same in the ensemble, so the mean of
+        the trees' predictions is the ensemble's.
+
+    estimators_samples_ : list of ndarray
+        Each tree's in-bag rows (in the order of ``estimators_``), recomputed
+        from its seed.
+
     h_ : float or None
         The h used by ``"cut"`` / ``"exp"`` (given or found by the grid
         search); None for the other schemes.

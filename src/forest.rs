@@ -139,7 +139,8 @@ impl Forest {
     /// pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model), and
     /// under `monotonic_cst` when given, else the first fit's (none for a loaded model).
     /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
-    /// to mean anything.
+    /// to mean anything. The new trees add to the out-of-bag record when the forest has
+    /// one; a forest without (truncated, read from bytes) stays without.
     ///
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
@@ -170,6 +171,10 @@ impl Forest {
         }
         // the grown forest's size is checked like a first fit's (bounded before growing)
         params.n_estimators = self.trees.len().saturating_add(n_more);
+        // a forest without an out-of-bag record (truncated, or read from bytes) starts none:
+        // sums over the new trees alone would pass for the whole forest's (compute_oob
+        // rebuilds a record first when one is wanted)
+        params.oob &= self.oob.is_some();
         let data = prepare(&params, x, y, sample_weight)?;
         self.params.n_jobs = params.n_jobs;
         self.params.ccp_alpha = params.ccp_alpha;
@@ -1244,6 +1249,33 @@ mod tests {
         let a = Forest::fit(&p, x.view(), &y, None).unwrap();
         let b = Forest::fit(&p, rescaled.view(), &y, None).unwrap();
         assert_eq!(a.feature_importances(), b.feature_importances());
+    }
+
+    #[test]
+    fn grow_more_adds_to_an_oob_record_and_starts_none() {
+        let (x, y) = data(200, 4, 2);
+        let mut p = sporf(3);
+        p.oob = true;
+        let mut seven = p.clone();
+        seven.n_estimators = 7;
+        let whole = Forest::fit(&seven, x.view(), &y, None).unwrap();
+        let mut grown = Forest::fit(&p, x.view(), &y, None).unwrap();
+        grown
+            .grow_more(x.view(), &y, None, 4, None, None, None, None)
+            .unwrap();
+        assert_eq!(
+            grown.oob(),
+            whole.oob(),
+            "the record covers all seven trees"
+        );
+        assert!(whole.oob().is_some());
+        // truncated: the record is gone, and the next trees do not start a partial one
+        let mut cut = Forest::fit(&p, x.view(), &y, None).unwrap();
+        cut.truncate(3);
+        cut.grow_more(x.view(), &y, None, 4, None, None, None, None)
+            .unwrap();
+        assert!(cut.oob().is_none());
+        assert_eq!(cut.to_bytes().unwrap(), whole.to_bytes().unwrap());
     }
 
     #[test]

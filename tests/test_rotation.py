@@ -537,6 +537,21 @@ def test_rotation_ensemble_clone_pickle_and_model_file_keep_per_tree_access(tmp_
             loaded.estimators_samples_  # noqa: B018
 
 
+def test_rotation_ensemble_final_trees_keep_oob_records_only_for_oob_score(iris):
+    # The micro-forests' OOB records serve the ranking; the trees grown beyond them walk
+    # their out-of-bag rows only when oob_score asks for the final ensemble's estimate.
+    X, y = iris
+    params = {"n_estimators": 40, "n_rotations": 4, "micro_forest_size": 5, "weighting": "bst"}
+    plain = RotationEnsembleClassifier(**params, random_state=1).fit(X, y)
+    scored = RotationEnsembleClassifier(**params, oob_score=True, random_state=1).fit(X, y)
+    top = int(plain.rotation_order_[0])
+    assert plain.n_trees_per_rotation_[top] == 40
+    assert not plain._forests[top].has_oob
+    assert scored._forests[top].has_oob
+    np.testing.assert_array_equal(plain.predict_proba(X), scored.predict_proba(X))
+    assert plain._forests[top].to_bytes() == scored._forests[top].to_bytes()
+
+
 # --------------------------------------------------------------------------- bad input
 
 
@@ -705,12 +720,43 @@ def _rotation_digests(est):
     return by_bytes.hexdigest(), by_nodes.hexdigest()
 
 
+def _rotation_attributes_digest(est):
+    """The fit's numbers besides the forests: what the ranking and weighting read (OOB
+    errors, complexities, the h search) and the OOB estimates."""
+    h = hashlib.sha256()
+    for name in ROTATION_PINNED_ATTRIBUTES:
+        value = getattr(est, name, None)
+        if value is not None:
+            h.update(name.encode())
+            h.update(np.ascontiguousarray(value, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+# sha256 of the fitted numbers of _rotation_attributes_digest, recorded on main (995a736)
+ROTATION_ATTRIBUTE_PINS = {
+    "clf_bst_sparse": "8a1de70fec6ee8d4e0bdc1d388c0d683c671423c20fba47c2fd668c294c2eeb5",
+    "clf_exp_weighted": "b96a785f97ccb6441239c69471c7296f93e1b7bb549f7d2ec6e84f7f019524d6",
+    "clf_lin_oob": "a33bd63cffef2078b9d71e161652655c9143b849dd7279710ebfba69129d6e59",
+    "reg_cut_rank_nan": "3a3e92ad956397f473d75154ef32e96d3b5e83a8fa81ea93a937074b6ae37bb7",
+}
+ROTATION_PINNED_ATTRIBUTES = (
+    "rotation_complexity_",
+    "rotation_oob_error_",
+    "rotation_weights_",
+    "h_scores_",
+    "oob_decision_function_",
+    "oob_prediction_",
+)
+
+
 @pytest.mark.parametrize("name", sorted(ROTATION_PIN_CASES))
 def test_rotation_ensemble_model_hash_is_pinned(name):
-    bytes_digest, nodes_digest = _rotation_digests(_rotation_pin_fit(name))
+    est = _rotation_pin_fit(name)
+    bytes_digest, nodes_digest = _rotation_digests(est)
     want_bytes, want_nodes = ROTATION_PINS[name]
     assert nodes_digest == want_nodes, f"{name}: the trees changed"
     assert bytes_digest == want_bytes, f"{name}: the serialized forests changed"
+    assert _rotation_attributes_digest(est) == ROTATION_ATTRIBUTE_PINS[name], name
 
 
 def test_rotation_ensemble_model_hash_ignores_n_jobs():

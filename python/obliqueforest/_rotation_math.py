@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 from scipy import sparse
+from threadpoolctl import ThreadpoolController
 
 from ._forest import _F32_MAX
 
@@ -69,8 +70,26 @@ class _ScaledSparse:
         return np.asarray(self.S @ rotation) + self.offset @ rotation
 
 
-def rotate(X_scaled, rotation):
+_BLAS_LIBRARIES = None
+
+
+def one_blas_thread():
+    """A context in which BLAS runs on one thread, as threadpoolctl's
+    ``threadpool_limits(limits=1, user_api="blas")``, with the scan of the loaded libraries
+    (about 3 ms, far more than a rotation's product on small data) done once per process.
+    The thread count changes no product's value, only who computes it."""
+    global _BLAS_LIBRARIES
+    if _BLAS_LIBRARIES is None:
+        _BLAS_LIBRARIES = ThreadpoolController()
+    return _BLAS_LIBRARIES.limit(limits=1, user_api="blas")
+
+
+def rotate(X_scaled, rotation, order="C"):
     """``X_scaled @ rotation`` as the float32 the core takes: one matrix product.
+
+    ``order="F"`` gives the rotated data in the column order the core grows trees on, so
+    that it borrows them instead of copying them in every call (the values are the same:
+    only the float64 product's cast to float32 is laid out differently).
 
     A rotated coordinate is missing (NaN) when a feature with a nonzero weight in it is
     missing: the projection rule of every oblique split (terms of weight 0, as in the
@@ -87,7 +106,7 @@ def rotate(X_scaled, rotation):
     else:
         rotated = X_scaled @ rotation
     with np.errstate(over="ignore"):
-        out = np.ascontiguousarray(rotated, dtype=np.float32)
+        out = np.asarray(rotated, dtype=np.float32, order=order)
     if np.isinf(out).any():
         raise ValueError(
             f"a rotation maps X to values up to {np.nanmax(np.abs(rotated)):.3g} in magnitude, "

@@ -87,9 +87,9 @@ def one_blas_thread():
 def rotate(X_scaled, rotation, order="C"):
     """``X_scaled @ rotation`` as the float32 the core takes: one matrix product.
 
-    ``order="F"`` gives the rotated data in the column order the core grows trees on, so
-    that it borrows them instead of copying them in every call (the values are the same:
-    only the float64 product's cast to float32 is laid out differently).
+    ``order="F"`` gives the rotated data in the column order the core grows trees on, which
+    it borrows at any width (row-major data of more than 16 features it copies in every
+    call); the values are the same, only the float64 product's cast is laid out otherwise.
 
     A rotated coordinate is missing (NaN) when a feature with a nonzero weight in it is
     missing: the projection rule of every oblique split (terms of weight 0, as in the

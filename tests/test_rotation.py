@@ -10,6 +10,8 @@ from obliqueforest.rotation import (
     WEIGHTINGS,
     RotationEnsembleClassifier,
     RotationEnsembleRegressor,
+    RotationTreeClassifier,
+    RotationTreeRegressor,
     allocate_trees,
     cut_weights,
     exp_weights,
@@ -410,15 +412,21 @@ def test_rotation_ensemble_mean_of_per_tree_predictions_is_the_prediction(kind):
 def test_rotation_ensemble_trees_come_rotation_by_rotation():
     est, X, _ = _fit_per_tree("clf")
     trees = list(est)
-    assert [t.rotation for t in trees] == [
-        k for k, n in enumerate(est.n_trees_per_rotation_) for _ in range(n)
-    ]
-    assert est[3].rotation == trees[3].rotation and est[-1].rotation == trees[-1].rotation
-    for t in trees:
-        np.testing.assert_array_equal(t.rotation_, est.rotations_[t.rotation])
+    # (rotation k, index within its forest) of every tree, in the order of estimators_
+    where = [(k, i) for k, n in enumerate(est.n_trees_per_rotation_) for i in range(n)]
+    assert len(trees) == len(where) == 30
+    for t, (k, i) in zip(trees, where):
+        assert type(t) is RotationTreeClassifier
+        np.testing.assert_array_equal(t.rotation_, est.rotations_[k])
+        np.testing.assert_array_equal(t.get_params()["rotation"], est.rotations_[k])
+        # tree i of rotation k grew from the streams (seed of rotation k's forest, i)
+        assert t.random_state == int(est._forests[k].seed) * 2**20 + i
         assert t.tree_.node_count == t.decision_path(X[:1]).shape[1]
-        assert t.criterion == "gini" and t.max_features == "sqrt"
-    assert repr(trees[0]).startswith("RotationTree(rotation=0, index=0, of=RotationEnsemble")
+        assert t.criterion == "gini" and t.max_features == "sqrt" and t.scaling == "minmax"
+        assert t.n_features_in_ == 6 and list(t.classes_) == [0, 1, 2]
+    for index in (3, -1):
+        np.testing.assert_array_equal(est[index].apply(X), trees[index].apply(X))
+    assert repr(trees[0]).startswith("RotationTreeClassifier(")
 
 
 def test_rotation_ensemble_apply_and_decision_path_match_the_trees():
@@ -474,14 +482,18 @@ def test_rotation_ensemble_per_tree_importances_average_to_the_ensemble():
     np.testing.assert_allclose(mean / mean.sum(), est.feature_importances_, rtol=1e-12)
 
 
-def test_rotation_ensemble_tree_of_a_refitted_ensemble_raises():
+def test_rotation_ensemble_tree_taken_before_a_refit_stays_that_tree():
+    # a tree holds its rotation's core forest, its rotation and the fitted scaling, as
+    # the forests' trees hold theirs: a refit of the ensemble publishes a new model and
+    # leaves the trees taken from the old one as they were
     est, X, y = _fit_per_tree("clf")
-    tree = est[0]
-    est.fit(X, y)
-    with pytest.raises(ValueError, match="refitted"):
-        tree.predict(X)
-    with pytest.raises(ValueError, match="refitted"):
-        tree.feature_importances_  # noqa: B018
+    tree = est[-1]
+    proba, leaves, importances = tree.predict_proba(X), tree.apply(X), tree.feature_importances_
+    est.set_params(scaling="rank", random_state=5).fit(X[:100] * 3.0, y[:100])
+    np.testing.assert_array_equal(tree.predict_proba(X), proba)
+    np.testing.assert_array_equal(tree.apply(X), leaves)
+    np.testing.assert_array_equal(tree.feature_importances_, importances)
+    assert not np.array_equal(est[-1].predict_proba(X), proba)
 
 
 def test_rotation_ensemble_unfitted_has_no_trees():
@@ -530,11 +542,37 @@ def test_rotation_ensemble_clone_pickle_and_model_file_keep_per_tree_access(tmp_
     loaded = load(tmp_path / "model.of")
     np.testing.assert_array_equal(np.stack([t.predict_proba(X) for t in loaded]), per_tree)
     np.testing.assert_array_equal(loaded.apply(X), est.apply(X))
-    if hasattr(loaded, "_n_samples_fit"):
-        assert len(loaded.estimators_samples_) == 30
-    else:  # the model file does not record the number of training rows
-        with pytest.raises(AttributeError, match="number of training rows"):
-            loaded.estimators_samples_  # noqa: B018
+    # the model file records the number of training rows: the in-bag rows follow
+    assert len(loaded.estimators_samples_) == 30
+    for a, b in zip(loaded.estimators_samples_, est.estimators_samples_):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("n", [0, -3, 2**32, 2.5, True, "160"])
+def test_rotation_model_file_with_a_bad_row_count_is_refused(tmp_path, n):
+    from obliqueforest import ForestError, load
+    from test_model_file import _parts, _write_crafted
+
+    est, _, _ = _fit_per_tree("clf")
+    parts = _parts(est)
+    assert parts["attributes"]["_n_samples_fit"] == 160
+    parts["attributes"]["_n_samples_fit"] = n
+    with pytest.raises(ForestError, match="_n_samples_fit"):
+        load(_write_crafted(tmp_path, parts))
+
+
+def test_rotation_model_file_of_an_older_version_loads_without_in_bag_rows(tmp_path):
+    from obliqueforest import load
+    from test_model_file import _parts, _write_crafted
+
+    est, X, _ = _fit_per_tree("clf")
+    parts = _parts(est)
+    del parts["attributes"]["_n_samples_fit"]  # written before the row count was saved
+    loaded = load(_write_crafted(tmp_path, parts))
+    np.testing.assert_array_equal(loaded.predict_proba(X), est.predict_proba(X))
+    assert len(loaded) == 30
+    with pytest.raises(AttributeError, match="number of training rows"):
+        loaded.estimators_samples_  # noqa: B018
 
 
 def test_rotation_ensemble_final_trees_keep_oob_records_only_for_oob_score(iris):
@@ -550,6 +588,196 @@ def test_rotation_ensemble_final_trees_keep_oob_records_only_for_oob_score(iris)
     assert scored._forests[top].has_oob
     np.testing.assert_array_equal(plain.predict_proba(X), scored.predict_proba(X))
     assert plain._forests[top].to_bytes() == scored._forests[top].to_bytes()
+
+
+def _rotated(X, rotation, lo, span):
+    """``((X - lo) / span) @ rotation`` in float32, a rotated coordinate missing when a
+    feature it weighs is: what a rotation tree splits on, computed here on its own."""
+    scaled = (X - lo) / span
+    missing = np.isnan(scaled)
+    Z = np.where(missing, 0.0, scaled) @ rotation
+    Z[(missing.astype(float) @ (rotation != 0)) > 0] = np.nan
+    return Z.astype(np.float32)
+
+
+def _walk(nodes, Z):
+    """The leaf each row of Z reaches through the node table of an axis-aligned tree."""
+    leaves = np.empty(len(Z), dtype=np.int64)
+    for r, z in enumerate(Z):
+        i = 0
+        while nodes.children_left[i] != -1:
+            value = z[nodes.feature[i]]
+            left = nodes.missing_go_to_left[i] if np.isnan(value) else value <= nodes.threshold[i]
+            i = nodes.children_left[i] if left else nodes.children_right[i]
+        leaves[r] = i
+    return leaves
+
+
+def test_rotation_tree_nodes_are_in_the_rotated_coordinates():
+    est, X, _ = _fit_per_tree("clf")
+    lo, hi = np.nanmin(X, axis=0), np.nanmax(X, axis=0)
+    for tree in est:
+        nodes = tree.tree_
+        inner = nodes.children_left != -1
+        assert np.all(nodes.feature[inner] >= 0)  # axis-aligned in the rotated coordinates
+        Z = _rotated(X, tree.rotation_, lo, hi - lo)
+        np.testing.assert_array_equal(_walk(nodes, Z), tree.apply(X))
+        # tree_'s apply and decision_path take X as the tree does
+        np.testing.assert_array_equal(nodes.apply(X), tree.apply(X))
+        assert (nodes.decision_path(X) != tree.decision_path(X)).nnz == 0
+
+
+def test_rotation_tree_importances_map_back_by_squared_loadings():
+    est, _, _ = _fit_per_tree("reg")
+    for tree in est:
+        rotated = tree.tree_.compute_feature_importances()  # of the rotated features
+        t = tree.tree_
+        raw = np.zeros(6)
+        for i in np.flatnonzero(t.children_left != -1):
+            left, right = t.children_left[i], t.children_right[i]
+            w, imp = t.weighted_n_node_samples, t.impurity
+            raw[t.feature[i]] += w[i] * imp[i] - w[left] * imp[left] - w[right] * imp[right]
+        np.testing.assert_allclose(rotated, raw / raw.sum(), atol=1e-9)
+        np.testing.assert_allclose(tree.feature_importances_, tree.rotation_**2 @ rotated)
+
+
+def test_a_cloned_rotation_tree_regrows_on_its_in_bag_rows():
+    from sklearn.base import clone
+
+    # without scaling the tree sees X[rows] @ rotation, the rows of the ensemble's data
+    est, X, y = _fit_per_tree("clf", scaling=None)
+    for tree, rows in zip(est, est.estimators_samples_):
+        again = clone(tree)
+        assert type(again) is RotationTreeClassifier and not again.__sklearn_is_fitted__()
+        assert again.get_params().keys() == tree.get_params().keys()
+        np.testing.assert_array_equal(again.rotation, tree.rotation)
+        again.fit(X[rows], y[rows])
+        np.testing.assert_array_equal(again.rotation_, tree.rotation_)
+        np.testing.assert_array_equal(again.tree_.value, tree.tree_.value)
+        np.testing.assert_array_equal(again.tree_.threshold, tree.tree_.threshold)
+        np.testing.assert_array_equal(again.apply(X), tree.apply(X))
+
+
+@pytest.mark.parametrize("scaling", ["minmax", "rank", None])
+def test_a_pickled_rotation_tree_carries_its_tree_rotation_and_scaling(scaling):
+    est, X, _ = _fit_per_tree("sparse", n_estimators=60, scaling=scaling)
+    tree = est[-1]
+    data = pickle.dumps(tree)
+    assert len(data) < len(pickle.dumps(est)) / 10
+    again = pickle.loads(data)
+    np.testing.assert_array_equal(again.predict_proba(X), tree.predict_proba(X))
+    np.testing.assert_array_equal(again.apply(X), tree.apply(X))
+    np.testing.assert_array_equal(again.rotation_, tree.rotation_)
+    np.testing.assert_array_equal(again.feature_importances_, tree.feature_importances_)
+    # a refit of the copy makes it a tree of its own
+    again.set_params(max_depth=1).fit(X, est.classes_[tree.predict(X).astype(int)])
+    assert again.get_depth() == 1
+
+
+def test_the_rotation_ensemble_estimator_is_the_template_of_its_trees():
+    est = RotationEnsembleRegressor(**PER_TREE, max_depth=5, scaling="rank")
+    template = est.estimator
+    assert type(template) is RotationTreeRegressor
+    assert template.max_depth == 5 and template.scaling == "rank"
+    assert template.rotation is None and template.random_state is None
+    with pytest.raises(NotFittedError):
+        est.estimator_  # noqa: B018
+    X, y = _per_tree_data("reg")
+    est.set_params(random_state=0).fit(X, y)
+    assert est.estimator_.get_params() == template.get_params()
+    shared = {k for k in template.get_params() if k not in ("rotation", "random_state")}
+    assert {k: est[0].get_params()[k] for k in shared} == {
+        k: template.get_params()[k] for k in shared
+    }
+    assert type(RotationEnsembleClassifier().estimator) is RotationTreeClassifier
+
+
+def test_a_rotation_tree_fitted_alone_reads_x_through_its_rotation():
+    X, y = _per_tree_data("clf")
+    rotation = haar_rotation(6, np.random.default_rng(0))
+    tree = RotationTreeClassifier(rotation=rotation, scaling=None, random_state=0).fit(X, y)
+    Z = _rotated(X, rotation, np.zeros(6), np.ones(6))
+    np.testing.assert_array_equal(_walk(tree.tree_, Z), tree.apply(X))
+    # grown to purity on the rows whose rotated coordinates are all present
+    present = ~np.isnan(X).any(axis=1)
+    assert tree.score(X[present], y[present]) == 1.0
+    # the identity by default, and the rotation checked against X
+    plain = RotationTreeClassifier(scaling=None, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(plain.rotation_, np.eye(6))
+    for bad, match in [
+        (rotation[:5, :5], r"shape \(5, 5\); X has 6 features"),
+        (rotation * 2.0, "orthogonal"),
+        (np.full((6, 6), np.nan), "orthogonal"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            RotationTreeClassifier(rotation=bad).fit(X, y)
+
+
+def test_rotation_tree_rules_name_the_rotated_coordinates():
+    import pandas as pd
+    from obliqueforest.interpret import decision_path_rules, export_text
+
+    X, y = _per_tree_data("reg")
+    X = pd.DataFrame(X, columns=[f"f{j}" for j in range(6)])
+    est = RotationEnsembleRegressor(**PER_TREE, random_state=2).fit(X, y)
+    tree = est[-1]
+    assert list(tree.feature_names_in_) == list(X.columns)
+    report = export_text(tree, max_depth=2)
+    assert "r" in report and not any(f"f{j}" in report for j in range(6))
+    path = decision_path_rules(tree, X.iloc[[4]])
+    assert path[-1]["node"] == tree.apply(X.iloc[[4]])[0]
+    lo, hi = X.min().to_numpy(), X.max().to_numpy()
+    z = _rotated(X.to_numpy()[4:5], tree.rotation_, lo, hi - lo)[0]
+    for step in path[:-1]:
+        (j,) = step["features"]
+        assert step["rule"].startswith(f"r{j} ") and step["projection"] == z[j]
+
+
+def test_rotation_trees_declare_their_surface():
+    import inspect
+
+    for cls in (RotationTreeClassifier, RotationTreeRegressor):
+        surface = cls._surface
+        signature = inspect.signature(cls)
+        assert list(signature.parameters) == surface.names()
+        assert cls._parameter_constraints.keys() == set(surface.names())
+        assert {"rotation", "scaling", "max_features", "random_state"} <= set(surface.names())
+        # the ensembles grow unpruned axis-aligned trees with the best splitter
+        assert not {"projection", "splitter", "ccp_alpha", "monotonic_cst"} & set(surface.names())
+        est = cls()
+        assert set(vars(est)) == set(surface.names())
+        for p in surface:
+            assert getattr(est, p.name) is p.default
+            assert f"\n    {p.name} : {p.type}, default=" in cls.__doc__
+    with pytest.raises(ValueError, match="max_features"):
+        RotationTreeRegressor(max_features=1.5).fit(*_per_tree_data("reg"))
+
+
+@parametrize_with_checks(
+    [RotationTreeClassifier(random_state=0), RotationTreeRegressor(random_state=0)]
+)
+def test_rotation_trees_pass_sklearn_estimator_checks(estimator, check):
+    check(estimator)
+
+
+def test_rotation_ensemble_surface_keeps_its_own_constraints(iris):
+    # declared from the forests' table, with the ensembles' own rules
+    X, y = iris
+    assert RotationEnsembleClassifier().n_estimators == 500
+    assert RotationEnsembleClassifier().max_features == "sqrt"
+    assert RotationEnsembleRegressor().max_features == 1.0
+    assert "class_weight" not in RotationEnsembleRegressor().get_params()
+    for params in (
+        {"max_features": 1.5},  # axis-aligned: at most every feature
+        {"oob_score": accuracy_score_callable},
+        {"class_weight": "balanced_subsample"},
+    ):
+        with pytest.raises(ValueError, match=next(iter(params))):
+            RotationEnsembleClassifier(n_estimators=5, n_rotations=2, **params).fit(X, y)
+
+
+def accuracy_score_callable(y, pred):
+    return float(np.mean(y == pred))
 
 
 # --------------------------------------------------------------------------- bad input

@@ -1,7 +1,14 @@
 """Fitting and prediction shared by the rotation ensembles: Algorithm 1 of Blaser &
 Fryzlewicz (micro-forests per rotation, ranking, weighting, completing the favoured
-rotations' forests), OOB errors, scaling and pickling. The public estimators are in
-:mod:`obliqueforest.rotation`; the math they use is in ``_rotation_math``.
+rotations' forests), OOB errors and pickling. The public estimators (and their declared
+parameters) are in :mod:`obliqueforest.rotation`; the math they use, the scaling
+included, is in ``_rotation_math``, their trees in ``_rotation_trees``.
+
+**A fit is a transaction** (:mod:`obliqueforest._transaction`), as the forests' fits are:
+``fit`` works on a draft and publishes the rotations, the scaling and the forests in one
+step when it succeeds, so a refused or interrupted fit leaves the previous model fully
+usable, and every reader (predict, the trees, pickle, save) takes the state once
+(``_fitted()``) and sees one fit's model whole.
 
 References
 ----------
@@ -16,33 +23,21 @@ import contextvars
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from numbers import Integral, Real
-from typing import ClassVar
 
 import numpy as np
-from scipy import sparse
 from scipy.stats import rankdata
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
-from ._forest import (
-    SPARSE_FORMATS,
-    TREE_PARAM_CONSTRAINTS,
-    _validate_data,
-    resolve_n_jobs,
-)
-from ._params import core_params
+from ._outputs import output_blocks, per_output_table
+from ._params import core_fields, core_params
 from ._rotation_math import (
-    WEIGHTINGS,
-    _canonical_csc,
-    _column_values,
+    ScalingMixin,
     _default_h_grid,
     _scheme_weights,
-    _ScaledSparse,
     allocate_trees,
     cut_weights,
     haar_rotation,
@@ -52,7 +47,8 @@ from ._rotation_math import (
     tree_complexity,
 )
 from ._rotation_trees import RotationTreesMixin
-from ._trees import output_blocks, per_output_table
+from ._transaction import TransactionalFit
+from ._validation import resolve_n_jobs
 
 # Schemes whose rotation ranking is by complexity (all but "oob" and "jnt").
 _NEEDS_OOB_RANKING = ("oob", "jnt")
@@ -68,27 +64,34 @@ _MAX_SEED = np.iinfo(np.int32).max
 ROTATION_RUNNER: contextvars.ContextVar = contextvars.ContextVar("rotation_runner", default=None)
 
 
-class _BaseRotationEnsemble(RotationTreesMixin, BaseEstimator):
-    """Shared fitting and prediction logic; see the public estimators."""
+class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, BaseEstimator):
+    """Shared fitting and prediction logic; see the public estimators, which declare their
+    parameters (``__init__``, ``_parameter_constraints`` and docs)."""
 
-    _parameter_constraints: ClassVar[dict] = {
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
-        "n_rotations": [Interval(Integral, 1, None, closed="left")],
-        "micro_forest_size": [Interval(Integral, 1, None, closed="left")],
-        "weighting": [StrOptions(set(WEIGHTINGS))],
-        "h": [Interval(Real, 0, None, closed="neither"), None],
-        "h_grid": ["array-like", None],
-        "h_criterion": [StrOptions({"weighted_oob", "ensemble_oob"})],
-        "scaling": [StrOptions({"minmax", "rank"}), None],
-        **TREE_PARAM_CONSTRAINTS,
-        "max_features": [
-            Interval(Integral, 1, None, closed="left"),
-            Interval(RealNotInt, 0.0, 1.0, closed="right"),  # axis-aligned: at most p
-            StrOptions({"sqrt", "log2"}),
-            None,
-        ],
-        "oob_score": ["boolean"],
-    }
+    #: What a fit sets besides its fitted attributes (names ending in "_").
+    _private_fit_state = ScalingMixin._SCALING_STATE | {"_forests", "_n_samples_fit", "_n_outputs"}
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the rotation ensemble.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs; NaN marks a missing value (infinity is rejected). A scipy
+            CSR/CSC matrix is scaled and rotated without densifying it.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels (classifier) or targets (regressor); a 2-D y grows multi-output
+            trees.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights.
+
+        Returns
+        -------
+        self : object
+            Fitted; a fit that raises leaves the estimator as it was.
+        """
+        return self._transaction(type(self)._fit_draft, X, y, sample_weight)
 
     # ---- parameter checks that depend on several parameters
 
@@ -123,71 +126,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, BaseEstimator):
                     "For weighting='cut', h_grid must hold integers in [1, n_rotations]."
                 )
 
-    # ---- scaling (Sect. 6 of [1]_): fitted on the training data, applied at predict time
-
-    def _fit_scaling(self, X):
-        # the training range and values of the present (non-NaN) entries; a column missing
-        # everywhere scales as a constant one
-        if self.scaling == "minmax":
-            if sparse.issparse(X):  # (sparse X holds no NaN)
-                lo = X.min(axis=0).toarray().ravel()
-                span = X.max(axis=0).toarray().ravel() - lo
-            else:  # NaN (missing) left out
-                lo = np.fmin.reduce(X, axis=0)
-                span = np.fmax.reduce(X, axis=0) - lo
-                lo[np.isnan(lo)] = 0.0
-            span[(span == 0) | np.isnan(span)] = 1.0
-            self._scale_min, self._scale_span = lo, span
-        elif self.scaling == "rank":
-            if sparse.issparse(X):
-                columns = _canonical_csc(X)
-                self._rank_values = [_column_values(columns, j) for j in range(X.shape[1])]
-            else:  # NaN (missing) left out
-                self._rank_values = [
-                    np.unique(c[~np.isnan(c)]) if np.isnan(c).any() else np.unique(c) for c in X.T
-                ]
-                self._rank_values = [v if v.size else np.zeros(1) for v in self._rank_values]
-        return self._scale(X)
-
-    def _scale(self, X):
-        if sparse.issparse(X):
-            return self._scale_sparse(X)
-        if self.scaling == "minmax":
-            return (X - self._scale_min) / self._scale_span
-        if self.scaling == "rank":
-            out = np.empty_like(X, dtype=np.float64)
-            for j, values in enumerate(self._rank_values):
-                if values.size == 1:
-                    out[:, j] = np.where(np.isnan(X[:, j]), np.nan, 0.0)
-                else:
-                    # A training value maps to its (dense) rank / (n_unique - 1);
-                    # new values interpolate between neighbours and clip to [0, 1].
-                    out[:, j] = np.interp(X[:, j], values, np.linspace(0.0, 1.0, values.size))
-            return out
-        return np.asarray(X, dtype=np.float64)
-
-    def _scale_sparse(self, X):
-        """:meth:`_scale` of sparse X as a :class:`_ScaledSparse` (equal to the dense
-        scaling up to floating-point rounding): every unstored zero of column j scales to
-        the same value ``offset[j]``, and a stored value v to ``offset[j] + S[i, j]``."""
-        X = _canonical_csc(X)
-        if self.scaling == "minmax":
-            offset = -self._scale_min / self._scale_span
-            return _ScaledSparse(X @ sparse.diags(1.0 / self._scale_span), offset)
-        if self.scaling == "rank":
-            offset = np.empty(X.shape[1])
-            S = X.astype(np.float64)
-            for j, values in enumerate(self._rank_values):
-                a, b = S.indptr[j], S.indptr[j + 1]
-                if values.size == 1:
-                    offset[j] = 0.0
-                    S.data[a:b] = 0.0
-                else:
-                    grid = np.linspace(0.0, 1.0, values.size)
-                    offset[j] = np.interp(0.0, values, grid)
-                    S.data[a:b] = np.interp(S.data[a:b], values, grid) - offset[j]
-            return _ScaledSparse(S, offset)
-        return _ScaledSparse(X, np.zeros(X.shape[1]))
+    # ---- scaling (Sect. 6 of [1]_, ScalingMixin) and rotation
 
     def _rotate(self, X_scaled, k, order="C"):
         """One matrix product per rotation; the core takes float32 (see ``rotate``)."""
@@ -198,30 +137,23 @@ class _BaseRotationEnsemble(RotationTreesMixin, BaseEstimator):
     def _core_params(self, n_trees, n_jobs, seed, oob=None):
         """One rotation's core parameters; out-of-bag records whenever there are bootstrap
         samples (the ranking reads them) unless ``oob`` says otherwise."""
+        # the tree parameters of the table (the rest at the forests' defaults: best
+        # splitter, no pruning, no monotonic constraints); class_weight is in the sample
+        # weights already
         classification = self._task == "classification"
+        fields = {
+            **core_fields(self),
+            "n_estimators": n_trees,
+            "oob": self.bootstrap if oob is None else oob,
+            "class_weight_subsample": False,
+        }
         return core_params(
+            **fields,
             task=self._task,
             n_classes=self.n_classes_ if classification else None,
             n_outputs=self.n_outputs_,
-            criterion=self.criterion,
             projection=_core.Projection.family("axis"),
-            splitter="best",
-            max_bins=256,
-            max_features=self.max_features,
-            n_estimators=n_trees,
-            max_depth=self.max_depth,
-            min_samples_split=self.min_samples_split,
-            min_samples_leaf=self.min_samples_leaf,
-            min_weight_fraction_leaf=self.min_weight_fraction_leaf,
-            min_impurity_decrease=self.min_impurity_decrease,
-            max_leaf_nodes=self.max_leaf_nodes,
-            bootstrap=self.bootstrap,
-            max_samples=self.max_samples,
-            class_weight_subsample=False,
-            oob=self.bootstrap if oob is None else oob,
             seed=seed,
-            ccp_alpha=0.0,
-            monotonic_cst=None,
             n_jobs=n_jobs,
         )
 
@@ -495,7 +427,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, BaseEstimator):
                 "without them (NaN in the OOB predictions). Use more trees for a reliable "
                 "estimate.",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=8,  # the caller of fit
             )
         multi = y.ndim == 2
         if self._task == "classification":
@@ -521,19 +453,6 @@ class _BaseRotationEnsemble(RotationTreesMixin, BaseEstimator):
     def _n_threads(self) -> int:
         return resolve_n_jobs(self.n_jobs)
 
-    def _scaled_input(self, X):
-        """X validated against the fit and scaled as the training data were."""
-        check_is_fitted(self)
-        X = _validate_data(
-            self,
-            X,
-            reset=False,
-            dtype=np.float64,
-            accept_sparse=SPARSE_FORMATS,
-            ensure_all_finite="allow-nan",
-        )
-        return self._scale(X)
-
     def _rotated_inputs(self, X):
         """(k, core forest, X rotated by rotation k) of every rotation holding trees, in
         rotation order; X is validated and scaled once."""
@@ -543,7 +462,8 @@ class _BaseRotationEnsemble(RotationTreesMixin, BaseEstimator):
                 yield k, forest, self._rotate(X_scaled, k)
 
     def _mean_prediction(self, X):
-        """Mean over all trees of their leaf values on their rotated inputs."""
+        """Mean over all trees of their leaf values on their rotated inputs (of the state
+        the fit left, read on ``self``: call it on ``_fitted()``)."""
         n_jobs = self._n_threads()
         total = None
         for k, forest, X_rot in self._rotated_inputs(X):
@@ -564,12 +484,12 @@ class _BaseRotationEnsemble(RotationTreesMixin, BaseEstimator):
         feature_importances_ : ndarray of shape (n_features_in_,)
             Non-negative, summing to 1 (all zero if no tree has a split).
         """
-        check_is_fitted(self)
-        total = np.zeros(self.n_features_in_)
-        for k, forest in enumerate(self._forests):
-            if forest is not None:
-                rotated = np.nan_to_num(forest.feature_importances())
-                total += self.n_trees_per_rotation_[k] * (self.rotations_[k] ** 2 @ rotated)
+        est = self._fitted()
+        check_is_fitted(est)
+        total = np.zeros(est.n_features_in_)
+        for k, forest in est._rotation_forests():
+            rotated = np.nan_to_num(forest.feature_importances())
+            total += est.n_trees_per_rotation_[k] * (est.rotations_[k] ** 2 @ rotated)
         s = total.sum()
         return total / s if s > 0 else total
 
@@ -596,7 +516,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, BaseEstimator):
         """
         from ._io import save
 
-        save(self, path)
+        save(self._fitted(), path)
 
     # ---- pickling: the core forests travel as their validated byte format
 

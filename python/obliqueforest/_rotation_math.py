@@ -1,8 +1,10 @@
 """The rotation and weighting math of the regularized rotation ensembles (Blaser &
-Fryzlewicz): Haar rotations, the rotation of (scaled, possibly sparse) data, tree
-complexity (Eq. 5) and the weighting schemes (Eqs. 6-7, Sect. 5) with their allocation of
-trees. Plain functions of arrays; the estimators in :mod:`obliqueforest.rotation` (fitting
-in ``_rotation_base``) call them.
+Fryzlewicz): Haar rotations, the per-feature scaling fitted before rotating
+(:class:`ScalingMixin`, shared by the ensembles and their trees), the rotation of
+(scaled, possibly sparse) data, tree complexity (Eq. 5) and the weighting schemes
+(Eqs. 6-7, Sect. 5) with their allocation of trees. Plain functions of arrays; the
+estimators in :mod:`obliqueforest.rotation` (fitting in ``_rotation_base``, trees in
+``_rotation_trees``) call them.
 
 References
 ----------
@@ -19,10 +21,13 @@ import numpy as np
 from scipy import sparse
 from threadpoolctl import ThreadpoolController
 
-from ._forest import _F32_MAX
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import _F32_MAX, SPARSE_FORMATS, _validate_data
 
 __all__ = [
     "WEIGHTINGS",
+    "ScalingMixin",
     "allocate_trees",
     "cut_weights",
     "exp_weights",
@@ -68,6 +73,112 @@ class _ScaledSparse:
 
     def __matmul__(self, rotation):
         return np.asarray(self.S @ rotation) + self.offset @ rotation
+
+
+# how the rotation estimators take X (scaled in float64, then rotated to float32)
+_X_CHECKS = dict(dtype=np.float64, accept_sparse=SPARSE_FORMATS, ensure_all_finite="allow-nan")
+
+
+class ScalingMixin:
+    """The per-feature scaling applied before rotating (Sect. 6 of [1]_), fitted on the
+    training data and applied to X at predict time: mixed into the rotation ensembles and
+    their trees, which read X the same way.
+
+    ``scaling`` (a parameter) chooses it at fit; the fitted state is ``_scale_min`` and
+    ``_scale_span`` ("minmax") or ``_rank_values`` ("rank"), and prediction applies the
+    scaling that state describes, whatever ``scaling`` says after the fit.
+    """
+
+    #: The fitted scaling's attributes (fit state of a transactional fit).
+    _SCALING_STATE = frozenset({"_scale_min", "_scale_span", "_rank_values"})
+
+    def _fit_scaling(self, X):
+        """Fits the scaling on X (the training range and values of the present, non-NaN
+        entries; a column missing everywhere scales as a constant one) and returns X
+        scaled."""
+        if self.scaling == "minmax":
+            if sparse.issparse(X):  # (sparse X holds no NaN)
+                lo = X.min(axis=0).toarray().ravel()
+                span = X.max(axis=0).toarray().ravel() - lo
+            else:  # NaN (missing) left out
+                lo = np.fmin.reduce(X, axis=0)
+                span = np.fmax.reduce(X, axis=0) - lo
+                lo[np.isnan(lo)] = 0.0
+            span[(span == 0) | np.isnan(span)] = 1.0
+            self._scale_min, self._scale_span = lo, span
+        elif self.scaling == "rank":
+            if sparse.issparse(X):
+                columns = _canonical_csc(X)
+                values = [_column_values(columns, j) for j in range(X.shape[1])]
+            else:  # NaN (missing) left out
+                values = [
+                    np.unique(c[~np.isnan(c)]) if np.isnan(c).any() else np.unique(c) for c in X.T
+                ]
+                values = [v if v.size else np.zeros(1) for v in values]
+            self._rank_values = values
+        return self._scale(X)
+
+    def _fitted_scaling(self):
+        """The kind of scaling the fit left: "minmax", "rank" or None."""
+        if "_scale_min" in self.__dict__:
+            return "minmax"
+        if "_rank_values" in self.__dict__:
+            return "rank"
+        return None
+
+    def _scale(self, X):
+        """X (validated, float64) scaled as the training data were."""
+        if sparse.issparse(X):
+            return self._scale_sparse(X)
+        kind = self._fitted_scaling()
+        if kind == "minmax":
+            return (X - self._scale_min) / self._scale_span
+        if kind == "rank":
+            out = np.empty_like(X, dtype=np.float64)
+            for j, values in enumerate(self._rank_values):
+                if values.size == 1:
+                    out[:, j] = np.where(np.isnan(X[:, j]), np.nan, 0.0)
+                else:
+                    # A training value maps to its (dense) rank / (n_unique - 1);
+                    # new values interpolate between neighbours and clip to [0, 1].
+                    out[:, j] = np.interp(X[:, j], values, np.linspace(0.0, 1.0, values.size))
+            return out
+        return np.asarray(X, dtype=np.float64)
+
+    def _scale_sparse(self, X):
+        """:meth:`_scale` of sparse X as a :class:`_ScaledSparse` (equal to the dense
+        scaling up to floating-point rounding): every unstored zero of column j scales to
+        the same value ``offset[j]``, and a stored value v to ``offset[j] + S[i, j]``."""
+        X = _canonical_csc(X)
+        kind = self._fitted_scaling()
+        if kind == "minmax":
+            offset = -self._scale_min / self._scale_span
+            return _ScaledSparse(X @ sparse.diags(1.0 / self._scale_span), offset)
+        if kind == "rank":
+            offset = np.empty(X.shape[1])
+            S = X.astype(np.float64)
+            for j, values in enumerate(self._rank_values):
+                a, b = S.indptr[j], S.indptr[j + 1]
+                if values.size == 1:
+                    offset[j] = 0.0
+                    S.data[a:b] = 0.0
+                else:
+                    grid = np.linspace(0.0, 1.0, values.size)
+                    offset[j] = np.interp(0.0, values, grid)
+                    S.data[a:b] = np.interp(S.data[a:b], values, grid) - offset[j]
+            return _ScaledSparse(S, offset)
+        return _ScaledSparse(X, np.zeros(X.shape[1]))
+
+    def _validate_fit_data(self, X, y, **kwargs):
+        """scikit-learn's checks of a fit's X and y as the rotation estimators take them
+        (X float64, CSR/CSC kept sparse, NaN a missing value, infinity refused; y one or
+        several columns)."""
+        return _validate_data(self, X, y, multi_output=True, **_X_CHECKS, **kwargs)
+
+    def _scaled_input(self, X):
+        """X validated against the fit and scaled as the training data were."""
+        check_is_fitted(self)
+        return self._scale(_validate_data(self, X, reset=False, **_X_CHECKS))
 
 
 _BLAS_LIBRARIES = None

@@ -14,8 +14,11 @@ All trees are grown by the Rust core (``obliqueforest._core.Forest``), one
 call per micro-forest and at most one more call per rotation; this module
 only orchestrates: it draws the rotations, rotates the data with one matrix
 product per rotation, ranks, weights and averages. The public estimators are
-here; the rotation and weighting math is in ``_rotation_math`` and the fitting
-and prediction they share in ``_rotation_base``.
+here, their parameters declared from the forests' table
+(:mod:`obliqueforest._params`, :mod:`obliqueforest._surface`); the rotation and
+weighting math is in ``_rotation_math``, the fitting and prediction they share in
+``_rotation_base`` and their trees (:class:`RotationTreeClassifier`,
+:class:`RotationTreeRegressor`) in ``_rotation_trees``.
 
 References
 ----------
@@ -30,17 +33,21 @@ References
 
 from __future__ import annotations
 
-from typing import ClassVar
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.base import ClassifierMixin, RegressorMixin
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import compute_sample_weight
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from ._forest import SPARSE_FORMATS, _validate_data, target_columns
+from ._outputs import labels_of, output_blocks
+from ._params import forest_params
 from ._rotation_base import _BaseRotationEnsemble
+
+# obliqueforest.dask installs its runner here and rotates on the workers with ``rotate``
+from ._rotation_base import ROTATION_RUNNER  # noqa: F401
 from ._rotation_math import (
     WEIGHTINGS,
     allocate_trees,
@@ -50,16 +57,22 @@ from ._rotation_math import (
     linear_weights,
     tree_complexity,
 )
-
-# obliqueforest.dask installs its runner here and rotates on the workers with ``rotate``
-from ._rotation_base import ROTATION_RUNNER  # noqa: F401
 from ._rotation_math import rotate  # noqa: F401
-from ._trees import labels_of, output_blocks
+from ._rotation_trees import (
+    AXIS_MAX_FEATURES,
+    SCALING,
+    RotationTreeClassifier,
+    RotationTreeRegressor,
+)
+from ._surface import Param
+from ._validation import target_columns
 
 __all__ = [
     "WEIGHTINGS",
     "RotationEnsembleClassifier",
     "RotationEnsembleRegressor",
+    "RotationTreeClassifier",
+    "RotationTreeRegressor",
     "allocate_trees",
     "cut_weights",
     "exp_weights",
@@ -68,111 +81,180 @@ __all__ = [
     "tree_complexity",
 ]
 
+# -- the parameters --------------------------------------------------------------------
+# The ensembles' own parameters; the tree parameters come from the forests' table
+# (obliqueforest._params), with the ensembles' defaults and words.
+ROTATION_PARAMS = [
+    Param(
+        "n_rotations",
+        20,
+        [Interval(Integral, 1, None, closed="left")],
+        "int",
+        """Number R of rotations. Rotation 0 is the identity, the others are drawn from the
+        Haar distribution.""",
+    ),
+    Param(
+        "micro_forest_size",
+        10,
+        [Interval(Integral, 1, None, closed="left")],
+        "int",
+        """Number U of trees in the micro-forest grown on every rotation to estimate its
+        complexity and OOB error. Micro-forest trees are reused in the final ensemble.""",
+    ),
+    Param(
+        "weighting",
+        "exp",
+        [StrOptions(set(WEIGHTINGS))],
+        '{"rre", "cut", "exp", "bst", "new", "lin", "oob", "jnt"}',
+        """How trees are spread over the ranked rotations (Sect. 5 of [1]_): ``"rre"`` equal
+        numbers of trees on all rotations (plain random rotation ensemble); ``"cut"``
+        equal numbers on the top-h rotations (Eq. 6); ``"exp"`` exponential decay with
+        half-life h (Eq. 7); ``"bst"`` all trees on the least complex rotation; ``"new"``
+        equal numbers on the rotations ranked at or above the identity; ``"lin"`` linearly
+        decreasing in complexity rank; ``"oob"`` linearly decreasing in micro-forest
+        OOB-error rank; ``"jnt"`` linearly decreasing in
+        ``rank(rank(OOB error) + rank(complexity))``.""",
+    ),
+    Param(
+        "h",
+        None,
+        [Interval(Real, 0, None, closed="neither"), None],
+        "float or None",
+        """Tuning parameter of ``"cut"`` (integer cut-off in [1, R]) and ``"exp"`` (positive
+        half-life). None chooses it by grid search over ``h_grid`` with ``h_criterion``.
+        Ignored by the other schemes.""",
+    ),
+    Param(
+        "h_grid",
+        None,
+        ["array-like", None],
+        "array-like of shape (n_grid,) or None",
+        """Candidate values of h. None means all integers 1..R for ``"cut"`` and 60
+        geometrically spaced values in [0.1, 10 R] for ``"exp"``.""",
+    ),
+    Param(
+        "h_criterion",
+        "weighted_oob",
+        [StrOptions({"weighted_oob", "ensemble_oob"})],
+        '{"weighted_oob", "ensemble_oob"}',
+        """Objective minimised by the h grid search. ``"weighted_oob"`` is the paper's
+        (Sect. 3.1): the sum over rotations of weight times the rotation's micro-forest OOB
+        error. It is linear in the weights, so it favours putting the trees on the few
+        rotations with the smallest OOB errors. ``"ensemble_oob"`` instead takes the OOB
+        error of the weighted ensemble of all micro-forests (each tree of rotation k
+        weighted by w_k / U), which rewards the diversity of several rotations.""",
+    ),
+    SCALING.replace(
+        doc="""Applied to each feature before rotating, fitted on the training data (Sect. 6
+        of [1]_; rotations need features of comparable scale). ``"minmax"`` maps the
+        training range to [0, 1]; ``"rank"`` maps a value to its rank among the distinct
+        training values, divided by their number minus one, interpolating linearly for new
+        values (clipped to [0, 1]). None uses the features as given.
 
-_DOC_SHARED_PARAMETERS = """
-    n_estimators : int, default=500
-        Total number M of trees in the final ensemble.
+        Sparse X (scipy CSR/CSC) is scaled and rotated without densifying it: the scaled
+        data are kept as a sparse matrix plus a per-feature offset, and each rotation is a
+        sparse-dense product. The rotated data, and the forests grown on them, are those of
+        the dense array up to floating-point rounding (the sums are taken in another
+        order).""",
+    ),
+]
 
-    n_rotations : int, default=20
-        Number R of rotations. Rotation 0 is the identity, the others are drawn
-        from the Haar distribution.
+_TREE_DOCS = {
+    "max_depth": (
+        "int or None",
+        """Maximum tree depth; None grows trees until the leaves are pure or smaller than
+        ``min_samples_split`` (the paper's unconstrained trees).""",
+    ),
+    "min_samples_split": (
+        "int or float",
+        "Minimum number (or fraction) of samples needed to split a node.",
+    ),
+    "min_samples_leaf": ("int or float", "Minimum number (or fraction) of samples in a leaf."),
+    "min_weight_fraction_leaf": (
+        "float",
+        "Minimum weighted fraction of the total sample weight in a leaf.",
+    ),
+    "max_features": (
+        '{"sqrt", "log2"}, int, float or None',
+        """Number of candidate features per split, resolved by the core as in scikit-learn
+        (a float is a fraction of n_features, at most 1.0). **The paper's Table 3 tree sizes
+        are reproduced with** ``max_features=1`` (one random candidate per split);
+        ``"sqrt"`` gives smaller trees.""",
+    ),
+    "max_leaf_nodes": ("int or None", "Grow trees best-first with at most this many leaves."),
+    "min_impurity_decrease": (
+        "float",
+        "A node is split only if the impurity decreases by at least this much.",
+    ),
+    "bootstrap": (
+        "bool",
+        """Whether each tree sees a bootstrap sample. Needed for OOB errors, hence for
+        ``"oob"``, ``"jnt"``, the h grid search and ``oob_score``.""",
+    ),
+    "oob_score": ("bool", "Whether to compute the out-of-bag score of the final ensemble."),
+    "n_jobs": (
+        "int or None",
+        """Threads used by the core for growing and predicting (-1: all cores). Results do
+        not depend on it.""",
+    ),
+    "random_state": (
+        "int, RandomState instance or None",
+        """Seeds the rotations and every core forest; all seeds are drawn before any tree is
+        grown.""",
+    ),
+    "verbose": ("int", "Print the phase timings when positive."),
+}
 
-    micro_forest_size : int, default=10
-        Number U of trees in the micro-forest grown on every rotation to
-        estimate its complexity and OOB error. Micro-forest trees are reused in
-        the final ensemble.
 
-    weighting : {"rre", "cut", "exp", "bst", "new", "lin", "oob", "jnt"}, default="exp"
-        How trees are spread over the ranked rotations (Sect. 5 of [1]_):
-        ``"rre"`` equal numbers of trees on all rotations (plain random
-        rotation ensemble); ``"cut"`` equal numbers on the top-h rotations
-        (Eq. 6); ``"exp"`` exponential decay with half-life h (Eq. 7);
-        ``"bst"`` all trees on the least complex rotation; ``"new"`` equal
-        numbers on the rotations ranked at or above the identity; ``"lin"``
-        linearly decreasing in complexity rank; ``"oob"`` linearly decreasing in
-        micro-forest OOB-error rank; ``"jnt"`` linearly decreasing in
-        ``rank(rank(OOB error) + rank(complexity))``.
+def _rotation_surface(task):
+    """The declared parameters of the rotation ensemble of ``task``."""
+    classification = task == "classification"
+    surface = (
+        forest_params(task)
+        .select(
+            "n_estimators",
+            "criterion",
+            "max_depth",
+            "min_samples_split",
+            "min_samples_leaf",
+            "min_weight_fraction_leaf",
+            "max_features",
+            "max_leaf_nodes",
+            "min_impurity_decrease",
+            "bootstrap",
+            "max_samples",
+            "oob_score",
+            *(["class_weight"] if classification else []),
+            "n_jobs",
+            "random_state",
+            "verbose",
+        )
+        .insert(ROTATION_PARAMS, after="n_estimators")
+        .replace("n_estimators", default=500, doc="Total number M of trees in the final ensemble.")
+        .replace("max_features", constraints=AXIS_MAX_FEATURES)
+        # a bool: the ranking's OOB errors are the ensemble's own
+        .replace("oob_score", constraints=["boolean"])
+    )
+    for name, (kind, doc) in _TREE_DOCS.items():
+        surface = surface.replace(name, type=kind, doc=doc)
+    if classification:
+        return surface.replace(
+            "criterion",
+            type='{"gini", "entropy", "log_loss"}',
+            doc='Split quality measure; "log_loss" is another name for "entropy".',
+        ).replace(
+            "class_weight",
+            constraints=[StrOptions({"balanced"}), dict, None],
+            type='"balanced", dict or None',
+            doc="Class weights multiplied into ``sample_weight`` (as in scikit-learn).",
+        )
+    return surface.replace(
+        "criterion",
+        type='{"squared_error", "absolute_error", "poisson"}',
+        doc="""Split quality measure, as the forest regressors take it ("poisson" needs y >= 0
+        with a positive sum; "absolute_error" is the slowest).""",
+    )
 
-    h : float or None, default=None
-        Tuning parameter of ``"cut"`` (integer cut-off in [1, R]) and ``"exp"``
-        (positive half-life). None chooses it by grid search over ``h_grid``
-        with ``h_criterion``. Ignored by the other schemes.
-
-    h_grid : array-like of shape (n_grid,) or None, default=None
-        Candidate values of h. None means all integers 1..R for ``"cut"`` and
-        60 geometrically spaced values in [0.1, 10 R] for ``"exp"``.
-
-    h_criterion : {"weighted_oob", "ensemble_oob"}, default="weighted_oob"
-        Objective minimised by the h grid search. ``"weighted_oob"`` is the
-        paper's (Sect. 3.1): the sum over rotations of weight times the
-        rotation's micro-forest OOB error. It is linear in the weights, so it
-        favours putting the trees on the few rotations with the smallest OOB
-        errors. ``"ensemble_oob"`` instead takes the OOB error of the weighted
-        ensemble of all micro-forests (each tree of rotation k weighted by
-        w_k / U), which rewards the diversity of several rotations.
-
-    scaling : {"minmax", "rank"} or None, default="minmax"
-        Applied to each feature before rotating, fitted on the training data
-        (Sect. 6 of [1]_; rotations need features of comparable scale).
-        ``"minmax"`` maps the training range to [0, 1]; ``"rank"`` maps a value
-        to its rank among the distinct training values, divided by their number
-        minus one, interpolating linearly for new values (clipped to [0, 1]).
-        None uses the features as given.
-
-        Sparse X (scipy CSR/CSC) is scaled and rotated without densifying it: the
-        scaled data are kept as a sparse matrix plus a per-feature offset, and each
-        rotation is a sparse-dense product. The rotated data, and the forests grown on
-        them, are those of the dense array up to floating-point rounding (the sums are
-        taken in another order).
-"""
-
-_DOC_TREE_PARAMETERS = """
-    max_depth : int or None, default=None
-        Maximum tree depth; None grows trees until the leaves are pure or
-        smaller than ``min_samples_split`` (the paper's unconstrained trees).
-
-    min_samples_split : int or float, default=2
-        Minimum number (or fraction) of samples needed to split a node.
-
-    min_samples_leaf : int or float, default=1
-        Minimum number (or fraction) of samples in a leaf.
-
-    min_weight_fraction_leaf : float, default=0.0
-        Minimum weighted fraction of the total sample weight in a leaf.
-
-    max_features : {"sqrt", "log2"}, int, float or None
-        Number of candidate features per split, resolved by the core as in
-        scikit-learn. **The paper's Table 3 tree sizes are reproduced with
-        ``max_features=1``** (one random candidate per split); ``"sqrt"`` gives
-        smaller trees.
-
-    max_leaf_nodes : int or None, default=None
-        Grow trees best-first with at most this many leaves.
-
-    min_impurity_decrease : float, default=0.0
-        A node is split only if the impurity decreases by at least this much.
-
-    bootstrap : bool, default=True
-        Whether each tree sees a bootstrap sample. Needed for OOB errors, hence
-        for ``"oob"``, ``"jnt"``, the h grid search and ``oob_score``.
-
-    max_samples : int, float or None, default=None
-        Size of each bootstrap sample (count or fraction of n_samples).
-
-    oob_score : bool, default=False
-        Whether to compute the out-of-bag score of the final ensemble.
-
-    n_jobs : int or None, default=None
-        Threads used by the core for growing and predicting (-1: all cores).
-        Results do not depend on it.
-
-    random_state : int, RandomState instance or None, default=None
-        Seeds the rotations and every core forest; all seeds are drawn before
-        any tree is grown.
-
-    verbose : int, default=0
-        Print the phase timings when positive.
-"""
 
 _DOC_ATTRIBUTES = """
     rotations_ : ndarray of shape (n_rotations, n_features_in_, n_features_in_)
@@ -198,11 +280,15 @@ _DOC_ATTRIBUTES = """
         Trees of each rotation in the final ensemble; sums to ``n_estimators``
         and is non-increasing along ``rotation_order_``.
 
-    estimators_ : list of RotationTree
+    estimator : {tree}
+        The template of the trees: the ensemble's tree parameters and scaling, the
+        identity rotation (``estimator_`` once fitted).
+
+    estimators_ : list of {tree}
         The ``n_estimators`` trees, rotation by rotation (also ``est[i]``,
-        ``len(est)`` and iteration). Each tree's ``predict``, ``predict_proba``,
-        ``apply`` and ``decision_path`` take X as the ensemble does (the tree
-        applies the scaling and its rotation); its ``tree_`` is in the rotated
+        ``len(est)`` and iteration). Each tree's ``predict``, {proba}``apply``
+        and ``decision_path`` take X as the ensemble does (the tree applies the
+        scaling and its rotation ``rotation_``); its ``tree_`` is in the rotated
         coordinates. Every tree weighs the same in the ensemble, so the mean of
         the trees' predictions is the ensemble's.
 
@@ -227,6 +313,9 @@ _DOC_ATTRIBUTES = """
     feature_importances_ : ndarray of shape (n_features_in_,)
         Impurity importances mapped back to the input features.
 
+    n_outputs_ : int
+        Target columns of the fit (1 for a 1-D y).
+
     n_features_in_ : int
         Number of features seen during fit.
 
@@ -234,33 +323,27 @@ _DOC_ATTRIBUTES = """
         Names of features seen during fit, when X has string column names.
 """
 
+_REFERENCES = """
+    References
+    ----------
+    .. [1] R. Blaser and P. Fryzlewicz, "Regularizing axis-aligned ensembles
+       via data rotations that favor simpler learners", Statistics and
+       Computing 31, 15 (2021).
+    .. [2] R. Blaser and P. Fryzlewicz, "Random rotation ensembles", Journal
+       of Machine Learning Research 17 (2016), 1-26.
+"""
 
-class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
-    __doc__ = (
-        """Regularized random-rotation ensemble classifier.
+
+@_rotation_surface("classification").declare(
+    """Regularized random-rotation ensemble classifier.
 
     Grows a micro-forest of axis-aligned trees on each of ``n_rotations``
     rotations of the scaled data, ranks the rotations by the median
     complexity of their trees (Eq. 5 of [1]_) and builds an equal-weighted
     ensemble of ``n_estimators`` trees in which simpler rotations receive
     more trees, following the ``weighting`` scheme. Predictions average the
-    class probabilities of all trees, each on its own rotated input.
-
-    Parameters
-    ----------"""
-        + _DOC_SHARED_PARAMETERS
-        + """
-    criterion : {"gini", "entropy", "log_loss"}, default="gini"
-        Split quality measure; "log_loss" is another name for "entropy".
-"""
-        + _DOC_TREE_PARAMETERS.replace(
-            'max_features : {"sqrt", "log2"}, int, float or None',
-            'max_features : {"sqrt", "log2"}, int, float or None, default="sqrt"',
-        )
-        + """
-    class_weight : "balanced", dict or None, default=None
-        Class weights multiplied into ``sample_weight`` (as in scikit-learn).
-
+    class probabilities of all trees, each on its own rotated input.""",
+    """
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,) or list of n_outputs such arrays
@@ -269,8 +352,8 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
     n_classes_ : int or list of int
         Number of classes.
 """
-        + _DOC_ATTRIBUTES
-        + """
+    + _DOC_ATTRIBUTES.format(tree="RotationTreeClassifier", proba="``predict_proba``, ")
+    + """
     oob_score_ : float
         Accuracy of the final ensemble's OOB predictions (when
         ``oob_score=True``).
@@ -290,16 +373,11 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
     ``M >= R * U`` every micro-forest tree is reused and exactly M trees are
     grown, while a scheme that keeps a single rotation grows
     ``R * U + M - U`` trees. With ``n_jobs > 1`` several micro-forests are
-    grown at once; the fitted model does not depend on ``n_jobs``.
-
-    References
-    ----------
-    .. [1] R. Blaser and P. Fryzlewicz, "Regularizing axis-aligned ensembles
-       via data rotations that favor simpler learners", Statistics and
-       Computing 31, 15 (2021).
-    .. [2] R. Blaser and P. Fryzlewicz, "Random rotation ensembles", Journal
-       of Machine Learning Research 17 (2016), 1-26.
-
+    grown at once; the fitted model does not depend on ``n_jobs``. A fit
+    that raises leaves the estimator as it was.
+"""
+    + _REFERENCES
+    + """
     Examples
     --------
     >>> from sklearn.datasets import load_iris
@@ -309,95 +387,13 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
     ...                                  random_state=0).fit(X, y)
     >>> int(clf.n_trees_per_rotation_.sum())
     100
-    """
-    )
-
+    """,
+)
+class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
     _task = "classification"
 
-    _parameter_constraints: ClassVar[dict] = {
-        **_BaseRotationEnsemble._parameter_constraints,
-        "criterion": [StrOptions({"gini", "entropy", "log_loss"})],
-        "class_weight": [StrOptions({"balanced"}), dict, None],
-    }
-
-    def __init__(
-        self,
-        n_estimators=500,
-        *,
-        n_rotations=20,
-        micro_forest_size=10,
-        weighting="exp",
-        h=None,
-        h_grid=None,
-        h_criterion="weighted_oob",
-        scaling="minmax",
-        criterion="gini",
-        max_depth=None,
-        min_samples_split=2,
-        min_samples_leaf=1,
-        min_weight_fraction_leaf=0.0,
-        max_features="sqrt",
-        max_leaf_nodes=None,
-        min_impurity_decrease=0.0,
-        bootstrap=True,
-        max_samples=None,
-        oob_score=False,
-        class_weight=None,
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-    ):
-        self.n_estimators = n_estimators
-        self.n_rotations = n_rotations
-        self.micro_forest_size = micro_forest_size
-        self.weighting = weighting
-        self.h = h
-        self.h_grid = h_grid
-        self.h_criterion = h_criterion
-        self.scaling = scaling
-        self.criterion = criterion
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.max_features = max_features
-        self.max_leaf_nodes = max_leaf_nodes
-        self.min_impurity_decrease = min_impurity_decrease
-        self.bootstrap = bootstrap
-        self.max_samples = max_samples
-        self.oob_score = oob_score
-        self.class_weight = class_weight
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the rotation ensemble.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training inputs; NaN marks a missing value (infinity is rejected).
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-            Class labels.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative sample weights.
-
-        Returns
-        -------
-        self : RotationEnsembleClassifier
-            The fitted estimator.
-        """
-        X, y = _validate_data(
-            self,
-            X,
-            y,
-            dtype=np.float64,
-            multi_output=True,
-            accept_sparse=SPARSE_FORMATS,
-            ensure_all_finite="allow-nan",
-        )
+    def _fit_draft(self, X, y, sample_weight):
+        X, y = self._validate_fit_data(X, y)
         y = target_columns(y)
         check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
         encoders = [LabelEncoder().fit(y[:, o]) for o in range(y.shape[1])]
@@ -429,13 +425,16 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes), or list of n_outputs such arrays
             Columns in the order of ``classes_`` (one array per output for a 2-D y).
         """
+        return self._fitted()._proba(X)
+
+    def _proba(self, X):
         mean = self._mean_prediction(X)
         if isinstance(self.classes_, list):
             return output_blocks(mean, self.n_classes_)
@@ -446,11 +445,11 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
-        log_proba : ndarray of shape (n_samples, n_classes)
+        log_proba : ndarray of shape (n_samples, n_classes), or list of n_outputs such arrays
         """
         proba = self.predict_proba(X)
         with np.errstate(divide="ignore"):
@@ -461,41 +460,28 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
-        return labels_of(self.predict_proba(X), self.classes_)
+        est = self._fitted()
+        return labels_of(est._proba(X), est.classes_)
 
 
-class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
-    __doc__ = (
-        """Regularized random-rotation ensemble regressor.
+@_rotation_surface("regression").declare(
+    """Regularized random-rotation ensemble regressor.
 
     The regression counterpart of :class:`RotationEnsembleClassifier`:
     micro-forests of regression trees rank the rotations by complexity
     (Eq. 5 of [1]_), the OOB errors are mean squared errors, and predictions
-    average all trees on their rotated inputs.
-
-    Parameters
-    ----------"""
-        + _DOC_SHARED_PARAMETERS
-        + """
-    criterion : {"squared_error", "absolute_error", "poisson"}, default="squared_error"
-        Split quality measure, as the forest regressors take it ("poisson" needs
-        y >= 0 with a positive sum; "absolute_error" is the slowest).
-"""
-        + _DOC_TREE_PARAMETERS.replace(
-            'max_features : {"sqrt", "log2"}, int, float or None',
-            'max_features : {"sqrt", "log2"}, int, float or None, default=1.0',
-        )
-        + """
+    average all trees on their rotated inputs.""",
+    """
     Attributes
     ----------"""
-        + _DOC_ATTRIBUTES
-        + """
+    + _DOC_ATTRIBUTES.format(tree="RotationTreeRegressor", proba="")
+    + """
     oob_score_ : float
         R^2 of the final ensemble's OOB predictions (when ``oob_score=True``).
 
@@ -506,15 +492,9 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
     See Also
     --------
     RotationEnsembleClassifier
-
-    References
-    ----------
-    .. [1] R. Blaser and P. Fryzlewicz, "Regularizing axis-aligned ensembles
-       via data rotations that favor simpler learners", Statistics and
-       Computing 31, 15 (2021).
-    .. [2] R. Blaser and P. Fryzlewicz, "Random rotation ensembles", Journal
-       of Machine Learning Research 17 (2016), 1-26.
-
+"""
+    + _REFERENCES
+    + """
     Examples
     --------
     >>> from sklearn.datasets import make_friedman1
@@ -524,94 +504,14 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
     ...                                 random_state=0).fit(X, y)
     >>> reg.predict(X[:2]).shape
     (2,)
-    """
-    )
-
+    """,
+)
+class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
     _task = "regression"
     _n_outputs = 1
 
-    _parameter_constraints: ClassVar[dict] = {
-        **_BaseRotationEnsemble._parameter_constraints,
-        "criterion": [StrOptions({"squared_error", "absolute_error", "poisson"})],
-    }
-
-    def __init__(
-        self,
-        n_estimators=500,
-        *,
-        n_rotations=20,
-        micro_forest_size=10,
-        weighting="exp",
-        h=None,
-        h_grid=None,
-        h_criterion="weighted_oob",
-        scaling="minmax",
-        criterion="squared_error",
-        max_depth=None,
-        min_samples_split=2,
-        min_samples_leaf=1,
-        min_weight_fraction_leaf=0.0,
-        max_features=1.0,
-        max_leaf_nodes=None,
-        min_impurity_decrease=0.0,
-        bootstrap=True,
-        max_samples=None,
-        oob_score=False,
-        n_jobs=None,
-        random_state=None,
-        verbose=0,
-    ):
-        self.n_estimators = n_estimators
-        self.n_rotations = n_rotations
-        self.micro_forest_size = micro_forest_size
-        self.weighting = weighting
-        self.h = h
-        self.h_grid = h_grid
-        self.h_criterion = h_criterion
-        self.scaling = scaling
-        self.criterion = criterion
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.min_weight_fraction_leaf = min_weight_fraction_leaf
-        self.max_features = max_features
-        self.max_leaf_nodes = max_leaf_nodes
-        self.min_impurity_decrease = min_impurity_decrease
-        self.bootstrap = bootstrap
-        self.max_samples = max_samples
-        self.oob_score = oob_score
-        self.n_jobs = n_jobs
-        self.random_state = random_state
-        self.verbose = verbose
-
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
-        """Fit the rotation ensemble.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Training inputs; NaN marks a missing value (infinity is rejected).
-        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-            Targets.
-        sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative sample weights.
-
-        Returns
-        -------
-        self : RotationEnsembleRegressor
-            The fitted estimator.
-        """
-        X, y = _validate_data(
-            self,
-            X,
-            y,
-            dtype=np.float64,
-            multi_output=True,
-            y_numeric=True,
-            accept_sparse=SPARSE_FORMATS,
-            ensure_all_finite="allow-nan",
-        )
+    def _fit_draft(self, X, y, sample_weight):
+        X, y = self._validate_fit_data(X, y, y_numeric=True)
         y = np.asarray(target_columns(y), dtype=np.float64)
         self.n_outputs_ = self._n_outputs = y.shape[1]
         if self.n_outputs_ == 1:
@@ -624,11 +524,12 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_outputs)
         """
-        mean = self._mean_prediction(X)
-        return mean[:, 0] if self.n_outputs_ == 1 else mean
+        est = self._fitted()
+        mean = est._mean_prediction(X)
+        return mean[:, 0] if est.n_outputs_ == 1 else mean

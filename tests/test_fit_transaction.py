@@ -398,3 +398,115 @@ def test_rotation_predict_pickle_and_save_during_refits_see_one_model_whole(tmp_
     refits = [lambda e, fit=fit: e.fit(*fit) for fit in fits]
     _read_during_refits(est, refits, check, tmp_path, reads=20)
     assert not problems, problems[:3]
+
+
+# ------------------------------------------------------------------------ autoencoder
+
+AUTOENCODER_FITTED = (
+    "n_features_in_",
+    "forest_",
+    "embedding_",
+    "eigenvalues_",
+    "leaf_map_",
+    "kernel_trees_",
+    "kernel_method_",
+    "n_distinct_",
+    "arf_accuracies_",
+    "_embedding_fit",
+    "_decode_points",
+    "_leaf_mass",
+    "_X_fit",
+    "_nn",
+    "_decode_seed",
+)
+
+
+def _old_autoencoder():
+    X, _ = make_classification(120, n_features=5, random_state=0)
+    est = of.ForestAutoencoder(n_components=2, n_estimators=30, random_state=0).fit(X)
+    return est, X
+
+
+def _autoencoder_snapshot(est, X):
+    return {
+        "state": {k: est.__dict__[k] for k in AUTOENCODER_FITTED if k in est.__dict__},
+        "Z": est.transform(X),
+        "X_hat": est.inverse_transform(est.transform(X[:10])),
+    }
+
+
+def _assert_autoencoder_unchanged(est, before, X):
+    state = {k: est.__dict__[k] for k in AUTOENCODER_FITTED if k in est.__dict__}
+    assert state.keys() == before["state"].keys()
+    for k, v in before["state"].items():
+        assert state[k] is v, k
+    np.testing.assert_array_equal(est.transform(X), before["Z"])
+    np.testing.assert_array_equal(est.inverse_transform(est.transform(X[:10])), before["X_hat"])
+
+
+def _interrupt_growing(monkeypatch):
+    monkeypatch.setattr("obliqueforest.autoencoder._estimator._grow_adversarial_forest", _interrupt)
+    return contextlib.nullcontext()
+
+
+AUTOENCODER_REFUSALS = {
+    # refused after the forest has grown: the kernel of 9 distinct rows has rank < 12
+    "n_components_for_the_data": (dict(n_components=12), ValueError, None),
+    "parameter_constraint": (dict(k=0), ValueError, None),
+    "memory_guard": (dict(n_estimators=10**6), ValueError, lambda mp: _memory_limit(10**7)),
+    "interrupt": ({}, KeyboardInterrupt, _interrupt_growing),
+}
+
+
+@pytest.mark.parametrize("case", AUTOENCODER_REFUSALS)
+def test_a_refused_autoencoder_refit_leaves_the_old_model_usable(case, monkeypatch):
+    est, X = _old_autoencoder()
+    before = _autoencoder_snapshot(est, X)
+    params, error, context = AUTOENCODER_REFUSALS[case]
+    est.set_params(**params)
+    X_new = pd.DataFrame(
+        np.repeat(np.arange(9.0)[:, None] * [1.0, -2.0, 0.5], 4, axis=0), columns=["a", "b", "c"]
+    )
+    with context(monkeypatch) if context else contextlib.nullcontext(), pytest.raises(error):
+        est.fit(X_new)
+    est.set_params(n_components=2, k=10, n_estimators=30)
+    _assert_autoencoder_unchanged(est, before, X)
+
+
+def test_an_autoencoder_refit_sets_every_attribute_from_that_fit_only():
+    X = pd.DataFrame(
+        {
+            "x": np.linspace(0, 1, 80),
+            "c": pd.Categorical(np.array(["u", "v"])[np.arange(80) % 2]),
+        }
+    )
+    est = of.ForestAutoencoder(n_estimators=30, random_state=0).fit(X)
+    assert est._codec is not None and hasattr(est, "feature_names_in_")
+    X_new, _ = make_classification(100, n_features=4, random_state=1)
+    est.fit(X_new)
+    assert est._codec is None and not hasattr(est, "feature_names_in_")
+    fresh = of.ForestAutoencoder(n_estimators=30, random_state=0).fit(X_new)
+    np.testing.assert_array_equal(est.transform(X_new), fresh.transform(X_new))
+
+
+def test_autoencoder_transform_pickle_and_save_during_refits_see_one_model_whole(tmp_path):
+    X, _ = make_classification(150, n_features=5, random_state=0)
+    est = of.ForestAutoencoder(n_components=2, n_estimators=20, random_state=0).fit(X)
+    problems = []
+
+    def check(model, where):
+        Z = model.transform(X[:20])
+        if where == "live":
+            if Z.shape[1] not in (2, 3):
+                problems.append((where, Z.shape))
+            return
+        d = model.embedding_.shape[1]
+        if Z.shape[1] != d or model.leaf_map_.shape[1] != d or model.eigenvalues_.size != d:
+            problems.append((where, Z.shape, d))
+        # the training rows' Nystrom embedding is their diffusion map
+        elif not np.allclose(Z, model.embedding_[:20], atol=1e-8):
+            problems.append((where, "transform disagrees with embedding_"))
+
+    refits = [lambda e, d=d: e.set_params(n_components=d).fit(X) for d in (3, 2)]
+    _read_during_refits(est, refits, check, tmp_path, reads=20)
+    assert not problems, problems[:3]

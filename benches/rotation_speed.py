@@ -1,92 +1,109 @@
-"""Fit-time cost of a regularized rotation ensemble against a plain random forest.
+"""Fit cost of a regularized rotation ensemble against plain forests of the same trees.
 
-Acceptance target: fitting M=1000 trees over R=50 rotations (U=10) costs at
-most 1.3x the fit of this library's random forest with 1000 trees on the same
-data. Both use the same tree settings (gini, max_features="sqrt", fully grown,
-bootstrap) and the same ``n_jobs``; times are the median of ``--repeat`` fits,
-measured in the same run, both as wall-clock time and as process CPU time
-(all threads; it counts the work done and is robust to other load on the
-machine, which wall-clock time is not). Data come from seeded generators:
-Breiman's waveform-21 (5000 rows) and scikit-learn's ``make_classification``
-(5000 x 20).
+The method grows a micro-forest of U trees on each of R rotations, then the trees its
+favoured rotations need beyond U: ``grown = R*U + sum(max(c_k - U, 0))`` trees for c_k
+trees on rotation k, i.e. ``R*U + M - U`` when one rotation keeps all M trees (Sect. 7 of
+Blaser & Fryzlewicz 2021). Per data set and weighting scheme, three fits alternate
+``--repeat`` times (RF, ensemble, same trees, RF, ...), each timed as process CPU seconds
+(``time.process_time``: all threads of the process; robust to other load on a shared
+machine, which wall time is not) and as wall seconds:
 
-A rotation ensemble grows R*U micro-forest trees plus the trees its favoured
-rotations need beyond U, so "trees grown" can exceed M (Sect. 7 of the paper);
-the column shows it next to the time ratio.
+* **RF**: this library's ``RandomForestClassifier`` with M trees (the same tree settings:
+  gini, ``max_features="sqrt"``, fully grown, bootstrap) on the same data;
+* **ensemble**: ``RotationEnsembleClassifier(M, n_rotations=R, micro_forest_size=U)``;
+* **same trees**: the ensemble's very trees grown as plain core forests, one call per
+  rotation (its ``max(c_k, U)`` trees, same seed) on its rotated data, without out-of-bag
+  records or any orchestration: what these trees cost on these data. Trees grown on a
+  rotation are often larger than on the original axes, so this can exceed the floor.
+
+Reported, each as the median over the repeats of the per-repeat ratio:
+``ens/RF``; ``ens/floor`` with ``floor = RF * grown / M`` (the plain forest's cost per tree
+times the trees the method grows); ``same/floor``; ``ens/same`` (what the orchestration
+and the micro-forests' out-of-bag records add to the trees themselves).
+
+The default data set is the 1,780-row, 13-feature one of issue 28: scikit-learn's wine
+data repeated ten times, each value jittered by 1% of its feature's standard deviation
+(seeded) so that no two rows coincide. ``--data waveform,classification`` adds Breiman's
+waveform-21 (5000 rows) and ``make_classification`` (5000 x 20).
 
 Run::
 
-    python benches/rotation_speed.py --n-jobs 2 --repeat 2
+    python benches/rotation_speed.py --n-jobs 2 --repeat 7
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
-from obliqueforest import _core
-from obliqueforest.rotation import WEIGHTINGS, RotationEnsembleClassifier
-from sklearn.datasets import make_classification
+import obliqueforest
+from obliqueforest import RandomForestClassifier, _core
+from obliqueforest.rotation import WEIGHTINGS, RotationEnsembleClassifier, rotate
+from sklearn.datasets import load_wine, make_classification
+from sklearn.utils import check_random_state
+
+from compare import library_build  # benches/compare.py
 
 
-def datasets():
+def datasets(names):
     from obliqueforest.datasets import make_waveform
 
-    X_w, y_w = make_waveform(n_samples=5000, random_state=0)
-    X_c, y_c = make_classification(
-        n_samples=5000, n_features=20, n_informative=10, n_redundant=5, random_state=0
-    )
-    return {"waveform n=5000,p=21": (X_w, y_w), "make_classification n=5000,p=20": (X_c, y_c)}
+    out = {}
+    for name in names:
+        if name == "wine1780":
+            X, y = load_wine(return_X_y=True)
+            X, y = np.tile(X, (10, 1)), np.tile(y, 10)
+            jitter = np.random.default_rng(0).normal(scale=0.01, size=X.shape)
+            out["wine x10 n=1780,p=13"] = (X + jitter * X.std(axis=0), y)
+        elif name == "waveform":
+            out["waveform n=5000,p=21"] = make_waveform(n_samples=5000, random_state=0)
+        elif name == "classification":
+            out["make_classification n=5000,p=20"] = make_classification(
+                n_samples=5000, n_features=20, n_informative=10, n_redundant=5, random_state=0
+            )
+        else:
+            raise SystemExit(f"unknown data set {name!r}")
+    return out
 
 
-def random_forest_fit(n_estimators, n_jobs):
-    """The library's RandomForestClassifier, or the core forest it wraps if not importable."""
+def timed(fn):
+    """(CPU seconds of the whole process, wall seconds) of one call, and its result."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = fn()
+    return (time.process_time() - cpu, time.perf_counter() - wall), result
+
+
+def same_trees(est, X, y, n_jobs):
+    """The ensemble's trees as plain core forests: for each rotation, its max(c_k, U) trees
+    in one core call (the fit's seed for that rotation) on the rotated data prepared
+    beforehand, no out-of-bag records. Returns a function that grows them, or None for a
+    version of the package that cannot (then the columns are NaN)."""
+    R, U = est.n_rotations, est.micro_forest_size
+    random_state = check_random_state(est.random_state)
+    bound = np.iinfo(np.int32).max  # the fit's seeds: the rotations' first, then one each
+    random_state.randint(bound)
+    seeds = random_state.randint(bound, size=R)
+    X_scaled = est._scale(np.asarray(X, dtype=np.float64))
     try:
-        from obliqueforest import RandomForestClassifier
+        rotated = [rotate(X_scaled, est.rotations_[k], "F") for k in range(R)]
+    except TypeError:  # a version before the order argument
+        rotated = [rotate(X_scaled, est.rotations_[k]) for k in range(R)]
+    codes = np.unique(y, return_inverse=True)[1].astype(np.float64)
+    calls = []
+    for k in range(R):
+        n_trees = max(int(est.n_trees_per_rotation_[k]), U)
+        try:
+            calls.append((rotated[k], est._core_params(n_trees, n_jobs, seeds[k], oob=False)))
+        except TypeError:  # a version before the oob argument: no same-trees measure
+            return None
 
-        def fit(X, y):
-            RandomForestClassifier(n_estimators=n_estimators, n_jobs=n_jobs, random_state=0).fit(
-                X, y
-            )
+    def grow():
+        return [_core.Forest.fit(X_rot, codes, None, params) for X_rot, params in calls]
 
-        return "obliqueforest.RandomForestClassifier", fit
-    except ImportError:
-
-        def fit(X, y):
-            codes = np.unique(y, return_inverse=True)[1]
-            # the core's defaults otherwise: gini, axis-aligned, fully grown, bootstrap
-            params = {
-                "task": "classification",
-                "n_classes": int(codes.max()) + 1,
-                "max_features": "sqrt",
-                "n_estimators": n_estimators,
-                "seed": 0,
-                "n_jobs": n_jobs,
-            }
-            _core.Forest.fit(
-                np.ascontiguousarray(X, dtype=np.float32), codes.astype(np.float64), None, params
-            )
-
-        return "obliqueforest._core.Forest (axis)", fit
-
-
-def timed(fn, repeat):
-    """Median wall-clock and process CPU seconds (all threads) of ``repeat`` calls.
-
-    CPU time measures the work done and is much less sensitive than wall time
-    to other processes competing for the cores.
-    """
-    walls, cpus = [], []
-    result = None
-    for _ in range(repeat):
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = fn()
-        walls.append(time.perf_counter() - wall)
-        cpus.append(time.process_time() - cpu)
-    return (statistics.median(walls), statistics.median(cpus)), result
+    return grow
 
 
 def main(argv=None):
@@ -95,61 +112,68 @@ def main(argv=None):
     parser.add_argument("--n-rotations", type=int, default=50)
     parser.add_argument("--micro-forest-size", type=int, default=10)
     parser.add_argument("--n-jobs", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--weightings", default=",".join(WEIGHTINGS))
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--weightings", default="exp,bst")
+    parser.add_argument("--data", default="wine1780")
     args = parser.parse_args(argv)
     M, R, U = args.n_estimators, args.n_rotations, args.micro_forest_size
+    for weighting in args.weightings.split(","):
+        if weighting not in WEIGHTINGS:
+            raise SystemExit(f"unknown weighting {weighting!r}; one of {WEIGHTINGS}")
 
-    baseline_name, rf_fit = random_forest_fit(M, args.n_jobs)
     print(
         f"fit_rotation_ensemble: M={M}, R={R}, U={U}, n_jobs={args.n_jobs}, "
-        f"median of {args.repeat}; baseline {baseline_name} with {M} trees"
+        f"median of {args.repeat} alternating runs (RF, ensemble, same trees); "
+        f"{library_build()}"
     )
-    print(f"command: python {' '.join(sys.argv)}\n")
-    header = (
-        f"{'data':<34}{'model':<8}{'wall s':>8}{'ratio':>7}{'cpu s':>8}{'ratio':>7}"
-        f"{'grown':>7}{'h':>7}{'#rot':>6}"
+    print(f"package: {Path(obliqueforest.__file__).parent}")
+    print(f"command: python {' '.join(sys.argv)}")
+    print("(CPU: process seconds, all threads; wall: seconds; ratios: median of per-run ratios)\n")
+    print(
+        f"{'data':<32}{'model':<6}{'grown':>6}{'floor':>7}"
+        f"{'cpu: RF':>9}{'ens':>7}{'same':>7}{'ens/RF':>8}{'ens/flr':>8}{'same/flr':>9}"
+        f"{'ens/same':>9}{'wall: RF':>10}{'ens':>7}{'ens/RF':>8}{'ens/flr':>8}"
     )
-    print(header)
-    for data_name, (X, y) in datasets().items():
-        # The machine may be shared: RF is re-timed between the ensembles and the
-        # baseline is the median of all its runs on this data set.
-        rf_runs = [timed(lambda X=X, y=y: rf_fit(X, y), args.repeat)[0]]
-        rows = []
+    for data_name, (X, y) in datasets(args.data.split(",")).items():
+
+        def rf(X=X, y=y):
+            return RandomForestClassifier(n_estimators=M, n_jobs=args.n_jobs, random_state=0).fit(
+                X, y
+            )
+
         for weighting in args.weightings.split(","):
-
-            def fit(weighting=weighting, X=X, y=y):
-                return RotationEnsembleClassifier(
-                    n_estimators=M,
-                    n_rotations=R,
-                    micro_forest_size=U,
-                    weighting=weighting,
-                    n_jobs=args.n_jobs,
-                    random_state=0,
-                ).fit(X, y)
-
-            (wall, cpu), est = timed(fit, args.repeat)
-            rows.append((weighting, wall, cpu, est))
-            rf_runs.append(timed(lambda X=X, y=y: rf_fit(X, y), args.repeat)[0])
-        base_wall = statistics.median(w for w, _ in rf_runs)
-        base_cpu = statistics.median(c for _, c in rf_runs)
-        print(
-            f"{data_name:<34}{'RF':<8}{base_wall:>8.2f}{1.0:>7.2f}{base_cpu:>8.2f}{1.0:>7.2f}"
-            f"{M:>7}{'-':>7}{'-':>6}"
-        )
-        for weighting, wall, cpu, est in rows:
+            est = RotationEnsembleClassifier(
+                n_estimators=M,
+                n_rotations=R,
+                micro_forest_size=U,
+                weighting=weighting,
+                n_jobs=args.n_jobs,
+                random_state=0,
+            )
+            est.fit(X, y)  # warm-up, and the tree counts for the same-trees fits
             counts = est.n_trees_per_rotation_
             grown = R * U + int(np.maximum(counts - U, 0).sum())
-            h = "-" if est.h_ is None else f"{est.h_:.2f}"
+            floor = grown / M
+            grow_same = same_trees(est, X, y, args.n_jobs)
+            runs = []  # per repeat: (cpu, wall) of RF, ensemble, same trees
+            for _ in range(args.repeat):
+                t_rf, _ = timed(rf)
+                t_ens, _ = timed(lambda X=X, y=y, est=est: est.fit(X, y))
+                t_same = timed(grow_same)[0] if grow_same else (np.nan, np.nan)
+                runs.append((t_rf, t_ens, t_same))
+            cpu, wall = np.array(runs)[:, :, 0], np.array(runs)[:, :, 1]
             print(
-                f"{'':<34}{weighting:<8}{wall:>8.2f}{wall / base_wall:>7.2f}{cpu:>8.2f}"
-                f"{cpu / base_cpu:>7.2f}{grown:>7}{h:>7}{np.count_nonzero(counts):>6}",
+                f"{data_name:<32}{weighting:<6}{grown:>6}{floor:>7.3f}"
+                + "".join(f"{v:>{w}.3f}" for v, w in zip(np.median(cpu, axis=0), (9, 7, 7)))
+                + f"{np.median(cpu[:, 1] / cpu[:, 0]):>8.3f}"
+                + f"{np.median(cpu[:, 1] / cpu[:, 0] / floor):>8.3f}"
+                + f"{np.median(cpu[:, 2] / cpu[:, 0] / floor):>9.3f}"
+                + f"{np.median(cpu[:, 1] / cpu[:, 2]):>9.3f}"
+                + f"{np.median(wall[:, 0]):>10.3f}{np.median(wall[:, 1]):>7.3f}"
+                + f"{np.median(wall[:, 1] / wall[:, 0]):>8.3f}"
+                + f"{np.median(wall[:, 1] / wall[:, 0] / floor):>8.3f}",
                 flush=True,
             )
-        print(
-            f"{'':<34}RF wall runs: {', '.join(f'{w:.2f}' for w, _ in rf_runs)}; "
-            f"cpu runs: {', '.join(f'{c:.2f}' for _, c in rf_runs)}"
-        )
 
 
 if __name__ == "__main__":

@@ -40,11 +40,27 @@ from ._validation import (
     warn_missing_oob,
 )
 
-__all__ = ["FOREST_GROWER", "_BaseForest", "_ClassifierMixin", "_RegressorMixin"]
+__all__ = [
+    "FOREST_GROWER",
+    "_BaseForest",
+    "_ClassifierMixin",
+    "_RegressorMixin",
+    "path_indicator",
+]
 
 # Set (only) by obliqueforest.dask around a fit: ``grower(estimator, X32, y_core,
 # sample_weight, params)`` grows the core forest in place of ``_core.Forest.fit``.
 FOREST_GROWER: contextvars.ContextVar = contextvars.ContextVar("forest_grower", default=None)
+
+
+def path_indicator(core, X, n_jobs):
+    """The nodes each row of ``X`` (as the core takes it) passes through in every tree of
+    the core forest ``core``, as scikit-learn's ``decision_path`` gives them: a CSR
+    indicator of shape (n_samples, n_nodes) and ``n_nodes_ptr`` of shape (n_trees + 1,)."""
+    indptr, indices, n_nodes_ptr = core.decision_path(X, n_jobs)
+    data = np.ones(len(indices), dtype=np.int64)
+    shape = (X.shape[0], int(n_nodes_ptr[-1]))
+    return sparse.csr_matrix((data, indices, indptr), shape=shape), n_nodes_ptr
 
 
 class _BaseForest(TransactionalFit, BaseEstimator):
@@ -251,10 +267,7 @@ class _BaseForest(TransactionalFit, BaseEstimator):
         """
         est = self._fitted()
         X = est._validate_X_predict(X)
-        indptr, indices, n_nodes_ptr = est._forest.decision_path(X, est._n_threads())
-        data = np.ones(len(indices), dtype=np.int64)
-        shape = (X.shape[0], int(n_nodes_ptr[-1]))
-        return sparse.csr_matrix((data, indices, indptr), shape=shape), n_nodes_ptr
+        return path_indicator(est._forest, X, est._n_threads())
 
     @property
     def feature_importances_(self):

@@ -20,7 +20,6 @@ from ._base import FOREST_GROWER as FOREST_GROWER  # (re-exported for dask.py)
 from ._base import _BaseForest as _BaseForest
 from ._base import _ClassifierMixin, _RegressorMixin
 from ._params import PROJECTION, forest_params
-from ._params import TREE_PARAM_CONSTRAINTS as TREE_PARAM_CONSTRAINTS
 from ._surface import Param
 from ._trees import PerTreeMixin
 

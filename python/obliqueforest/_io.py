@@ -31,6 +31,7 @@ _FOREST_ATTRIBUTES = (
     "oob_prediction_",
 )
 _ROTATION_ATTRIBUTES = (
+    "_n_samples_fit",
     "rotation_complexity_",
     "rotation_oob_error_",
     "rotation_order_",
@@ -310,6 +311,15 @@ def _set_attributes(est, saved, allowed):
         setattr(est, k, v)
 
 
+def _check_row_count(est):
+    """A loaded ``_n_samples_fit`` (files of older versions have none) is a row count:
+    ``estimators_samples_`` allocates per row from it, so it is bounded like the core's
+    row indices."""
+    n = getattr(est, "_n_samples_fit", None)
+    if n is not None and not (isinstance(n, int) and not isinstance(n, bool) and 1 <= n < 2**32):
+        raise _core.ForestError(f"model file: _n_samples_fit {n!r} is not a row count")
+
+
 def _check_autoencoder_shapes(est):
     """The Python-side arrays of a loaded autoencoder agree with each other and the forest."""
     missing = [k for k in _AUTOENCODER_ATTRIBUTES if not hasattr(est, k) and k != "arf_accuracies_"]
@@ -420,12 +430,10 @@ def load(path):
         est._forests = list(r["forests"])
         est.n_outputs_ = next(f for f in est._forests if f is not None).n_targets
         est._n_outputs = int(np.sum(est.n_classes_)) if hasattr(est, "classes_") else est.n_outputs_
+        _check_row_count(est)
     else:
         _set_attributes(est, parts["attributes"], _FOREST_ATTRIBUTES)
-        n = getattr(est, "_n_samples_fit", None)
-        # estimators_samples_ allocates per row from it: bounded like the core's row indices
-        if n is not None and not (isinstance(n, int) and 1 <= n < 2**32):
-            raise _core.ForestError(f"model file: _n_samples_fit {n!r} is not a row count")
+        _check_row_count(est)
         est._forest = parts["forest"]
         est.n_outputs_ = est._forest.n_targets
         if not hasattr(est, "_seed"):

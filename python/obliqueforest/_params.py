@@ -29,7 +29,6 @@ from .projections import _Projection
 __all__ = [
     "FOREST_PARAMS",
     "PROJECTION",
-    "TREE_PARAM_CONSTRAINTS",
     "core_fields",
     "core_params",
     "forest_params",
@@ -333,23 +332,6 @@ def forest_params(task: str) -> Surface:
     for name, changes in _REGRESSION.items():
         surface = surface.replace(name, **changes)
     return surface
-
-
-#: The constraints of the tree-growing parameters every forest shares, as one dict
-#: (every criterion allowed): for estimators not yet declared from the table.
-TREE_PARAM_CONSTRAINTS: dict = FOREST_PARAMS.select(
-    "max_depth",
-    "min_samples_split",
-    "min_samples_leaf",
-    "min_weight_fraction_leaf",
-    "max_leaf_nodes",
-    "min_impurity_decrease",
-    "bootstrap",
-    "max_samples",
-    "n_jobs",
-    "random_state",
-    "verbose",
-).constraints()
 
 
 def core_fields(est) -> dict:

@@ -163,7 +163,9 @@ class TreeNodes:
         -------
         importances : ndarray of shape (n_features,)
         """
-        shares = np.asarray(self._owner().feature_importances_, dtype=np.float64)
+        # (the tree's own: a rotation tree maps its feature_importances_ back to the
+        # input features, these are of the features this table splits on)
+        shares = np.asarray(self._owner()._tree_importances(), dtype=np.float64)
         if normalize:
             return shares
         # the core shares each split's decrease among its projection's features and
@@ -277,6 +279,11 @@ class _TreeMixin:
     def _projection_object(self):
         return SparseSigned() if self.projection is None else self.projection
 
+    def _tree_importances(self):
+        """The impurity importances of the features the tree splits on (``tree_.feature``)."""
+        check_is_fitted(self)
+        return self._forest.feature_importances()
+
     def _n_threads(self) -> int:
         return resolve_n_jobs(self.__dict__.get("_n_jobs"))
 
@@ -379,14 +386,28 @@ class PerTreeMixin:
         return ObliqueTreeClassifier if isinstance(self, ClassifierMixin) else ObliqueTreeRegressor
 
     def _tree_params(self) -> dict:
-        """The parameters of this forest's trees: its tree parameters and projection (the
-        forest weighs classes itself, so its trees carry no class_weight)."""
+        """The parameters of this forest's trees: the tree parameters it shares with them
+        and its projection if they take one (the forest weighs classes itself, so its
+        trees carry no class_weight; each tree has its own random_state)."""
         params = self.get_params(deep=False)
-        names = set(self._tree_class()._surface.names()) - {"projection", "class_weight"}
+        surface = self._tree_class()._surface.names()
+        names = set(surface) - {"projection", "class_weight", "random_state"}
         tree = {name: value for name, value in params.items() if name in names}
-        tree.pop("random_state", None)
-        tree["projection"] = self._projection_object()
+        if "projection" in surface:
+            tree["projection"] = self._projection_object()
         return tree
+
+    # -- hooks of the rotation ensembles, whose trees come from one core forest per
+    # rotation (obliqueforest._rotation_trees)
+    def _check_trees(self):
+        """NotFittedError unless this (fitted state) holds trees."""
+        check_is_fitted(self, "_forest")
+
+    def _tree_sources(self) -> list:
+        """(core forest, tree index) of every tree, in the order of ``estimators_`` (of a
+        fitted state: call it on ``_fitted()``)."""
+        core = self._forest
+        return [(core, t) for t in range(core.n_trees)]
 
     @property
     def estimator(self):
@@ -398,27 +419,34 @@ class PerTreeMixin:
     @property
     def estimator_(self):
         """The template of the fitted trees (as :attr:`estimator`; fitted forests only)."""
-        check_is_fitted(self, "_forest")
-        return self.estimator
+        est = self._fitted()
+        est._check_trees()
+        return est.estimator
 
     @property
     def estimators_(self):
         """The fitted trees, a list of :class:`ObliqueTreeClassifier` or
         :class:`ObliqueTreeRegressor` of length n_estimators."""
         est = self._fitted()
-        check_is_fitted(est, "_forest")
+        est._check_trees()
         core = est._forest
-        fitted = {"n_features_in_": est.n_features_in_, "n_outputs_": core.n_targets}
-        for name in ("feature_names_in_", "classes_", "n_classes_"):
-            if name in est.__dict__:
-                fitted[name] = est.__dict__[name]
-        fitted["_n_jobs"] = est.n_jobs
-        params, cls = est._tree_params(), est._tree_class()
+        params, fitted, cls = est._tree_params(), est._tree_fitted(core), est._tree_class()
         return [cls._view(core, t, params, fitted) for t in range(core.n_trees)]
 
+    def _tree_fitted(self, core) -> dict:
+        """The fitted attributes the views of the trees of ``core`` share with this forest
+        (of a fitted state)."""
+        fitted = {"n_features_in_": self.n_features_in_, "n_outputs_": core.n_targets}
+        for name in ("feature_names_in_", "classes_", "n_classes_"):
+            if name in self.__dict__:
+                fitted[name] = self.__dict__[name]
+        fitted["_n_jobs"] = self.n_jobs
+        return fitted
+
     def __len__(self) -> int:
-        check_is_fitted(self, "_forest")
-        return self._forest.n_trees
+        est = self._fitted()
+        est._check_trees()
+        return len(est._tree_sources())
 
     def __bool__(self) -> bool:
         # an estimator is always truthy, fitted or not (len() of an unfitted one raises)
@@ -436,7 +464,7 @@ class PerTreeMixin:
         repeated as often as the bootstrap drew it; every row once without bootstrap).
         Recomputed from the trees' seeds, not stored."""
         est = self._fitted()
-        check_is_fitted(est, "_forest")
+        est._check_trees()
         n = getattr(est, "_n_samples_fit", None)
         if n is None:
             raise AttributeError(
@@ -445,5 +473,4 @@ class PerTreeMixin:
                 "older version)"
             )
         rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # scikit-learn's dtype
-        core = est._forest
-        return [np.repeat(rows, core.in_bag_counts(t, n)) for t in range(core.n_trees)]
+        return [np.repeat(rows, core.in_bag_counts(t, n)) for core, t in est._tree_sources()]

@@ -41,6 +41,11 @@ def _check_tree(forest, tree):
 
 def _feature_names(estimator, feature_names, n_features):
     if feature_names is None:
+        # a tree that splits on transformed features names them itself (a rotation tree:
+        # the coordinates of scale(X) @ rotation_, not the input's features)
+        split_names = getattr(estimator, "_split_feature_names", None)
+        if split_names is not None:
+            return split_names()
         names = getattr(estimator, "feature_names_in_", None)
         if names is None:
             return [f"x{i}" for i in range(n_features)]

@@ -123,7 +123,8 @@ impl Forest {
     /// pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model), and
     /// under `monotonic_cst` when given, else the first fit's (none for a loaded model).
     /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
-    /// to mean anything.
+    /// to mean anything. The new trees add to the out-of-bag record when the forest has
+    /// one; a forest without (truncated, read from bytes) stays without.
     ///
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
@@ -154,6 +155,10 @@ impl Forest {
         }
         // the grown forest's size is checked like a first fit's (bounded before growing)
         params.n_estimators = self.trees.len().saturating_add(n_more);
+        // a forest without an out-of-bag record (truncated, or read from bytes) starts none:
+        // sums over the new trees alone would pass for the whole forest's (compute_oob
+        // rebuilds a record first when one is wanted)
+        params.oob &= self.oob.is_some();
         let data = prepare(&params, x, y, sample_weight)?;
         self.params.n_jobs = params.n_jobs;
         self.params.ccp_alpha = params.ccp_alpha;

@@ -852,3 +852,30 @@ fn gaussian_projections_leave_out_a_column_missing_on_every_row() {
         assert!(!t.proj_idx.contains(&2));
     }
 }
+
+#[test]
+fn grow_more_adds_to_an_oob_record_and_starts_none() {
+    let (x, y) = data(200, 4, 2);
+    let mut p = sporf(3);
+    p.oob = true;
+    let mut seven = p.clone();
+    seven.n_estimators = 7;
+    let whole = Forest::fit(&seven, x.view(), &y, None).unwrap();
+    let mut grown = Forest::fit(&p, x.view(), &y, None).unwrap();
+    grown
+        .grow_more(x.view(), &y, None, 4, None, None, None, None)
+        .unwrap();
+    assert_eq!(
+        grown.oob(),
+        whole.oob(),
+        "the record covers all seven trees"
+    );
+    assert!(whole.oob().is_some());
+    // truncated: the record is gone, and the next trees do not start a partial one
+    let mut cut = Forest::fit(&p, x.view(), &y, None).unwrap();
+    cut.truncate(3);
+    cut.grow_more(x.view(), &y, None, 4, None, None, None, None)
+        .unwrap();
+    assert!(cut.oob().is_none());
+    assert_eq!(cut.to_bytes().unwrap(), whole.to_bytes().unwrap());
+}

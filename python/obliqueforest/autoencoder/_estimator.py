@@ -23,6 +23,7 @@ from .. import _core
 from ..plotting import plot_embedding
 from .._params import FOREST_PARAMS
 from .._surface import Param, Surface
+from .._transaction import TransactionalFit
 from .._validation import SPARSE_FORMATS, check_sparse_structure, core_X, resolve_n_jobs
 from ._adversarial import (
     _core_forest,
@@ -237,7 +238,9 @@ AUTOENCODER_PARAMS = Surface(
 
 
 @AUTOENCODER_PARAMS.declare()
-class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class ForestAutoencoder(
+    TransactionalFit, ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
+):
     """Random forest autoencoder: diffusion-map encoder and forest-based decoders.
 
     ``fit`` grows (or takes) a forest, builds its RF kernel from the leaf
@@ -245,7 +248,9 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     non-trivial eigenpairs as a diffusion map. ``transform`` embeds any rows
     with the Nyström formula; ``inverse_transform`` decodes latent vectors
     back to rows of the input's kind (array or DataFrame, same columns and
-    dtypes).
+    dtypes). A fit is a transaction: one that raises (a parameter check, the
+    memory guard, Ctrl-C, a disconnected kernel) leaves the previous model as
+    it was, and readers in other threads see the old model or the new one.
 
     Attributes
     ----------
@@ -355,6 +360,26 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
     >>> distortion(X, X_hat) < 0.5
     True
     """
+
+    #: What a fit sets besides its fitted attributes (names ending in "_").
+    _private_fit_state = frozenset(
+        {
+            "_codec",
+            "_embedding_fit",
+            "_leaf_weights",
+            "_leaf_mass",
+            "_train_lower",
+            "_train_upper",
+            "_X_fit",
+            "_col_min",
+            "_col_max",
+            "_n_categories",
+            "_decode_points",
+            "_nn",
+            "_decode_seed",
+            "_relabeled",
+        }
+    )
 
     # ----------------------------------------------------------------- input
     def _encode_input(self, X, reset):
@@ -479,8 +504,12 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Returns
         -------
         self : ForestAutoencoder
+            Fitted; a fit that raises leaves the estimator as it was.
         """
         self._validate_params()
+        return self._transaction(type(self)._fit_draft, X, y)
+
+    def _fit_draft(self, X, y):
         codes = self._encode_input(X, reset=True)
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**31 - 1))
         n_jobs = resolve_n_jobs(self.n_jobs)
@@ -596,6 +625,9 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         Z : ndarray of shape (n_samples, n_components)
             For the training rows this reproduces ``embedding_``.
         """
+        return self._fitted()._transform(X)
+
+    def _transform(self, X):
         check_is_fitted(self, "embedding_")
         check_sparse_structure(X)
         if sparse.issparse(X) and self._codec is None:
@@ -627,6 +659,9 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         X_original : ndarray or DataFrame of shape (n_samples, n_features_in_)
             Same kind, columns and dtypes as the data seen in ``fit``.
         """
+        return self._fitted()._inverse_transform(X)
+
+    def _inverse_transform(self, X):
         check_is_fitted(self, "embedding_")
         Z = check_array(X, dtype=np.float64)
         if Z.shape[1] != self.embedding_.shape[1]:
@@ -755,8 +790,9 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
 
     def reconstruction_distortion(self, X):
         """:func:`distortion` between ``X`` and its encoded-then-decoded version."""
-        X_hat = self.inverse_transform(self.transform(X))
-        cat = None if self._codec is None else self._codec.categorical
+        est = self._fitted()  # one model for both steps, whatever fits run meanwhile
+        X_hat = est._inverse_transform(est._transform(X))
+        cat = None if est._codec is None else est._codec.categorical
         return distortion(X, X_hat, categorical_features=cat)
 
     def plot_embedding(self, X=None, labels=None, *, dims=(0, 1), ax=None, **scatter_kws):
@@ -774,8 +810,9 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         -------
         ax : matplotlib Axes
         """
-        check_is_fitted(self, "embedding_")
-        Z = self.embedding_ if X is None else self.transform(X)
+        est = self._fitted()
+        check_is_fitted(est, "embedding_")
+        Z = est.embedding_ if X is None else est.transform(X)
         return plot_embedding(Z, labels, ax, dims=dims, **scatter_kws)
 
     @property
@@ -796,7 +833,7 @@ class ForestAutoencoder(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseE
         """
         from .._io import save
 
-        save(self, path)
+        save(self._fitted(), path)
 
     # ---------------------------------------------------------------- pickle
     def __getstate__(self):

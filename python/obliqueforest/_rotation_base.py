@@ -1,0 +1,543 @@
+"""Fitting and prediction shared by the rotation ensembles: Algorithm 1 of Blaser &
+Fryzlewicz (micro-forests per rotation, ranking, weighting, completing the favoured
+rotations' forests), OOB errors and pickling. The public estimators (and their declared
+parameters) are in :mod:`obliqueforest.rotation`; the math they use, the scaling
+included, is in ``_rotation_math``, their trees in ``_rotation_trees``.
+
+**A fit is a transaction** (:mod:`obliqueforest._transaction`), as the forests' fits are:
+``fit`` works on a draft and publishes the rotations, the scaling and the forests in one
+step when it succeeds, so a refused or interrupted fit leaves the previous model fully
+usable, and every reader (predict, the trees, pickle, save) takes the state once
+(``_fitted()``) and sees one fit's model whole.
+
+References
+----------
+.. [1] R. Blaser and P. Fryzlewicz, "Regularizing axis-aligned ensembles via
+   data rotations that favor simpler learners", Statistics and Computing 31,
+   15 (2021).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from scipy.stats import rankdata
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from . import _core
+from ._outputs import output_blocks, per_output_table
+from ._params import core_fields, core_params
+from ._rotation_math import (
+    ScalingMixin,
+    _default_h_grid,
+    _scheme_weights,
+    allocate_trees,
+    cut_weights,
+    haar_rotation,
+    linear_weights,
+    one_blas_thread,
+    rotate,
+    tree_complexity,
+)
+from ._rotation_trees import RotationTreesMixin
+from ._transaction import TransactionalFit
+from ._validation import resolve_n_jobs
+
+# Schemes whose rotation ranking is by complexity (all but "oob" and "jnt").
+_NEEDS_OOB_RANKING = ("oob", "jnt")
+_TUNED_BY_H = ("cut", "exp")
+# Above this many bytes the rotated copies are recomputed instead of cached.
+_CACHE_BUDGET_BYTES = 256 * 2**20
+_MAX_SEED = np.iinfo(np.int32).max
+
+# Set (only) by obliqueforest.dask around a fit: an object that grows each rotation's
+# forest on a cluster worker from the scaled data it received once (``share``):
+# ``fit(rotation, params)`` returns a new core forest, ``fit_more(forest, rotation,
+# params)`` extends one to ``params.n_estimators`` trees, as Forest.fit_more would.
+ROTATION_RUNNER: contextvars.ContextVar = contextvars.ContextVar("rotation_runner", default=None)
+
+
+class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, BaseEstimator):
+    """Shared fitting and prediction logic; see the public estimators, which declare their
+    parameters (``__init__``, ``_parameter_constraints`` and docs)."""
+
+    #: What a fit sets besides its fitted attributes (names ending in "_").
+    _private_fit_state = ScalingMixin._SCALING_STATE | {"_forests", "_n_samples_fit", "_n_outputs"}
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the rotation ensemble.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training inputs; NaN marks a missing value (infinity is rejected). A scipy
+            CSR/CSC matrix is scaled and rotated without densifying it.
+        y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+            Class labels (classifier) or targets (regressor); a 2-D y grows multi-output
+            trees.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative sample weights.
+
+        Returns
+        -------
+        self : object
+            Fitted; a fit that raises leaves the estimator as it was.
+        """
+        return self._transaction(type(self)._fit_draft, X, y, sample_weight)
+
+    # ---- parameter checks that depend on several parameters
+
+    def _check_combined_params(self):
+        if (
+            self.weighting == "cut"
+            and self.h is not None
+            and (float(self.h) != int(self.h) or self.h > self.n_rotations)
+        ):
+            raise ValueError(
+                "For weighting='cut', h must be an integer in [1, n_rotations="
+                f"{self.n_rotations}], got h={self.h!r}."
+            )
+        needs_oob = (
+            self.weighting in _NEEDS_OOB_RANKING
+            or (self.weighting in _TUNED_BY_H and self.h is None)
+            or self.oob_score
+        )
+        if needs_oob and not self.bootstrap:
+            raise ValueError(
+                "Out-of-bag estimates need bootstrap=True: weighting="
+                f"{self.weighting!r} (h={self.h!r}) and oob_score={self.oob_score} use them."
+            )
+        if self.h_grid is not None:
+            grid = np.asarray(self.h_grid, dtype=np.float64).ravel()
+            if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+                raise ValueError("h_grid must be a non-empty list of positive finite numbers.")
+            if self.weighting == "cut" and (
+                np.any(grid != np.floor(grid)) or np.any(grid > self.n_rotations)
+            ):
+                raise ValueError(
+                    "For weighting='cut', h_grid must hold integers in [1, n_rotations]."
+                )
+
+    # ---- scaling (Sect. 6 of [1]_, ScalingMixin) and rotation
+
+    def _rotate(self, X_scaled, k, order="C"):
+        """One matrix product per rotation; the core takes float32 (see ``rotate``)."""
+        return rotate(X_scaled, self.rotations_[k], order)
+
+    # ---- core parameters
+
+    def _core_params(self, n_trees, n_jobs, seed, oob=None):
+        """One rotation's core parameters; out-of-bag records whenever there are bootstrap
+        samples (the ranking reads them) unless ``oob`` says otherwise."""
+        # the tree parameters of the table (the rest at the forests' defaults: best
+        # splitter, no pruning, no monotonic constraints); class_weight is in the sample
+        # weights already
+        classification = self._task == "classification"
+        fields = {
+            **core_fields(self),
+            "n_estimators": n_trees,
+            "oob": self.bootstrap if oob is None else oob,
+            "class_weight_subsample": False,
+        }
+        return core_params(
+            **fields,
+            task=self._task,
+            n_classes=self.n_classes_ if classification else None,
+            n_outputs=self.n_outputs_,
+            projection=_core.Projection.family("axis"),
+            seed=seed,
+            n_jobs=n_jobs,
+        )
+
+    # ---- OOB errors
+
+    def _oob_error(self, sums, counts, y, sample_weight):
+        """Weighted OOB error (misclassification rate or MSE) over rows with OOB trees."""
+        mask = counts > 0
+        if not mask.any():
+            return np.nan
+        # (np.compress: the rows of a boolean mask, several times faster than sums[mask])
+        pred = np.compress(mask, sums, axis=0) / np.compress(mask, counts)[:, None]
+        # several outputs: the mean over outputs of each output's loss
+        y = np.compress(mask, y.reshape(y.shape[0], -1), axis=0)
+        if self._task == "classification":
+            counts_ = self.n_classes_ if isinstance(self.n_classes_, list) else [self.n_classes_]
+            blocks = output_blocks(pred, counts_)
+            loss = np.mean(
+                [np.argmax(b, axis=1) != y[:, o] for o, b in enumerate(blocks)], axis=0
+            ).astype(np.float64)
+        else:
+            loss = ((pred - y) ** 2).mean(axis=1)
+        weights = None if sample_weight is None else sample_weight[mask]
+        if weights is not None and weights.sum() <= 0:
+            return np.nan
+        return float(np.average(loss, weights=weights))
+
+    # ---- the algorithm
+
+    def _fit_rotations(self, X, y, sample_weight):
+        """Algorithm 1 of [1]_ on validated inputs; ``y`` holds float codes/targets."""
+        self._check_combined_params()
+        # The rotations are small matrix products: threaded BLAS would only
+        # spin against the core's own worker threads.
+        with one_blas_thread():
+            return self._fit_rotations_unlimited(X, y, sample_weight)
+
+    def _fit_rotations_unlimited(self, X, y, sample_weight):
+        t_start = time.perf_counter()
+        # the core takes n × k targets row-major; the OOB errors read y as it is
+        y_core = np.ascontiguousarray(y.ravel(), dtype=np.float64)
+        n_samples, n_features = X.shape
+        R, U, M = self.n_rotations, self.micro_forest_size, self.n_estimators
+        n_jobs = self._n_threads()
+        # shared by every core call of this fit: Ctrl-C in the main thread cancels them all
+        progress = _core.Progress()
+
+        # Every random number is drawn before any work, so nothing depends on n_jobs.
+        random_state = check_random_state(self.random_state)
+        rotation_seed = random_state.randint(_MAX_SEED)
+        forest_seeds = random_state.randint(_MAX_SEED, size=R)
+        rng = np.random.default_rng(rotation_seed)
+        rotations = np.empty((R, n_features, n_features))
+        rotations[0] = np.eye(n_features)
+        for k in range(1, R):
+            rotations[k] = haar_rotation(n_features, rng)
+        self.rotations_ = rotations
+
+        X_scaled = self._fit_scaling(X)
+        cache = R * n_samples * n_features * 4 <= _CACHE_BUDGET_BYTES
+        runner = ROTATION_RUNNER.get()
+        if runner is not None:
+            # the rotations are computed and grown on the workers, all at once
+            runner.share(X_scaled, y_core, sample_weight)
+            cache, n_calls = False, R
+        else:
+            n_calls = n_jobs
+        rotated = [None] * R
+
+        # Phase 1: a micro-forest of U trees per rotation, one core call each.
+        forests = []
+        complexity = np.empty(R)
+        oob_error = np.full(R, np.nan)
+        oob_sums = oob_counts = None
+        keep_oob = self.bootstrap
+        if keep_oob:
+            oob_sums = np.zeros((R, n_samples, self._n_outputs))
+            oob_counts = np.zeros((R, n_samples))
+
+        def grow_micro_forest(k):
+            params = self._core_params(U, n_jobs, forest_seeds[k])
+            if runner is not None:
+                return None, runner.fit(self.rotations_[k], params)
+            X_rot = self._rotate(X_scaled, k, "F")
+            forest = _core.Forest.fit(X_rot, y_core, sample_weight, params, progress)
+            return (X_rot if cache else None), forest
+
+        # Several core calls run at once (each releases the GIL) so that the
+        # core's worker pool, shared between calls of the same size, never idles
+        # at the tail of a small micro-forest. The results do not depend on it.
+        for k, (X_rot, forest) in enumerate(
+            self._map(grow_micro_forest, range(R), n_calls, progress)
+        ):
+            n_nodes, depth, _ = forest.tree_stats()
+            complexity[k] = np.median(tree_complexity(n_nodes, depth, n_samples))
+            if keep_oob:
+                sums, counts = forest.oob_prediction()
+                oob_sums[k], oob_counts[k] = sums, counts
+                oob_error[k] = self._oob_error(sums, counts, y, sample_weight)
+            forests.append(forest)
+            if cache:
+                rotated[k] = X_rot
+        if self.verbose:
+            print(
+                f"[rotation] {R} micro-forests of {U} trees in {time.perf_counter() - t_start:.2f}s"
+            )
+
+        # Rotations whose micro-forest had no OOB rows rank last on error.
+        if keep_oob and np.isnan(oob_error).any():
+            finite = oob_error[np.isfinite(oob_error)]
+            oob_error[np.isnan(oob_error)] = finite.max() if finite.size else 0.0
+        self.rotation_complexity_ = complexity
+        self.rotation_oob_error_ = oob_error
+
+        # Phase 2: rank rotations and weight them.
+        order = self._rank(complexity, oob_error)
+        self.rotation_order_ = order
+        ranked_weights = self._ranked_weights(
+            order, oob_error, oob_sums, oob_counts, y, sample_weight
+        )
+        ranked_counts = allocate_trees(ranked_weights, M)
+        weights = np.empty(R)
+        weights[order] = ranked_weights
+        counts = np.empty(R, dtype=np.int64)
+        counts[order] = ranked_counts
+        self.rotation_weights_ = weights
+        self.n_trees_per_rotation_ = counts
+
+        # Phase 3: reuse the micro-forest trees, grow or drop the difference.
+        def complete_forest(k):
+            forest = forests[k]
+            if counts[k] == 0:
+                return None
+            if counts[k] < U and self.oob_score and runner is not None:
+                # The core drops OOB records on truncate; a forest of the first
+                # counts[k] trees (same seed, same trees) records them again.
+                return runner.fit(
+                    self.rotations_[k], self._core_params(counts[k], n_jobs, forest_seeds[k])
+                )
+            if counts[k] < U:
+                forest.truncate(int(counts[k]))
+                if self.oob_score:
+                    # the record of the kept trees, summed as their fit sums it
+                    X_rot = rotated[k] if cache else self._rotate(X_scaled, k, "F")
+                    forest.compute_oob(X_rot, n_jobs)
+            elif counts[k] > U and runner is not None:
+                params = self._core_params(counts[k], n_jobs, forest_seeds[k])
+                runner.fit_more(forest, self.rotations_[k], params)
+            elif counts[k] > U:
+                if not self.oob_score:
+                    # The micro-forest's OOB record has served the ranking; without it
+                    # (truncate drops it) the final trees walk no out-of-bag rows.
+                    forest.truncate(U)
+                X_rot = rotated[k] if cache else self._rotate(X_scaled, k, "F")
+                forest.fit_more(X_rot, y_core, sample_weight, int(counts[k] - U), progress)
+            return forest
+
+        forests = list(self._map(complete_forest, range(R), n_calls, progress))
+        self._n_samples_fit = n_samples  # estimators_samples_ recomputes in-bag rows from it
+        self._forests = forests
+        rotated.clear()
+
+        n_nodes, depth = [], []
+        for forest in forests:
+            if forest is not None:
+                nodes_k, depth_k, _ = forest.tree_stats()
+                n_nodes.append(nodes_k)
+                depth.append(depth_k)
+        self.complexity_ = float(
+            np.mean(tree_complexity(np.concatenate(n_nodes), np.concatenate(depth), n_samples))
+        )
+        if self.oob_score:
+            self._set_oob_score(y, sample_weight)
+        if self.verbose:
+            print(f"[rotation] fitted {M} trees in {time.perf_counter() - t_start:.2f}s")
+        return self
+
+    @staticmethod
+    def _map(function, items, n_jobs, progress):
+        """``map`` in order, with up to ``n_jobs`` concurrent calls when n_jobs > 1.
+
+        Core calls in worker threads cannot see Ctrl-C (Python handles signals in the main
+        thread only): an exception while waiting cancels them through ``progress`` and
+        waits for them, so no thread keeps computing after it.
+        """
+        items = list(items)
+        if n_jobs <= 1 or len(items) <= 1:
+            return [function(item) for item in items]
+        executor = ThreadPoolExecutor(max_workers=min(n_jobs, len(items)))
+        try:
+            return list(executor.map(function, items))
+        except BaseException:
+            progress.cancel()
+            raise
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    def _rank(self, complexity, oob_error):
+        """Rotation indices from best to worst for the chosen scheme (stable on ties)."""
+        if self.weighting == "oob":
+            return np.lexsort((complexity, oob_error))
+        if self.weighting == "jnt":
+            joint = rankdata(rankdata(oob_error) + rankdata(complexity))
+            return np.lexsort((complexity, joint))
+        return np.argsort(complexity, kind="stable")
+
+    def _ranked_weights(self, order, oob_error, oob_sums, oob_counts, y, sample_weight):
+        R = self.n_rotations
+        self.h_ = None
+        self.h_grid_ = None
+        self.h_scores_ = None
+        if self.weighting == "rre":
+            return np.full(R, 1.0 / R)
+        if self.weighting == "bst":
+            return cut_weights(R, 1)
+        if self.weighting == "new":
+            position = int(np.flatnonzero(order == 0)[0])  # rank of the identity
+            return cut_weights(R, position + 1)
+        if self.weighting in ("lin", "oob", "jnt"):
+            return linear_weights(R)
+        # "cut" / "exp": given h, or the grid search of Sect. 3.1.
+        if self.h is not None:
+            self.h_ = float(self.h)
+            return _scheme_weights(self.weighting, R, self.h_)
+        if self.h_grid is None:
+            grid = _default_h_grid(self.weighting, R)
+        else:
+            grid = np.unique(np.asarray(self.h_grid, dtype=np.float64).ravel())
+        scores = np.empty(grid.size)
+        for i, h in enumerate(grid):
+            ranked = _scheme_weights(self.weighting, R, h)
+            if self.h_criterion == "weighted_oob":
+                # Eq. in Sect. 3.1: sum over rotations of weight x micro-forest OOB error.
+                scores[i] = float(ranked @ oob_error[order])
+            else:
+                weights = np.empty(R)
+                weights[order] = ranked
+                scores[i] = self._weighted_micro_oob_error(
+                    weights, oob_sums, oob_counts, y, sample_weight
+                )
+        best = int(np.nanargmin(scores)) if np.isfinite(scores).any() else 0
+        self.h_grid_ = grid
+        self.h_scores_ = scores
+        self.h_ = float(grid[best])
+        return _scheme_weights(self.weighting, R, self.h_)
+
+    def _weighted_micro_oob_error(self, weights, oob_sums, oob_counts, y, sample_weight):
+        """OOB error of the micro-forests with each tree of rotation k weighted by w_k / U."""
+        sums = np.tensordot(weights, oob_sums, axes=1)
+        counts = weights @ oob_counts
+        counts[counts <= 1e-12] = 0.0
+        return self._oob_error(sums, counts, y, sample_weight)
+
+    def _set_oob_score(self, y, sample_weight):
+        sums = np.zeros((y.shape[0], self._n_outputs))
+        counts = np.zeros(y.shape[0])
+        for forest in self._forests:
+            if forest is not None:
+                s, c = forest.oob_prediction()
+                sums += s
+                counts += c
+        mask = counts > 0
+        pred = np.full_like(sums, np.nan)
+        pred[mask] = sums[mask] / counts[mask, None]
+        weights = None if sample_weight is None else sample_weight[mask]
+        n_missing = int((~mask).sum())
+        if n_missing:
+            warnings.warn(
+                f"{n_missing} of {mask.size} training rows were in the bootstrap sample of "
+                "every tree and have no out-of-bag prediction; the OOB score is computed "
+                "without them (NaN in the OOB predictions). Use more trees for a reliable "
+                "estimate.",
+                UserWarning,
+                stacklevel=8,  # the caller of fit
+            )
+        multi = y.ndim == 2
+        if self._task == "classification":
+            if multi:
+                # scikit-learn's layout (n_samples, n_classes, n_outputs)
+                pred = per_output_table(pred, self.n_classes_, y.shape[1]).transpose(0, 2, 1)
+            self.oob_decision_function_ = pred
+            self.oob_score_ = (
+                float(accuracy_score(y[mask], np.argmax(pred[mask], axis=1), sample_weight=weights))
+                if mask.any()
+                else np.nan
+            )
+        else:
+            self.oob_prediction_ = pred if multi else pred[:, 0]
+            self.oob_score_ = (
+                float(r2_score(y[mask], self.oob_prediction_[mask], sample_weight=weights))
+                if mask.sum() >= 2
+                else np.nan
+            )
+
+    # ---- prediction
+
+    def _n_threads(self) -> int:
+        return resolve_n_jobs(self.n_jobs)
+
+    def _rotated_inputs(self, X):
+        """(k, core forest, X rotated by rotation k) of every rotation holding trees, in
+        rotation order; X is validated and scaled once."""
+        X_scaled = self._scaled_input(X)
+        with one_blas_thread():
+            for k, forest in self._rotation_forests():
+                yield k, forest, self._rotate(X_scaled, k)
+
+    def _mean_prediction(self, X):
+        """Mean over all trees of their leaf values on their rotated inputs (of the state
+        the fit left, read on ``self``: call it on ``_fitted()``)."""
+        n_jobs = self._n_threads()
+        total = None
+        for k, forest, X_rot in self._rotated_inputs(X):
+            mean_k = self.n_trees_per_rotation_[k] * forest.predict(X_rot, n_jobs)
+            total = mean_k if total is None else total + mean_k
+        return total / self.n_trees_per_rotation_.sum()
+
+    @property
+    def feature_importances_(self):
+        """Impurity importances mapped back to the input features.
+
+        A rotated feature ``j`` is ``sum_i x_i Q[i, j]``; its importance is
+        shared among the inputs by the squared loadings ``Q[i, j]**2`` (which
+        sum to 1), then rotations are averaged by their number of trees.
+
+        Returns
+        -------
+        feature_importances_ : ndarray of shape (n_features_in_,)
+            Non-negative, summing to 1 (all zero if no tree has a split).
+        """
+        est = self._fitted()
+        check_is_fitted(est)
+        total = np.zeros(est.n_features_in_)
+        for k, forest in est._rotation_forests():
+            rotated = np.nan_to_num(forest.feature_importances())
+            total += est.n_trees_per_rotation_[k] * (est.rotations_[k] ** 2 @ rotated)
+        s = total.sum()
+        return total / s if s > 0 else total
+
+    def __sklearn_is_fitted__(self):
+        # Fitted only once the forests exist (a failed fit may leave n_features_in_).
+        return hasattr(self, "_forests")
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
+        tags.input_tags.allow_nan = True  # NaN is a missing value (see ``rotate``)
+        tags.input_tags.sparse = True  # scaled and rotated without densifying X
+        return tags
+
+    def save(self, path):
+        """Writes the fitted ensemble to ``path`` in obliqueforest's safe model format.
+
+        Read it back with :func:`obliqueforest.load` (Python) or
+        ``obliqueforest::Model::load`` (Rust); loading never executes code.
+
+        Parameters
+        ----------
+        path : str or path-like
+        """
+        from ._io import save
+
+        save(self._fitted(), path)
+
+    # ---- pickling: the core forests travel as their validated byte format
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        if "_forests" in state:
+            state["_forests"] = [None if f is None else f.to_bytes() for f in state["_forests"]]
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        if "_forests" in state:
+            state["_forests"] = [
+                None if b is None else _core.Forest.from_bytes(b) for b in state["_forests"]
+            ]
+        super().__setstate__(state)
+
+    def _check_sample_weight(self, sample_weight, X):
+        if sample_weight is None:
+            return None
+        sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        if np.any(sample_weight < 0):
+            raise ValueError("Negative values in data passed to `sample_weight`.")
+        return np.ascontiguousarray(sample_weight, dtype=np.float64)

@@ -35,10 +35,17 @@ impl ProjectionFamily for Gaussian {
         _s: &mut SamplerScratch,
         out: &mut ProjectionBuf,
     ) {
-        let unusable = |f: usize| data.all_missing.as_ref().is_some_and(|m| m[f]);
+        // the columns missing on every row, when there are any
+        let unusable = data
+            .all_missing
+            .as_deref()
+            .filter(|m| m.iter().any(|&missing| missing));
         out.clear();
         for _ in 0..d {
-            for f in (0..data.n_features).filter(|&f| !unusable(f)) {
+            for f in 0..data.n_features {
+                if unusable.is_some_and(|m| m[f]) {
+                    continue;
+                }
                 out.idx.push(f as u32);
                 out.w.push(rng.normal() as f32);
             }

@@ -317,3 +317,42 @@ def test_honest_forests_are_checked_reproducible_and_take_missing_values():
     Y = np.stack([y, 1 - y], axis=1)
     multi = of.RandomForestClassifier(10, honest_fraction=0.5, random_state=0).fit(X, Y)
     assert [q.shape for q in multi.predict_proba(Xt)] == [(1500, 2), (1500, 2)]
+
+
+def test_command_line_fits_kinds_and_writes_quantiles(tmp_path):
+    from obliqueforest.cli import main
+
+    X, y = hetero(300, 16)
+    names = [f"x{j}" for j in range(P)]
+    header = ",".join(names + ["y"])
+    np.savetxt(
+        tmp_path / "t.csv", np.column_stack([X, y]), delimiter=",", header=header, comments=""
+    )
+    model = tmp_path / "q.of"
+    args = ["fit", tmp_path / "t.csv", "--target", "y", "-e", "rf-reg", "--seed", "0", "-o", model]
+    args += ["-p", "store_leaf_values=True", "-p", "honest_fraction=0.3", "-p", "n_estimators=20"]
+    assert main([str(a) for a in args]) == 0
+    out = tmp_path / "p.csv"
+    args = ["predict", model, tmp_path / "t.csv", "--target", "y", "--quantiles", "0.1,0.9"]
+    assert main([str(a) for a in [*args, "-o", out]]) == 0
+    table = np.genfromtxt(out, delimiter=",", names=True)
+    assert table.dtype.names == ("prediction", "q01", "q09")
+    est = of.load(model)
+    frame = pytest.importorskip("pandas").DataFrame(X, columns=names)
+    np.testing.assert_allclose(
+        np.column_stack([table["q01"], table["q09"]]),
+        est.predict_quantiles(frame, [0.1, 0.9]),
+        rtol=1e-6,
+    )
+    plain = tmp_path / "plain.of"
+    main(
+        [str(a) for a in ["fit", tmp_path / "t.csv", "--target", "y", "-e", "rf-reg", "-o", plain]]
+    )
+    assert main([str(a) for a in ["predict", plain, tmp_path / "t.csv", "--quantiles", "0.5"]]) == 2
+
+
+def test_rotation_ensembles_say_they_do_not_predict_quantiles():
+    X, y = hetero(200, 17)
+    rot = of.RotationEnsembleRegressor(10, n_rotations=2, random_state=0).fit(X, y)
+    with pytest.raises(NotImplementedError, match="RandomForestRegressor"):
+        rot.predict_quantiles(X)

@@ -721,6 +721,51 @@ mod tests {
     }
 
     #[test]
+    fn model_predicts_quantiles_and_checks_its_kind_against_the_header() {
+        let (_, x) = forest(2);
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| f64::from(r[0] - r[1]))
+            .collect();
+        let mut params = ForestParams::regression();
+        params.n_estimators = 4;
+        params.store_leaf_values = true;
+        params.honest_fraction = 0.25;
+        let f = Forest::fit(&params, x.view(), &y, None).unwrap();
+        let h = Header {
+            estimator: Estimator::RandomForestRegressor,
+            task: Task::Regression,
+            classes: None,
+            params: vec![
+                ("n_estimators".into(), Param::Value(Value::Int(4))),
+                ("store_leaf_values".into(), Param::Value(Value::Bool(true))),
+                ("honest_fraction".into(), Param::Value(Value::Float(0.25))),
+            ],
+            ..header(2)
+        };
+        let want = f.predict_quantiles(x.view(), &[0.1, 0.5], 1).unwrap();
+        let bytes = Model::new(h.clone(), Body::Forest(f.clone()))
+            .unwrap()
+            .to_bytes()
+            .unwrap();
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
+        let again = Model::from_bytes(&bytes).unwrap();
+        let xf = x.mapv(|v| v as f64);
+        assert_eq!(
+            again.predict_quantiles(xf.view(), &[0.1, 0.5]).unwrap(),
+            want
+        );
+        let mut wrong = h;
+        wrong.params[2].1 = Param::Value(Value::Float(0.5));
+        let err = Model::new(wrong, Body::Forest(f)).unwrap_err().to_string();
+        assert!(err.contains("honest_fraction"), "{err}");
+        let (c, _) = forest(2);
+        let classifier = Model::new(header(2), Body::Forest(c)).unwrap();
+        assert!(classifier.predict_quantiles(xf.view(), &[0.5]).is_err());
+    }
+
+    #[test]
     fn bytes_of_another_kind_are_named() {
         let (f, _) = forest(2);
         let err = Model::from_bytes(&f.to_bytes().unwrap()).unwrap_err();

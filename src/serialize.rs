@@ -20,7 +20,7 @@
 //! data they add (`honest_fraction`, `store_leaf_values`, the training targets, each
 //! tree's [`crate::tree::LeafRows`]) are not in the serde encoding either. A forest that
 //! has any is followed, after its missing section (then always present), by a kind
-//! section ([`KindSection`]) and carries version 4 (a model file, version 3, has one
+//! section (`KindSection`) and carries version 4 (a model file, version 3, has one
 //! optional kind section per forest); all other forests keep the bytes of the versions
 //! before.
 //!
@@ -62,7 +62,7 @@ pub(crate) const CANCEL_STRIDE: u64 = 1 << 20;
 /// instead of misreading it.
 ///
 /// Version 4 is version 3 (its missing section always present) followed by a kind section
-/// ([`KindSection`]); it is written only for honest forests and forests that keep leaf
+/// (`KindSection`); it is written only for honest forests and forests that keep leaf
 /// values.
 pub const FORMAT_VERSION: u32 = 4;
 /// The core forest version with a missing-value section and no kind section.

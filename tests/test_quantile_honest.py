@@ -189,6 +189,10 @@ def test_quantiles_with_missing_values_sparse_x_and_several_outputs():
     np.testing.assert_array_equal(
         sp.predict_quantiles(sparse.csc_matrix(Xt)), dense.predict_quantiles(Xt)
     )
+    with pytest.warns(UserWarning, match="OOB"):  # 10 trees: some rows in every tree
+        np.testing.assert_array_equal(
+            sp.oob_quantiles(sparse.csr_matrix(Xs)), dense.oob_quantiles(Xs)
+        )
     # several outputs: per output, with the same weights as one-output forests of that output
     Y = np.stack([y, -2 * y], axis=1)
     multi = of.RandomForestRegressor(10, store_leaf_values=True, random_state=0).fit(X, Y)
@@ -356,3 +360,18 @@ def test_rotation_ensembles_say_they_do_not_predict_quantiles():
     rot = of.RotationEnsembleRegressor(10, n_rotations=2, random_state=0).fit(X, y)
     with pytest.raises(NotImplementedError, match="RandomForestRegressor"):
         rot.predict_quantiles(X)
+
+
+# -- docs/quantile_honest.md ------------------------------------------------------------
+from _docblocks import ROOT, blocks, check, params  # noqa: E402
+
+PAGE = blocks(ROOT / "docs" / "quantile_honest.md")
+
+
+@pytest.mark.parametrize("block", params({"run", "slow"}, *PAGE))
+def test_docs_page_block_runs_alone_and_prints_what_the_page_quotes(block):
+    check(block)
+
+
+def test_docs_page_blocks_are_all_run():
+    assert len(PAGE) >= 3 and all(b.lang == "python" for b in PAGE if b.output is not None)

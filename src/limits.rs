@@ -4,7 +4,8 @@
 //! Two checks use the budget ([`memory_limit`], process-wide):
 //! - before any tree grows, a *lower bound* of the model's size (fully grown classifiers
 //!   keep at least about one leaf per class, each holding a value per class; out-of-bag
-//!   sums hold a value per row and class) times the trees asked for: requests that cannot
+//!   sums hold a value per row and class; kept leaf values hold the targets and, per
+//!   tree, a quarter of the rows) times the trees asked for: requests that cannot
 //!   fit are refused at once;
 //! - while trees grow, the trees grown so far extrapolated to all trees asked for: once
 //!   over the budget, no further tree starts, and the fit fails (the trees already
@@ -225,7 +226,8 @@ const PACKED_NODE_BYTES: u64 = 16;
 pub fn tree_bytes(t: &Tree) -> u64 {
     let nodes = t.n_nodes() as u64;
     let terms = t.proj_idx.len() as u64;
-    nodes * (NODE_BYTES + PACKED_NODE_BYTES) + terms * 16 + t.value.len() as u64 * 8
+    let leaf_rows = t.leaf_rows.as_ref().map_or(0, |r| r.n_bytes());
+    nodes * (NODE_BYTES + PACKED_NODE_BYTES) + terms * 16 + t.value.len() as u64 * 8 + leaf_rows
 }
 
 /// A lower bound of the memory a forest of `params` grown on `n_samples` rows takes, with
@@ -255,7 +257,23 @@ pub fn forest_bytes_lower_bound(
     } else {
         0
     };
-    (params.n_estimators as u64).saturating_mul(per_tree) + oob
+    // kept leaf values: the targets once, and per tree the rows that fill its leaves (8
+    // bytes each): a bootstrap sample of n draws holds about 63% of the rows and an
+    // honest part its fraction of them, so a quarter of the rows (half the honest
+    // fraction, at most a quarter, for honest trees) is below either
+    let (targets, rows_per_tree) = if params.store_leaf_values {
+        let k_targets = params.task.n_targets() as u64;
+        let fraction = if params.honest_fraction > 0.0 {
+            (params.honest_fraction / 2.0).min(0.25)
+        } else {
+            0.25
+        };
+        let rows = (n_samples as f64 * fraction) as u64;
+        (n_samples as u64 * k_targets * 8, rows * 8)
+    } else {
+        (0, 0)
+    };
+    (params.n_estimators as u64).saturating_mul(per_tree + rows_per_tree) + oob + targets
 }
 
 /// Bytes for a message: "1.23 GB", "456 kB", ...

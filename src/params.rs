@@ -219,6 +219,18 @@ pub struct ForestParams {
     /// part of the serialized model either (a loaded model uses one thread until told).
     #[serde(skip, default = "one_thread")]
     pub n_jobs: i64,
+    /// Honest trees (Wager & Athey 2018): the fraction of each tree's in-bag rows set
+    /// aside from the split search to fill its leaves afterwards, in `[0, 1)`; 0 grows
+    /// ordinary trees. See [`crate::forest`]'s honest sampling. Not part of the plain
+    /// serde encoding: the formats carry it in their kind section, written only when it
+    /// is not 0 (so other models keep their bytes).
+    #[serde(skip)]
+    pub honest_fraction: f64,
+    /// Keep, per leaf, the training rows that fill it and their weights, and the training
+    /// targets once per forest (quantile regression forests, Meinshausen 2006);
+    /// regression only. Carried like `honest_fraction`.
+    #[serde(skip)]
+    pub store_leaf_values: bool,
 }
 
 impl ForestParams {
@@ -245,6 +257,8 @@ impl ForestParams {
             ccp_alpha: 0.0,
             monotonic_cst: Vec::new(),
             n_jobs: 1,
+            honest_fraction: 0.0,
+            store_leaf_values: false,
         }
     }
 
@@ -478,6 +492,18 @@ impl ForestParams {
                 "'balanced_subsample' is for classification only",
             ));
         }
+        if !(0.0..1.0).contains(&self.honest_fraction) {
+            return Err(invalid(
+                "honest_fraction",
+                format!("must be in [0, 1), got {}", self.honest_fraction),
+            ));
+        }
+        if self.store_leaf_values && classification {
+            return Err(invalid(
+                "store_leaf_values",
+                "is for regression (quantiles of the targets in the leaves)",
+            ));
+        }
         if let Splitter::Histogram { max_bins } = self.splitter {
             if !(2..=Splitter::MAX_BINS).contains(&max_bins) {
                 return Err(invalid(
@@ -502,6 +528,7 @@ impl ForestParams {
             max_leaf_nodes: self.max_leaf_nodes,
             n_draws,
             monotonic_cst: self.monotonic_cst.clone(),
+            honest_fraction: self.honest_fraction,
         })
     }
 
@@ -534,6 +561,8 @@ pub struct TreeConfig {
     pub(crate) n_draws: usize,
     /// Monotonic constraint per feature, empty for none.
     pub(crate) monotonic_cst: Vec<i8>,
+    /// The fraction of each tree's in-bag rows that fill its leaves instead of growing it.
+    pub(crate) honest_fraction: f64,
 }
 
 impl TreeConfig {
@@ -584,6 +613,10 @@ impl TreeConfig {
     /// Bootstrap draws per tree (or n_samples without bootstrap).
     pub fn n_draws(&self) -> usize {
         self.n_draws
+    }
+    /// The fraction of each tree's in-bag rows that fill its leaves (0: ordinary trees).
+    pub fn honest_fraction(&self) -> f64 {
+        self.honest_fraction
     }
 }
 

@@ -164,6 +164,8 @@ impl Forest {
                 trees: grown.into_iter().map(|(t, _)| t).collect(),
                 oob: None,
                 packed: OnceLock::new(),
+                leaf_targets: crate::forest::LeafTargets::of(&data),
+                quantile_order: OnceLock::new(),
             },
             start,
             n_samples: data.x.n_samples,
@@ -196,6 +198,9 @@ impl Forest {
         for part in &order {
             if !same(&part.forest.params) || part.forest.n_features != first.forest.n_features {
                 return bad("parts of different forests (parameters or features differ)".into());
+            }
+            if part.forest.leaf_targets != first.forest.leaf_targets {
+                return bad("parts grown on different targets (leaf values differ)".into());
             }
             if part.start != trees.len() {
                 return bad(format!(
@@ -240,6 +245,8 @@ impl Forest {
             trees,
             oob,
             packed: OnceLock::new(),
+            leaf_targets: first.forest.leaf_targets.clone(),
+            quantile_order: OnceLock::new(),
         };
         forest.packed();
         Ok(forest)
@@ -263,6 +270,7 @@ impl Forest {
         };
         if comparable(&part.forest.params) != comparable(&self.params)
             || part.forest.n_features != self.n_features
+            || part.forest.leaf_targets != self.leaf_targets
         {
             return Err(Error::InvalidInput(
                 "the part belongs to another forest (parameters or features differ)".into(),

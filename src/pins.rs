@@ -65,6 +65,8 @@ fn params(task: Task, criterion: Criterion, projection: Projection) -> ForestPar
         ccp_alpha: 0.0,
         monotonic_cst: Vec::new(),
         n_jobs: 1,
+        honest_fraction: 0.0,
+        store_leaf_values: false,
     }
 }
 

@@ -13,6 +13,8 @@ pub enum Purpose {
     Bootstrap = 1,
     /// Projection sampling and split choices while growing a tree.
     Grow = 2,
+    /// Which in-bag rows of an honest tree fill its leaves instead of growing it.
+    Honest = 3,
 }
 
 /// A portable random generator with the few draws the engine needs.

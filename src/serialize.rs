@@ -16,6 +16,14 @@
 //! version instead of misreading; without one, the bytes are those of the version before,
 //! unchanged.
 //!
+//! Kinds of forest (honest forests, forests that keep leaf values): the parameters and
+//! data they add (`honest_fraction`, `store_leaf_values`, the training targets, each
+//! tree's [`crate::tree::LeafRows`]) are not in the serde encoding either. A forest that
+//! has any is followed, after its missing section (then always present), by a kind
+//! section (`KindSection`) and carries version 4 (a model file, version 3, has one
+//! optional kind section per forest); all other forests keep the bytes of the versions
+//! before.
+//!
 //! Reading checks every field of the header, the checksum, and then every
 //! index, length and value of the forest (`validate_forest`), so damaged or crafted
 //! bytes give an error, never a crash, an out-of-bounds traversal or a prediction that is
@@ -30,8 +38,10 @@
 use crate::cancel;
 use crate::error::{Error, Result};
 use crate::forest::Forest;
+use crate::forest::LeafTargets;
 use crate::params::Task;
-use crate::tree::PackedTree;
+use crate::tree::{LeafRows, PackedTree};
+use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 
 /// The first bytes of a core forest.
@@ -50,9 +60,72 @@ pub(crate) const CANCEL_STRIDE: u64 = 1 << 20;
 /// missing-value directions, so other forests are still written (and read) as version 2,
 /// with the bytes they always had, and older readers refuse version 3 by its number
 /// instead of misreading it.
-pub const FORMAT_VERSION: u32 = 3;
+///
+/// Version 4 is version 3 (its missing section always present) followed by a kind section
+/// (`KindSection`); it is written only for honest forests and forests that keep leaf
+/// values.
+pub const FORMAT_VERSION: u32 = 4;
+/// The core forest version with a missing-value section and no kind section.
+pub(crate) const FORMAT_VERSION_MISSING: u32 = 3;
 /// The core forest version without a missing-value section.
 pub(crate) const FORMAT_VERSION_PLAIN: u32 = 2;
+
+/// What a kind of forest adds to the serde encoding of its forest: its honest fraction,
+/// whether it keeps leaf values, then the training targets and each tree's leaf rows.
+#[derive(Serialize)]
+pub(crate) struct KindSectionRef<'a> {
+    honest_fraction: f64,
+    store_leaf_values: bool,
+    targets: Option<&'a LeafTargets>,
+    leaf_rows: Vec<Option<&'a LeafRows>>,
+}
+
+/// [`KindSectionRef`] as read.
+#[derive(Deserialize)]
+pub(crate) struct KindSection {
+    honest_fraction: f64,
+    store_leaf_values: bool,
+    targets: Option<LeafTargets>,
+    leaf_rows: Vec<Option<LeafRows>>,
+}
+
+impl Forest {
+    /// The forest's kind section, `None` for a forest of the plain kind (not honest, no
+    /// leaf values), whose bytes are those of the versions before kind sections.
+    pub(crate) fn kind_section(&self) -> Option<KindSectionRef<'_>> {
+        let p = &self.params;
+        if p.honest_fraction == 0.0 && !p.store_leaf_values && self.leaf_targets.is_none() {
+            return None;
+        }
+        Some(KindSectionRef {
+            honest_fraction: p.honest_fraction,
+            store_leaf_values: p.store_leaf_values,
+            targets: self.leaf_targets.as_ref(),
+            leaf_rows: self.trees.iter().map(|t| t.leaf_rows.as_ref()).collect(),
+        })
+    }
+
+    /// Gives the forest what its kind section read (validation comes after).
+    ///
+    /// # Errors
+    /// [`Error::CorruptModel`] when the section does not have one entry per tree.
+    pub(crate) fn attach_kind(&mut self, section: KindSection) -> Result<()> {
+        if section.leaf_rows.len() != self.trees.len() {
+            return Err(corrupt(format!(
+                "the kind section has {} leaf tables for {} trees",
+                section.leaf_rows.len(),
+                self.trees.len()
+            )));
+        }
+        self.params.honest_fraction = section.honest_fraction;
+        self.params.store_leaf_values = section.store_leaf_values;
+        self.leaf_targets = section.targets;
+        for (t, rows) in self.trees.iter_mut().zip(section.leaf_rows) {
+            t.leaf_rows = rows;
+        }
+        Ok(())
+    }
+}
 
 /// Per tree of a payload (in order), its `missing_flip`; present only when some is not empty.
 pub(crate) type MissingSection = Vec<Vec<u32>>;
@@ -254,43 +327,59 @@ pub(crate) fn check_crc(reader: impl Read, frame: &Frame) -> Result<()> {
     Ok(())
 }
 
-/// Decodes a checksummed payload held in memory, followed by a [`MissingSection`] when
-/// `with_section`.
+/// Which sections follow a payload's value: none, the missing section, or the missing
+/// section and a kind section.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Sections {
+    None,
+    Missing,
+    MissingAndKind,
+}
+
+/// A decoded payload: the value, then its sections when present.
+pub(crate) type Decoded<T, K> = (T, Option<MissingSection>, Option<K>);
+
+/// Decodes a checksummed payload held in memory, followed by the `sections` (a kind
+/// section of type `K`).
 ///
 /// (Not cancellable: slices decode several times faster than readers, and whoever holds
 /// the bytes in memory holds a model of a size that decodes quickly.)
 ///
 /// # Errors
 /// [`Error::CorruptModel`] for bytes that do not decode or trailing bytes.
-pub(crate) fn decode_slice<T: serde::de::DeserializeOwned>(
+pub(crate) fn decode_slice<T: serde::de::DeserializeOwned, K: serde::de::DeserializeOwned>(
     payload: &[u8],
-    with_section: bool,
-) -> Result<(T, Option<MissingSection>)> {
+    sections: Sections,
+) -> Result<Decoded<T, K>> {
     let decode = |e: postcard::Error| corrupt(format!("decode: {e}"));
     let (value, mut rest): (T, &[u8]) = postcard::take_from_bytes(payload).map_err(decode)?;
-    let mut section = None;
-    if with_section {
+    let (mut missing, mut kind) = (None, None);
+    if sections >= Sections::Missing {
         let (s, after): (MissingSection, &[u8]) =
             postcard::take_from_bytes(rest).map_err(decode)?;
-        (section, rest) = (Some(s), after);
+        (missing, rest) = (Some(s), after);
+    }
+    if sections == Sections::MissingAndKind {
+        let (s, after): (K, &[u8]) = postcard::take_from_bytes(rest).map_err(decode)?;
+        (kind, rest) = (Some(s), after);
     }
     if !rest.is_empty() {
         return Err(corrupt("trailing bytes after the model"));
     }
-    Ok((value, section))
+    Ok((value, missing, kind))
 }
 
 /// Decodes a checksummed payload of `len` bytes from a reader, without holding the bytes,
-/// followed by a [`MissingSection`] when `with_section`.
+/// followed by the `sections`.
 ///
 /// # Errors
 /// [`Error::CorruptModel`] for bytes that do not decode or trailing bytes,
 /// [`Error::Cancelled`].
-pub(crate) fn decode_reader<T: serde::de::DeserializeOwned>(
+pub(crate) fn decode_reader<T: serde::de::DeserializeOwned, K: serde::de::DeserializeOwned>(
     reader: impl Read,
     len: u64,
-    with_section: bool,
-) -> Result<(T, Option<MissingSection>)> {
+    sections: Sections,
+) -> Result<Decoded<T, K>> {
     let decode = |e: postcard::Error| unless_cancelled(corrupt(format!("decode: {e}")));
     let mut limited = Cancellable {
         inner: reader,
@@ -300,9 +389,15 @@ pub(crate) fn decode_reader<T: serde::de::DeserializeOwned>(
     .take(len);
     let mut scratch = vec![0u8; SCRATCH];
     let (value, _) = postcard::from_io::<T, _>((&mut limited, &mut scratch[..])).map_err(decode)?;
-    let section = if with_section {
+    let missing = if sections >= Sections::Missing {
         let (s, _) = postcard::from_io::<MissingSection, _>((&mut limited, &mut scratch[..]))
             .map_err(decode)?;
+        Some(s)
+    } else {
+        None
+    };
+    let kind = if sections == Sections::MissingAndKind {
+        let (s, _) = postcard::from_io::<K, _>((&mut limited, &mut scratch[..])).map_err(decode)?;
         Some(s)
     } else {
         None
@@ -310,7 +405,7 @@ pub(crate) fn decode_reader<T: serde::de::DeserializeOwned>(
     if limited.limit() != 0 {
         return Err(corrupt("trailing bytes after the model"));
     }
-    Ok((value, section))
+    Ok((value, missing, kind))
 }
 
 impl Forest {
@@ -331,14 +426,18 @@ impl Forest {
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let encode = |e: postcard::Error| Error::Internal(format!("encode: {e}"));
         let mut payload = postcard::to_stdvec(self).map_err(encode)?;
-        let section = missing_section(self.trees.iter(), self.beyond_v2());
+        let kind = self.kind_section();
+        let section = missing_section(self.trees.iter(), self.beyond_v2() || kind.is_some());
         if let Some(section) = &section {
             payload.extend(postcard::to_stdvec(section).map_err(encode)?);
         }
-        let version = if section.is_some() {
-            FORMAT_VERSION
-        } else {
-            FORMAT_VERSION_PLAIN
+        if let Some(kind) = &kind {
+            payload.extend(postcard::to_stdvec(kind).map_err(encode)?);
+        }
+        let version = match (&section, &kind) {
+            (_, Some(_)) => FORMAT_VERSION,
+            (Some(_), None) => FORMAT_VERSION_MISSING,
+            (None, None) => FORMAT_VERSION_PLAIN,
         };
         let mut out = Vec::with_capacity(HEADER + payload.len());
         out.extend_from_slice(&frame_header(
@@ -373,9 +472,18 @@ impl Forest {
             )));
         }
         check_crc(payload, &frame)?;
-        let (mut forest, section): (Forest, _) = decode_slice(payload, version == FORMAT_VERSION)?;
-        if let Some(section) = section {
+        let sections = match version {
+            FORMAT_VERSION_PLAIN => Sections::None,
+            FORMAT_VERSION_MISSING => Sections::Missing,
+            _ => Sections::MissingAndKind,
+        };
+        let (mut forest, missing, kind): Decoded<Forest, KindSection> =
+            decode_slice(payload, sections)?;
+        if let Some(section) = missing {
             attach_missing(forest.trees.iter_mut(), section)?;
+        }
+        if let Some(kind) = kind {
+            forest.attach_kind(kind)?;
         }
         validate_forest(&forest)?;
         Ok(forest)

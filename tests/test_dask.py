@@ -107,6 +107,34 @@ def test_replicate_regressor_from_dataframe_keeps_oob_and_feature_names(client):
     np.testing.assert_array_equal(again.predict(frame), local.predict(frame))
 
 
+def test_replicate_quantile_and_honest_forests_equal_local_fits(client):
+    # (the kinds of issue 25: kept leaf values travel with each part, honest rows are
+    # drawn from each tree's own stream wherever it grows)
+    X, _ = data(900, 5, seed=6)
+    y = X[:, 0] * 1.7 + np.sin(X[:, 1])
+    Xd, yd = chunked(X, y)
+
+    def make():
+        return of.SPORFRegressor(
+            n_estimators=12, random_state=0, store_leaf_values=True, honest_fraction=0.4
+        )
+
+    local = make().fit(X, y)
+    est = odask.fit(make(), Xd, yd, client=client, mode="replicate")
+    assert est._forest.to_bytes() == local._forest.to_bytes()
+    np.testing.assert_array_equal(est.predict_quantiles(X), local.predict_quantiles(X))
+    with pytest.raises(ValueError, match="store_leaf_values.*replicate"):
+        odask.fit(make(), Xd, yd, client=client, mode="partitions")
+    honest = odask.fit(
+        of.RandomForestClassifier(10, honest_fraction=0.5, random_state=0),
+        *chunked(*data()),
+        client=client,
+        mode="replicate",
+    )
+    local = of.RandomForestClassifier(10, honest_fraction=0.5, random_state=0).fit(*data())
+    assert honest._forest.to_bytes() == local._forest.to_bytes()
+
+
 def test_replicate_rotation_ensemble_equals_local_fit(client):
     X, y = data(600, 4, seed=6, n_classes=2)
     params = dict(

@@ -115,3 +115,46 @@ def _core_params():
         task="regression", projection=_core.Projection.family("axis"), seed=0, n_jobs=1,
         n_estimators=2,
     )  # fmt: skip
+
+
+def _corrupt(kind):
+    X = sparse.random(30, 6, density=0.4, format="csr", random_state=1)
+    if kind == "beyond":
+        X.indptr[3] = 10**9
+    elif kind == "decreasing":
+        X.indptr[3], X.indptr[4] = X.indptr[4], X.indptr[3] - 1
+    elif kind == "negative":
+        X.indptr[2] = -5
+    elif kind == "index":
+        X.indices[0] = 99
+    elif kind == "coo":
+        X = X.tocoo()
+        X.col[0] = 99
+    return X
+
+
+@posix
+@pytest.mark.parametrize("kind", ["beyond", "decreasing", "negative", "index", "coo"])
+def test_corrupt_sparse_arrays_are_value_errors_before_scipy_reads_them(kind):
+    # in a child: the failure mode was a segfault inside scipy's compiled routines
+    out = run_limited(
+        f"""
+        import pickle, sys
+        X = pickle.loads({pickle.dumps(_corrupt(kind))!r})
+        y = np.arange(30) % 2
+        good = of.RandomForestClassifier(n_estimators=2, random_state=0).fit(np.ones((30, 6)), y)
+        for call in (
+            lambda: of.RandomForestClassifier(n_estimators=2).fit(X, y),
+            lambda: good.predict(X),
+            lambda: of.RotationEnsembleClassifier(n_estimators=4, n_rotations=2).fit(X, y),
+        ):
+            try:
+                call()
+                print("accepted")
+            except ValueError as e:
+                print("ValueError", e)
+        """,
+        address_space_gib=4,
+    )
+    assert out.count("ValueError") == 3 and "accepted" not in out, out
+    assert "corrupt" in out, out

@@ -135,7 +135,7 @@ def test_no_nan_gives_the_model_of_the_nan_free_path():
         heavier_left = w[t.children_left[inner]] > w[t.children_right[inner]]
         np.testing.assert_array_equal(t.missing_go_to_left[inner], heavier_left)
     raw = est._forest.to_bytes()
-    assert struct.unpack("<I", raw[8:12])[0] == of.FORMAT_VERSION - 1
+    assert struct.unpack("<I", raw[8:12])[0] == 2  # the version before NaN support
     # NaN only in the test rows changes nothing in the model
     twin = of.SPORFClassifier(10, random_state=0, scaling=None).fit(X, y)
     twin.predict(Xm)
@@ -202,11 +202,12 @@ def test_save_load_round_trip_keeps_missing_sides(name, tmp_path):
     path = tmp_path / "m.of"
     est.save(path)
     data = path.read_bytes()
-    assert struct.unpack("<I", data[8:12])[0] == of.MODEL_FORMAT_VERSION
+    assert struct.unpack("<I", data[8:12])[0] == 2  # with the missing section
     back = of.load(path)
     np.testing.assert_array_equal(back.predict_proba(Xte), est.predict_proba(Xte))
-    # an older reader (version 1) would refuse the file by its version
-    assert of.MODEL_FORMAT_VERSION == 2
+    # an older reader (version 1) would refuse the file by its version (version 3 is
+    # written only for honest forests and forests that keep leaf values)
+    assert of.MODEL_FORMAT_VERSION == 3
 
 
 @pytest.mark.parametrize("name", ESTIMATORS)
@@ -274,7 +275,7 @@ def test_pickle_keeps_missing_sides():
     est = ESTIMATORS["rf"]().fit(Xtr, ytr)
     back = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(back.predict_proba(Xte), est.predict_proba(Xte))
-    assert struct.unpack("<I", est._forest.to_bytes()[8:12])[0] == of.FORMAT_VERSION
+    assert struct.unpack("<I", est._forest.to_bytes()[8:12])[0] == 3  # with the missing section
 
 
 def test_monotonic_constraints_refuse_missing_values_as_sklearn():

@@ -119,6 +119,18 @@ CASES = {
         "X = np.tile(X, (400, 1))",
         "clf.apply(X)",
     ),
+    "quantile-honest-fit": (
+        20000,
+        "",
+        "of.SPORFRegressor(n_estimators=400, n_jobs=2, honest_fraction=0.5, "
+        "store_leaf_values=True, random_state=0).fit(X, y)",
+    ),
+    "predict-quantiles-2-threads": (
+        2000,
+        "reg = of.RandomForestRegressor(n_estimators=50, n_jobs=2, store_leaf_values=True, "
+        "random_state=0).fit(X, y); X = np.tile(X, (400, 1))",
+        "reg.predict_quantiles(X)",
+    ),
     "rotation-fit-threads": (
         20000,
         "",

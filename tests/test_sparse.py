@@ -290,6 +290,12 @@ NOT_X = {
     "class_counts",
     "is_classifier",
     "in_bag_counts",
+    "honest_counts",
+    "honest_fraction",
+    "has_leaf_values",
+    # a regressor's with leaf values: tests/test_quantile_honest.py compares sparse and
+    # dense X, out of bag too
+    "predict_quantiles",
     "leaf_offsets",
     "leaf_boxes",
     "seed",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextvars
 import warnings
+from numbers import Real
 
 import numpy as np
 from scipy import sparse
@@ -460,3 +461,102 @@ class _RegressorMixin(RegressorMixin):
         X = est._validate_X_predict(X)
         raw = est._forest.predict(X, est._n_threads())
         return raw[:, 0] if raw.shape[1] == 1 and est._forest.n_targets == 1 else raw
+
+    # -- quantile regression forests ------------------------------------------------------
+    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
+        """Conditional quantiles of the target (quantile regression forests, Meinshausen
+        2006), from the training targets in the leaves each row reaches.
+
+        Needs a forest fitted with ``store_leaf_values=True``. Each tree gives the training
+        rows of the row's leaf their share of the leaf (bootstrap count x sample weight
+        over the leaf's total); the forest's weights are the mean over trees, and a
+        quantile is numpy's default ("linear") quantile of the targets repeated as often
+        as their weights say (extended to real weights): the definitions of the
+        quantile-forest package's ``predict(weighted_quantile=True,
+        weighted_leaves=True)``. The loops run in the core.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        quantiles : float or array-like of float, default=(0.05, 0.5, 0.95)
+            Quantiles in [0, 1].
+
+        Returns
+        -------
+        y_quantiles : ndarray of shape (n_samples, n_quantiles)
+            For a forest fitted on a 2-D y, shape (n_samples, n_outputs, n_quantiles); a
+            float ``quantiles`` drops the last axis.
+        """
+        est = self._fitted()
+        qs, scalar = _check_quantiles(quantiles)
+        X = est._validate_X_predict(X)
+        return est._quantile_layout(est._forest.predict_quantiles(X, qs, est._n_threads()), scalar)
+
+    def oob_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
+        """Out-of-bag quantiles of the training rows: each row's quantiles from the trees
+        whose bootstrap sample left it out (as :meth:`predict_quantiles` otherwise), for
+        calibrating intervals (conformalised quantile regression, see docs/quantile_honest.md).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The training rows of the fit, in their order.
+        quantiles : float or array-like of float, default=(0.05, 0.5, 0.95)
+
+        Returns
+        -------
+        y_quantiles : ndarray of shape (n_samples, n_quantiles)
+            As :meth:`predict_quantiles`; NaN for a row that every tree drew (with a
+            warning, as scikit-learn's OOB estimates).
+        """
+        est = self._fitted()
+        qs, scalar = _check_quantiles(quantiles)
+        X = est._validate_X_predict(X)
+        out = est._forest.predict_quantiles(X, qs, est._n_threads(), oob=True)
+        if np.isnan(out).any():
+            warn_missing_oob(np.zeros(1), stacklevel=3)
+        return est._quantile_layout(out, scalar)
+
+    def predict_interval(self, X, coverage=0.9):
+        """Prediction intervals from :meth:`predict_quantiles`: the ``(1 - coverage) / 2``
+        and ``(1 + coverage) / 2`` conditional quantiles.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        coverage : float in (0, 1), default=0.9
+            The nominal probability that the target lies in its interval.
+
+        Returns
+        -------
+        interval : ndarray of shape (n_samples, 2)
+            Lower and upper bounds; (n_samples, n_outputs, 2) for a 2-D y.
+        """
+        if not (isinstance(coverage, Real) and 0.0 < coverage < 1.0):
+            raise ValueError(f"coverage must be a float in (0, 1), got {coverage!r}")
+        half = (1.0 - float(coverage)) / 2.0
+        return self.predict_quantiles(X, (half, 1.0 - half))
+
+    def _quantile_layout(self, out, scalar):
+        """The core's (n_samples, n_outputs, n_quantiles) in the estimator's layout."""
+        if self._forest.n_targets == 1:
+            out = out[:, 0, :]
+        return out[..., 0] if scalar else out
+
+
+def _check_quantiles(quantiles):
+    """``quantiles`` as a list of floats in [0, 1], and whether it was one float.
+
+    Raises
+    ------
+    ValueError
+        For no quantiles, a quantile outside [0, 1] or NaN, or values that are not numbers.
+    """
+    scalar = isinstance(quantiles, Real)
+    try:
+        qs = np.asarray([quantiles] if scalar else quantiles, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"quantiles must be floats in [0, 1], got {quantiles!r}") from None
+    if qs.ndim != 1 or qs.size == 0 or not np.all((qs >= 0.0) & (qs <= 1.0)):
+        raise ValueError(f"quantiles must be floats in [0, 1], got {quantiles!r}")
+    return qs.tolist(), scalar

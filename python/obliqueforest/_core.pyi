@@ -112,6 +112,8 @@ class ForestParams:
         ccp_alpha: float,
         n_jobs: int,
         n_outputs: Optional[int] = None,
+        honest_fraction: float = 0.0,
+        store_leaf_values: bool = False,
     ) -> None: ...
     def with_seed(self, seed: int) -> ForestParams:
         """The same parameters with another seed."""
@@ -167,7 +169,13 @@ class Forest:
         """A new forest holding the given trees (in the given order)."""
     @property
     def n_bytes(self) -> int:
-        """Memory held by the trees and their prediction layout, in bytes."""
+        """Memory held by the trees, their prediction layout and kept leaf values, in bytes."""
+    @property
+    def has_leaf_values(self) -> bool:
+        """Whether the forest keeps its leaves' training targets (``store_leaf_values``)."""
+    @property
+    def honest_fraction(self) -> float:
+        """The fraction of each tree's rows that filled its leaves (0: not honest)."""
     @property
     def n_trees(self) -> int: ...
     @property
@@ -196,6 +204,15 @@ class Forest:
     def in_bag_counts(self, tree: int, n_samples: int) -> npt.NDArray[np.uint32]:
         """How often tree ``tree`` drew each of the ``n_samples`` training rows (recomputed
         from its seed; all ones without bootstrap), shape (n_samples,)."""
+    def honest_counts(self, tree: int, n_samples: int) -> npt.NDArray[np.uint32]:
+        """The part of :meth:`in_bag_counts` in tree ``tree``'s honest part (the rows that
+        filled its leaves); zeros for a forest that is not honest."""
+    def predict_quantiles(
+        self, X: CoreX, quantiles: list[float], n_jobs: int = 1, oob: bool = False
+    ) -> npt.NDArray[np.float64]:
+        """Conditional quantiles (a forest grown with ``store_leaf_values``), shape
+        (n_samples, n_targets, len(quantiles)); with ``oob``, the out-of-bag quantiles of
+        the training rows ``X`` (in order), NaN for a row no tree left out."""
     def decision_path(
         self, X: CoreX, n_jobs: int = 1
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:

@@ -462,15 +462,41 @@ class PerTreeMixin:
     def estimators_samples_(self):
         """The in-bag rows of each tree: a list of n_estimators index arrays (ascending, a row
         repeated as often as the bootstrap drew it; every row once without bootstrap).
-        Recomputed from the trees' seeds, not stored."""
+        Recomputed from the trees' seeds, not stored. For an honest forest these are both
+        parts, :attr:`structure_indices_` and :attr:`honest_indices_`."""
+        return self._rows_of_trees(
+            "estimators_samples_", lambda core, t, n: core.in_bag_counts(t, n)
+        )
+
+    @property
+    def honest_indices_(self):
+        """The honest rows of each tree (``honest_fraction > 0``): the rows that filled its
+        leaves and that its split search never saw, as :attr:`estimators_samples_` lists
+        rows (a list of index arrays, ascending, a row repeated as often as the bootstrap
+        drew it); empty arrays for a forest that is not honest. Recomputed from the trees'
+        seeds, not stored."""
+        return self._rows_of_trees("honest_indices_", lambda core, t, n: core.honest_counts(t, n))
+
+    @property
+    def structure_indices_(self):
+        """The rows each tree's split search saw: :attr:`estimators_samples_` less
+        :attr:`honest_indices_`."""
+
+        def structure(core, t, n):
+            return core.in_bag_counts(t, n) - core.honest_counts(t, n)
+
+        return self._rows_of_trees("structure_indices_", structure)
+
+    def _rows_of_trees(self, name, counts_of):
+        """Per tree, the training rows repeated ``counts_of(core, tree, n_samples)`` times."""
         est = self._fitted()
         est._check_trees()
         n = getattr(est, "_n_samples_fit", None)
         if n is None:
             raise AttributeError(
-                "estimators_samples_ needs the number of training rows, which this model "
+                f"{name} needs the number of training rows, which this model "
                 "does not record (fitted on a cluster in partitions mode, or saved by an "
                 "older version)"
             )
         rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # scikit-learn's dtype
-        return [np.repeat(rows, core.in_bag_counts(t, n)) for core, t in est._tree_sources()]
+        return [np.repeat(rows, counts_of(core, t, n)) for core, t in est._tree_sources()]

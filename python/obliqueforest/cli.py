@@ -319,14 +319,18 @@ def _prediction_matrix(est, table, target):
     return table.numeric_matrix()
 
 
-def _predict(est, X, proba):
+def _predict(est, X, proba, quantiles=None):
     from . import ForestError
 
     try:
         with warnings.catch_warnings():
             # the columns were matched by name above; the model need not check them again
             warnings.filterwarnings("ignore", message="X does not have valid feature names")
-            return est.predict(X), (est.predict_proba(X) if proba else None)
+            pred = est.predict(X)
+            extra = est.predict_proba(X) if proba else None
+            if quantiles is not None:
+                extra = est.predict_quantiles(X, quantiles)
+            return pred, extra
     except (ForestError, ValueError) as e:
         raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
 
@@ -342,16 +346,31 @@ def _cmd_predict(args):
         raise CLIError("--proba needs a classifier; this model is a regressor")
     if args.proba and isinstance(est.classes_, list):
         raise CLIError("--proba is for single-output classifiers; this model has several")
+    forest = getattr(est, "_forest", None)
+    if args.quantiles is not None and not (
+        _is_regressor(est) and forest is not None and forest.has_leaf_values
+    ):
+        raise CLIError(
+            "--quantiles needs a regressor fitted with -p store_leaf_values=True (quantile "
+            "regression forest)"
+        )
     table = read_table(args.data)
     X = _prediction_matrix(est, table, args.target)
-    pred, proba = _predict(est, X, args.proba)
+    pred, extra = _predict(est, X, args.proba, args.quantiles)
     if pred.ndim == 2:  # several outputs: one column each
         names, columns = [f"prediction_{k}" for k in range(pred.shape[1])], list(pred.T)
     else:
         names, columns = ["prediction"], [pred]
     if args.proba:
         names += [f"proba_{c}" for c in est.classes_]
-        columns += list(proba.T)
+        columns += list(extra.T)
+    if args.quantiles is not None:
+        if pred.ndim == 2:  # (n, outputs, quantiles)
+            names += [f"q{q:g}_{k}" for k in range(pred.shape[1]) for q in args.quantiles]
+            columns += list(extra.reshape(len(pred), -1).T)
+        else:
+            names += [f"q{q:g}" for q in args.quantiles]
+            columns += list(extra.T)
     write_csv(args.out, names, columns)
     if args.out != "-":
         print(f"wrote {len(pred)} predictions to {args.out}", file=sys.stderr)
@@ -442,6 +461,18 @@ def _cmd_embed(args):
 # ---------------------------------------------------------------------------------------
 # argument parsing and entry point
 # ---------------------------------------------------------------------------------------
+
+
+def _quantile_list(text):
+    try:
+        values = [float(v) for v in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected numbers such as 0.05,0.95, got {text!r}"
+        ) from None
+    if not all(0.0 <= v <= 1.0 for v in values):
+        raise argparse.ArgumentTypeError(f"quantiles must be in [0, 1], got {text!r}")
+    return values
 
 
 def _n_jobs(text):
@@ -539,6 +570,13 @@ def build_parser():
     p.add_argument("--out", "-o", default="-", metavar="PRED.csv", help="output CSV (default -)")
     p.add_argument("--target", metavar="COL", help="target column to drop if present")
     p.add_argument("--proba", action="store_true", help="also write class probabilities")
+    p.add_argument(
+        "--quantiles",
+        type=_quantile_list,
+        metavar="Q,...",
+        help="also write conditional quantiles, e.g. 0.05,0.5,0.95 (a regressor fitted with "
+        "-p store_leaf_values=True)",
+    )
     p.set_defaults(func=_cmd_predict)
 
     p = sub.add_parser("evaluate", help="k-fold cross-validation of a forest on a table")

@@ -163,6 +163,12 @@ def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
         raise ValueError(
             "rotation ensembles rank rotations on all rows; fit them with mode='replicate'"
         )
+    if mode == "partitions" and getattr(estimator, "store_leaf_values", False):
+        raise ValueError(
+            "store_leaf_values keeps the training rows of each leaf by their index in the "
+            "whole training set, which sub-bagging on partitions does not see; fit with "
+            "mode='replicate'"
+        )
     if mode == "replicate":
         if not local:
             X, y, sample_weight = dask.compute(X, y, sample_weight)

@@ -533,3 +533,23 @@ class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
         est = self._fitted()
         mean = est._mean_prediction(X)
         return mean[:, 0] if est.n_outputs_ == 1 else mean
+
+    def predict_quantiles(self, X, quantiles=(0.05, 0.5, 0.95)):
+        """Not available for rotation ensembles.
+
+        A quantile regression forest weighs training rows by the leaves a row reaches in
+        every tree; a rotation ensemble's trees grow on differently rotated copies of the
+        data, in micro-forests and their completions, which would need the leaf values of
+        every rotation's forests gathered across rotations. Use a forest regressor with
+        ``store_leaf_values=True`` (``RandomForestRegressor``, ``SPORFRegressor``, ...).
+
+        Raises
+        ------
+        NotImplementedError
+            Always.
+        """
+        raise NotImplementedError(
+            "RotationEnsembleRegressor does not predict quantiles; use RandomForestRegressor, "
+            "SPORFRegressor, ObliqueForestRegressor or MORFRegressor with "
+            "store_leaf_values=True"
+        )

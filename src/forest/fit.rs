@@ -11,7 +11,7 @@ use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
 use crate::sparse::Features;
 use crate::threads::thread_pool;
-use crate::tree::{Grower, Tree, Workspace};
+use crate::tree::{Fill, Grower, Tree, Workspace};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -118,6 +118,15 @@ pub(crate) fn prepare<'a, 'x: 'a>(
                 .into(),
         ));
     }
+    // an honest leaf's value comes from rows the constrained split search did not see, so
+    // the constraints' bounds would not hold
+    if params.honest_fraction > 0.0 && !cfg.monotonic_cst.is_empty() {
+        return Err(Error::InvalidInput(
+            "monotonic_cst is not supported with honest_fraction > 0 (honest leaf values \
+             come from rows the constrained split search did not see)"
+                .into(),
+        ));
+    }
     // explicit projections have their weights halved when sums could overflow
     // (`FeatureMatrix::keep_sums_finite`); stored descriptors cannot be, so refuse instead
     // of growing trees that cannot split
@@ -168,17 +177,35 @@ fn check_poisson_targets(y: &Targets) -> Result<()> {
     Ok(())
 }
 
-/// Grows tree `t`; returns it with its out-of-bag rows when OOB is requested.
+/// Grows tree `t` (pruned, then filled: an honest tree's leaf values from its honest
+/// rows, the leaves' rows when the forest keeps them); returns it with its out-of-bag rows
+/// when OOB is requested.
 fn grow_one(
     data: &FitData<'_>,
     grower: &Grower<'_>,
     t: usize,
     ws: &mut Workspace,
 ) -> (Tree, Option<Vec<u32>>) {
-    let (weights, counts) = tree_sample(data, t);
+    let sample = tree_sample(data, t);
     let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
-    let tree = prune_cost_complexity(grower.grow(&weights, &mut rng, ws), data.params.ccp_alpha);
-    let oob = counts.filter(|_| data.params.oob).map(|counts| {
+    let keep_rows = data.params.store_leaf_values;
+    let honest = sample.honest.is_some();
+    let fill_weights = sample.fill_weights();
+    let fill = (honest || keep_rows).then(|| Fill {
+        weights: &fill_weights,
+        values: honest,
+        keep_rows,
+        multiplicity: sample.multiplicity.as_deref(),
+    });
+    let alpha = data.params.ccp_alpha;
+    let tree = grower.grow(
+        &sample.structure_weights(),
+        fill.as_ref(),
+        |tree| prune_cost_complexity(tree, alpha),
+        &mut rng,
+        ws,
+    );
+    let oob = sample.counts.filter(|_| data.params.oob).map(|counts| {
         counts
             .iter()
             .enumerate()

@@ -2,7 +2,7 @@
 //! bound, leaf ids under replacement rules (the autoencoder's decoder), the rows each tree
 //! drew, and importances.
 
-use super::sampling::bootstrap_counts;
+use super::sampling::{bootstrap_counts, honest_mask};
 use super::Forest;
 use crate::error::{Error, Result};
 use crate::projection::ProjRef;
@@ -217,6 +217,30 @@ impl Forest {
             n_samples,
             cfg.n_draws,
         ))
+    }
+
+    /// How often tree `tree` drew each of the `n_samples` training rows into its honest
+    /// part, the rows that filled its leaves instead of growing it (see
+    /// [`Forest::in_bag_counts`], of which these are a part), recomputed from the tree's
+    /// seed; all zeros for a forest that is not honest.
+    ///
+    /// # Errors
+    /// As [`Forest::in_bag_counts`].
+    pub fn honest_counts(&self, tree: usize, n_samples: usize) -> Result<Vec<u32>> {
+        let mut counts = self.in_bag_counts(tree, n_samples)?;
+        let fraction = self.params.honest_fraction;
+        if fraction == 0.0 {
+            counts.fill(0);
+            return Ok(counts);
+        }
+        let drawn = self.params.bootstrap.then_some(&counts[..]);
+        let mask = honest_mask(self.params.seed, tree, n_samples, drawn, fraction);
+        for (c, honest) in counts.iter_mut().zip(mask) {
+            if !honest {
+                *c = 0;
+            }
+        }
+        Ok(counts)
     }
 
     /// The nodes each row passes through, as a CSR indicator over the forest's nodes

@@ -6,8 +6,15 @@
 //! accessors; `fit.rs` checks a fit's data and grows trees in the fit's pool; `sampling.rs`
 //! says which rows each tree sees and with what weight (bootstrap counts, class balance);
 //! `oob.rs` keeps the out-of-bag estimates; `predict.rs` walks rows through the trees
-//! (predictions, leaves); `inspect.rs` explains a fitted forest (paths, boxes, rules,
-//! importances, in-bag rows).
+//! (predictions, leaves); `quantiles.rs` predicts conditional quantiles from the training
+//! targets the leaves keep (quantile regression forests); `inspect.rs` explains a fitted
+//! forest (paths, boxes, rules, importances, in-bag and honest rows).
+//!
+//! Kinds of forest differ in values chosen at fit, never in a copy of the builder: how
+//! each tree samples rows (`sampling.rs`: the bootstrap, and for honest forests the split
+//! of a tree's rows into a structure part and an honest part that fills the leaves), and
+//! what a leaf keeps (its value, recomputed from the honest rows for honest trees; its
+//! rows, for forests grown with `store_leaf_values`, with the targets once per forest).
 //!
 //! The data path of a fit: [`Forest::fit`] → `fit::prepare` (parameters checked
 //! against the data, targets and weights checked, X read once into a
@@ -20,10 +27,13 @@ mod fit;
 mod inspect;
 mod oob;
 mod predict;
+mod quantiles;
 mod sampling;
 
 pub(crate) use fit::{grow_trees, prepare, FitData};
 pub use oob::OobPrediction;
+pub use quantiles::LeafTargets;
+pub(crate) use quantiles::QuantileOrder;
 
 use crate::error::{Error, Result};
 use crate::limits;
@@ -46,6 +56,14 @@ pub struct Forest {
     /// The prediction layout, built on first use (not serialized: derived from `trees`).
     #[serde(skip)]
     pub(crate) packed: OnceLock<Vec<PackedTree>>,
+    /// The training targets the leaves' rows refer to, when the forest keeps leaf values
+    /// (`store_leaf_values`); the formats carry it in their kind section.
+    #[serde(skip)]
+    pub(crate) leaf_targets: Option<LeafTargets>,
+    /// The targets of each output in ascending order, built on first use by the quantile
+    /// predictions (derived from `leaf_targets`).
+    #[serde(skip)]
+    pub(crate) quantile_order: OnceLock<QuantileOrder>,
 }
 
 /// Two forests are equal when they hold the same trees grown with the same parameters
@@ -62,6 +80,7 @@ impl PartialEq for Forest {
             ..b.clone()
         } && self.n_features == other.n_features
             && self.trees == other.trees
+            && self.leaf_targets == other.leaf_targets
     }
 }
 
@@ -112,6 +131,8 @@ impl Forest {
             trees: Vec::new(),
             oob: None,
             packed: OnceLock::new(),
+            leaf_targets: LeafTargets::of(data),
+            quantile_order: OnceLock::new(),
         };
         forest.grow(data, data.params.n_estimators, progress)?;
         forest.packed(); // lay out for prediction now, not inside the first predict call
@@ -160,6 +181,13 @@ impl Forest {
         // rebuilds a record first when one is wanted)
         params.oob &= self.oob.is_some();
         let data = prepare(&params, x, y, sample_weight)?;
+        if LeafTargets::of(&data) != self.leaf_targets {
+            return Err(Error::InvalidInput(
+                "a warm start of a forest that keeps leaf values (store_leaf_values) needs \
+                 the training data of its first fit: the targets or sample weights differ"
+                    .into(),
+            ));
+        }
         self.params.n_jobs = params.n_jobs;
         self.params.ccp_alpha = params.ccp_alpha;
         self.params.monotonic_cst.clone_from(&params.monotonic_cst);
@@ -176,7 +204,7 @@ impl Forest {
     ) -> Result<()> {
         let first = self.trees.len();
         let descriptors = data.params.projection.descriptors();
-        let held = self.trees.iter().map(limits::tree_bytes).sum();
+        let held = self.n_bytes();
         let grown = grow_trees(data, first..first + n_more, held, progress)?;
         let n = data.x.n_samples;
         let k = data.cfg.n_outputs;
@@ -200,6 +228,18 @@ impl Forest {
         self.trees.extend(grown.into_iter().map(|(t, _)| t));
         self.packed = OnceLock::new();
         Ok(())
+    }
+
+    /// Memory held by the trees, their prediction layout and the kept leaf values, in bytes.
+    pub fn n_bytes(&self) -> u64 {
+        let trees: u64 = self.trees.iter().map(limits::tree_bytes).sum();
+        trees + self.leaf_targets.as_ref().map_or(0, LeafTargets::n_bytes)
+    }
+
+    /// The training targets (and sample weights) the leaves' rows refer to, for a forest
+    /// grown with `store_leaf_values`.
+    pub fn leaf_targets(&self) -> Option<&LeafTargets> {
+        self.leaf_targets.as_ref()
     }
 
     /// The parameters the forest was grown with.
@@ -276,6 +316,8 @@ impl Forest {
             trees,
             oob: None,
             packed: OnceLock::new(),
+            leaf_targets: self.leaf_targets.clone(),
+            quantile_order: OnceLock::new(),
         })
     }
 
@@ -312,15 +354,65 @@ impl Forest {
             .projection
             .check(self.n_features)
             .map_err(|e| Error::CorruptModel(e.to_string()))?;
+        if !(0.0..1.0).contains(&self.params.honest_fraction) {
+            return Err(Error::CorruptModel(format!(
+                "honest_fraction {} is outside [0, 1)",
+                self.params.honest_fraction
+            )));
+        }
+        let n_rows = self.validate_leaf_targets()?;
         for t in &self.trees {
             if t.n_outputs != self.n_outputs() {
                 return Err(Error::CorruptModel("tree output width".into()));
             }
             t.validate(self.n_features, self.descriptors())?;
+            match (&t.leaf_rows, n_rows) {
+                (Some(rows), Some(n)) => rows.validate(t.n_leaves(), n)?,
+                (None, None) => {}
+                _ => {
+                    return Err(Error::CorruptModel(
+                        "leaf rows without the forest's targets, or a tree without them".into(),
+                    ))
+                }
+            }
         }
         Ok(())
+    }
+
+    /// Checks the kept targets against the parameters: present exactly when the forest
+    /// keeps leaf values (a regression forest), n × outputs finite targets, sample weights
+    /// finite and non-negative (none, or one per row). Returns the number of rows.
+    fn validate_leaf_targets(&self) -> Result<Option<usize>> {
+        let corrupt = |m: &str| Err(Error::CorruptModel(format!("leaf values: {m}")));
+        let Some(t) = &self.leaf_targets else {
+            return if self.params.store_leaf_values {
+                corrupt("the targets are missing")
+            } else {
+                Ok(None)
+            };
+        };
+        if !self.params.store_leaf_values || self.params.task.is_classification() {
+            return corrupt("targets kept by a forest that does not keep leaf values");
+        }
+        let k = self.params.task.n_targets();
+        if t.y.is_empty() || t.y.len() % k != 0 || !t.y.iter().all(|v| v.is_finite()) {
+            return corrupt("the targets are not n × outputs finite values");
+        }
+        let n = t.y.len() / k;
+        if !(t.sample_weight.is_empty() || t.sample_weight.len() == n)
+            || !t.sample_weight.iter().all(|w| w.is_finite() && *w >= 0.0)
+        {
+            return corrupt("sample weights are not one finite, non-negative value per row");
+        }
+        if n > u32::MAX as usize {
+            return corrupt("more rows than a leaf can name");
+        }
+        Ok(Some(n))
     }
 }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod kinds_tests;

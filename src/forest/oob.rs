@@ -53,36 +53,13 @@ impl Forest {
             });
         }
         let x = x.into();
-        let (n, k, n_trees) = (x.nrows(), self.n_outputs(), self.trees.len());
-        // bit (t, i): row i is out of tree t's bootstrap sample
-        let words = n.div_ceil(64);
-        let out_of_bag_of = |t: usize| -> Result<Vec<u64>> {
-            cancel::check()?;
-            let mut bits = vec![0u64; words];
-            for (i, &c) in self.in_bag_counts(t, n)?.iter().enumerate() {
-                if c == 0 {
-                    bits[i / 64] |= 1 << (i % 64);
-                }
-            }
-            Ok(bits)
-        };
-        let threads = n_threads(Some(n_jobs))?;
-        let out_of_bag: Vec<Vec<u64>> = if threads == 1 {
-            (0..n_trees).map(out_of_bag_of).collect::<Result<_>>()?
-        } else {
-            let carried = cancel::carry();
-            cancel::install(&*thread_pool(threads)?, || {
-                (0..n_trees)
-                    .into_par_iter()
-                    .map(|t| carried.run(|| out_of_bag_of(t)))
-                    .collect::<Result<_>>()
-            })?
-        };
+        let (n, k) = (x.nrows(), self.n_outputs());
+        let out_of_bag = self.out_of_bag_bits(n, n_jobs)?;
         // per row: k sums, then the count of trees
         let sums = self.per_block(x, k + 1, n_jobs, |start, rows, out| {
             self.leaves_of_block(rows, |t, r, leaf| {
                 let i = start + r;
-                if out_of_bag[t][i / 64] >> (i % 64) & 1 == 1 {
+                if is_out_of_bag(&out_of_bag, t, i) {
                     let out = &mut out[r * (k + 1)..(r + 1) * (k + 1)];
                     for (s, v) in out.iter_mut().zip(self.trees[t].leaf_value(leaf)) {
                         *s += v;
@@ -103,4 +80,42 @@ impl Forest {
         self.params.oob = true;
         Ok(())
     }
+
+    /// Per tree, a bitset over the `n` training rows: bit i is set when row i is out of the
+    /// tree's bootstrap sample ([`Forest::in_bag_counts`], recomputed from its seed).
+    ///
+    /// # Errors
+    /// As [`Forest::in_bag_counts`]; `n_jobs == 0`; cancellation.
+    pub(crate) fn out_of_bag_bits(&self, n: usize, n_jobs: i64) -> Result<Vec<Vec<u64>>> {
+        let words = n.div_ceil(64);
+        let out_of_bag_of = |t: usize| -> Result<Vec<u64>> {
+            cancel::check()?;
+            let mut bits = vec![0u64; words];
+            for (i, &c) in self.in_bag_counts(t, n)?.iter().enumerate() {
+                if c == 0 {
+                    bits[i / 64] |= 1 << (i % 64);
+                }
+            }
+            Ok(bits)
+        };
+        let n_trees = self.trees.len();
+        let threads = n_threads(Some(n_jobs))?;
+        if threads == 1 {
+            (0..n_trees).map(out_of_bag_of).collect()
+        } else {
+            let carried = cancel::carry();
+            cancel::install(&*thread_pool(threads)?, || {
+                (0..n_trees)
+                    .into_par_iter()
+                    .map(|t| carried.run(|| out_of_bag_of(t)))
+                    .collect()
+            })
+        }
+    }
+}
+
+/// Whether row `i` is out of tree `t`'s bootstrap sample in [`Forest::out_of_bag_bits`].
+#[inline]
+pub(crate) fn is_out_of_bag(bits: &[Vec<u64>], t: usize, i: usize) -> bool {
+    bits[t][i / 64] >> (i % 64) & 1 == 1
 }

@@ -1,6 +1,16 @@
 //! Which rows each tree grows on, and with what weight: the bootstrap sample (drawn from
 //! the tree's own stream, so it can be recomputed from the seed), scikit-learn's
-//! "balanced_subsample" class weights over it, and the sample weights.
+//! "balanced_subsample" class weights over it, and the sample weights; for an honest
+//! forest, which of the tree's rows grow its structure and which fill its leaves.
+//!
+//! Honest trees (Wager & Athey 2018): the rows a tree draws (bootstrap count > 0, or every
+//! row without bootstrap) are split at random, from the tree's own `Honest` stream, into a
+//! structure part, which alone the split search sees, and an honest part of
+//! `round(honest_fraction × drawn)` rows (at least one of each part when two rows or more
+//! are drawn), which fills the leaves once the tree is grown. Both keep their weights
+//! (bootstrap count × sample weight × class weight). The split depends on the seed, the
+//! tree and the number of rows only, so a tree's honest rows can be recomputed
+//! ([`honest_mask`]).
 
 use super::FitData;
 use crate::data::Targets;
@@ -53,14 +63,107 @@ fn balance_classes(weights: &mut [f64], counts: &[u32], slots: &[u32], k: usize,
     }
 }
 
-/// Tree `t`'s row weights (bootstrap counts × sample weights × "balanced_subsample" class
-/// weights) and, when it draws a bootstrap sample, its counts. A bootstrap sample whose
-/// drawn rows all have zero weight (sparse sample weights) would grow an empty tree: such a
-/// tree sees every row with its own weight instead.
-pub(super) fn tree_sample(data: &FitData<'_>, t: usize) -> (Vec<f64>, Option<Vec<u32>>) {
+/// Which of the `drawn` rows (`counts[i] > 0`, or every row when `counts` is `None`) of
+/// tree `t` of a forest seeded `seed` are honest: a partial Fisher-Yates shuffle of the
+/// drawn rows, in ascending order, from the tree's `Honest` stream picks
+/// `round(fraction × drawn)` of them, clamped to leave at least one row in each part when
+/// two or more are drawn (none when fewer). The one place the honest split is drawn:
+/// growing a tree and [`Forest::honest_counts`] both call it.
+pub(super) fn honest_mask(
+    seed: u64,
+    t: usize,
+    n: usize,
+    counts: Option<&[u32]>,
+    fraction: f64,
+) -> Vec<bool> {
+    let mut drawn: Vec<u32> = match counts {
+        Some(c) => (0..n as u32).filter(|&i| c[i as usize] > 0).collect(),
+        None => (0..n as u32).collect(),
+    };
+    let m = drawn.len();
+    let n_honest = if m < 2 {
+        0
+    } else {
+        ((fraction * m as f64).round() as usize).clamp(1, m - 1)
+    };
+    let mut rng = Rng::for_tree(seed, t as u64, Purpose::Honest);
+    let mut mask = vec![false; n];
+    for i in 0..n_honest {
+        let j = i + rng.below(m - i);
+        drawn.swap(i, j);
+        mask[drawn[i] as usize] = true;
+    }
+    mask
+}
+
+/// The rows one tree sees: their weights in the tree, its bootstrap counts, and, for an
+/// honest tree, which rows fill its leaves instead of growing it.
+pub(super) struct TreeSample {
+    /// Bootstrap count × sample weight × "balanced_subsample" class weight of every row.
+    pub(super) weights: Vec<f64>,
+    /// Bootstrap counts, when the forest draws a bootstrap sample.
+    pub(super) counts: Option<Vec<u32>>,
+    /// How often each row counts in its weight: the bootstrap counts, unless the tree
+    /// sees every row once (no bootstrap, or the fallback below).
+    pub(super) multiplicity: Option<Vec<u32>>,
+    /// Honest trees: the rows that fill the leaves (the split search gives them no weight).
+    pub(super) honest: Option<Vec<bool>>,
+}
+
+impl TreeSample {
+    /// The weights the split search sees: the structure part's (every row's weight when
+    /// the tree is not honest).
+    pub(super) fn structure_weights(&self) -> std::borrow::Cow<'_, [f64]> {
+        match &self.honest {
+            None => std::borrow::Cow::Borrowed(&self.weights),
+            Some(h) => self.part(h, false).into(),
+        }
+    }
+
+    /// The weights of the rows that fill the leaves: the honest part's, or every row's.
+    pub(super) fn fill_weights(&self) -> std::borrow::Cow<'_, [f64]> {
+        match &self.honest {
+            None => std::borrow::Cow::Borrowed(&self.weights),
+            Some(h) => self.part(h, true).into(),
+        }
+    }
+
+    fn part(&self, honest: &[bool], side: bool) -> Vec<f64> {
+        self.weights
+            .iter()
+            .zip(honest)
+            .map(|(&w, &h)| if h == side { w } else { 0.0 })
+            .collect()
+    }
+}
+
+/// Tree `t`'s rows ([`TreeSample`]): weights (bootstrap counts × sample weights ×
+/// "balanced_subsample" class weights), bootstrap counts, and the honest split when the
+/// forest is honest. A bootstrap sample whose drawn rows all have zero weight (sparse
+/// sample weights) would grow an empty tree: such a tree sees every row with its own
+/// weight instead.
+pub(super) fn tree_sample(data: &FitData<'_>, t: usize) -> TreeSample {
+    let (weights, counts, fallback) = weighted_sample(data, t);
+    let fraction = data.cfg.honest_fraction;
+    let honest = (fraction > 0.0).then(|| {
+        let n = data.x.n_samples;
+        honest_mask(data.params.seed, t, n, counts.as_deref(), fraction)
+    });
+    let multiplicity = counts.clone().filter(|_| !fallback);
+    TreeSample {
+        weights,
+        counts,
+        multiplicity,
+        honest,
+    }
+}
+
+/// The weights of [`tree_sample`], its bootstrap counts, and whether the fallback to every
+/// row applied.
+fn weighted_sample(data: &FitData<'_>, t: usize) -> (Vec<f64>, Option<Vec<u32>>, bool) {
     let mut weights = data.sample_weight.clone();
     if !data.params.bootstrap {
-        return (weights, None);
+        return (weights, None, false);
     }
     let n = data.x.n_samples;
     let counts = bootstrap_counts(data.params.seed, t, n, data.cfg.n_draws);
@@ -79,8 +182,9 @@ pub(super) fn tree_sample(data: &FitData<'_>, t: usize) -> (Vec<f64>, Option<Vec
     for (w, &c) in weights.iter_mut().zip(&counts) {
         *w *= c as f64;
     }
-    if weights.iter().all(|&w| w == 0.0) {
+    let fallback = weights.iter().all(|&w| w == 0.0);
+    if fallback {
         weights.clone_from(&data.sample_weight);
     }
-    (weights, Some(counts))
+    (weights, Some(counts), fallback)
 }

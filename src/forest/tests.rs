@@ -9,9 +9,13 @@ use crate::projection::{
 use crate::rng::Rng;
 use ndarray::Array2;
 
+/// n rows of p features uniform in [-1, 1) from `rng`.
+pub(super) fn uniform_x(rng: &mut Rng, n: usize, p: usize) -> Array2<f32> {
+    Array2::from_shape_fn((n, p), |_| (rng.unit() * 2.0 - 1.0) as f32)
+}
+
 fn data(n: usize, p: usize, seed: u64) -> (Array2<f32>, Vec<f64>) {
-    let mut rng = Rng::from_seed(seed);
-    let x = Array2::from_shape_fn((n, p), |_| (rng.unit() * 2.0 - 1.0) as f32);
+    let x = uniform_x(&mut Rng::from_seed(seed), n, p);
     let y = x
         .rows()
         .into_iter()
@@ -284,7 +288,10 @@ fn missing_values_learn_a_side_and_every_walk_follows_it() {
         }
         // the directions survive the bytes, which carry the next format version
         let bytes = f.to_bytes().unwrap();
-        assert_eq!(bytes[8..12], crate::FORMAT_VERSION.to_le_bytes());
+        assert_eq!(
+            bytes[8..12],
+            crate::serialize::FORMAT_VERSION_MISSING.to_le_bytes()
+        );
         let back = Forest::from_bytes(&bytes).unwrap();
         assert!(back == f);
         assert_eq!(back.predict(x.view(), 1).unwrap(), proba);
@@ -330,10 +337,10 @@ fn missing_directions_in_bytes_are_validated_and_absent_without_nan() {
     }
     // an older reader refuses the version with the section by its number
     let mut newer = f.to_bytes().unwrap();
-    newer[8] = 4;
+    newer[8] = 5;
     assert!(matches!(
         Forest::from_bytes(&newer),
-        Err(Error::UnsupportedVersion { found: 4, .. })
+        Err(Error::UnsupportedVersion { found: 5, .. })
     ));
 }
 

@@ -66,7 +66,34 @@ fn check_forest(header: &Header, forest: &Forest, what: &str) -> Result<()> {
             ),
         ));
     }
+    check_kind(header, forest, what)?;
     check_projection(header, &forest.params().projection)
+}
+
+/// The header's `honest_fraction` and `store_leaf_values`, when it has them, against the
+/// forest's (carried by its kind section).
+fn check_kind(header: &Header, forest: &Forest, what: &str) -> Result<()> {
+    let p = forest.params();
+    for (k, v) in &header.params {
+        let agrees = match (k.as_str(), v) {
+            ("honest_fraction", Param::Value(Value::Float(f))) => *f == p.honest_fraction,
+            ("honest_fraction", Param::Value(Value::Int(i))) => *i as f64 == p.honest_fraction,
+            ("store_leaf_values", Param::Value(Value::Bool(b))) => *b == p.store_leaf_values,
+            ("honest_fraction" | "store_leaf_values", _) => false,
+            _ => true,
+        };
+        if !agrees {
+            return Err(field(
+                k,
+                format!(
+                    "the header says {v:?}, the {what} has honest_fraction {} and \
+                     store_leaf_values {}",
+                    p.honest_fraction, p.store_leaf_values
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn n_estimators_param(header: &Header) -> Option<i64> {

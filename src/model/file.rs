@@ -1,6 +1,7 @@
 //! Reading and writing model files: the frame ([`crate::serialize`]) around a postcard
 //! payload of a [`ModelFile`], streamed both ways (the forests are never copied into a
-//! buffer), and the missing-value section of version 2. Files are read from regular files
+//! buffer), the missing-value section of versions 2 and 3, and the kind sections of
+//! version 3. Files are read from regular files
 //! only, at most their declared length; they are saved through [`super::atomic`], which
 //! replaces the target whole or not at all. What is read here is decoded, not yet checked:
 //! [`super::check::validated`] does that.
@@ -24,9 +25,19 @@ use std::path::Path;
 /// multi-output ones; it is written only for a multi-output model or when some tree
 /// learned a missing-value side, so other models are still written (and read) as version
 /// 1, and older readers refuse version 2 by its number.
-pub const MODEL_FORMAT_VERSION: u32 = 2;
+///
+/// Version 3 is version 2 (its missing section always present) followed by one kind
+/// section per forest, in [`Body::forests`] order (`None` for a forest of the plain kind;
+/// see [`crate::serialize`]); it is written only when some forest is honest or keeps leaf
+/// values.
+pub const MODEL_FORMAT_VERSION: u32 = 3;
+/// The model file version with a missing-value section and no kind sections.
+pub(super) const MODEL_FORMAT_VERSION_MISSING: u32 = 2;
 /// The model file version without a missing-value section.
 pub(super) const MODEL_FORMAT_VERSION_PLAIN: u32 = 1;
+
+/// The kind sections of a model file, one per forest.
+type KindSections = Vec<Option<serialize::KindSection>>;
 
 /// Writes `file` (after [`check`]) as a model frame to `w`, streaming the payload: the
 /// forests are never copied into a buffer.
@@ -62,9 +73,15 @@ pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
         return Err(encode(e, cw.failure.take()));
     }
     let forests = file.body.forests();
+    let kinds: Vec<_> = forests
+        .iter()
+        .map(|f| (*f).borrow().kind_section())
+        .collect();
+    let with_kinds = kinds.iter().any(Option::is_some);
     // (the header's task is every forest's; checked too for a model without forests)
-    let required =
-        file.header.task.n_targets() > 1 || forests.iter().any(|f| (*f).borrow().beyond_v2());
+    let required = with_kinds
+        || file.header.task.n_targets() > 1
+        || forests.iter().any(|f| (*f).borrow().beyond_v2());
     let section = serialize::missing_section(
         forests.iter().flat_map(|f| (*f).borrow().trees.iter()),
         required,
@@ -74,10 +91,15 @@ pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
             return Err(encode(e, cw.failure.take()));
         }
     }
-    let version = if section.is_some() {
-        MODEL_FORMAT_VERSION
-    } else {
-        MODEL_FORMAT_VERSION_PLAIN
+    if with_kinds {
+        if let Err(e) = postcard::to_io(&kinds, &mut cw) {
+            return Err(encode(e, cw.failure.take()));
+        }
+    }
+    let version = match (&section, with_kinds) {
+        (_, true) => MODEL_FORMAT_VERSION,
+        (Some(_), false) => MODEL_FORMAT_VERSION_MISSING,
+        (None, false) => MODEL_FORMAT_VERSION_PLAIN,
     };
     cw.flush().map_err(io)?;
     let (len, crc) = (cw.len, cw.hasher.clone().finalize());
@@ -133,22 +155,42 @@ fn frame_of(head: &[u8]) -> Result<(Frame, u32)> {
     )
 }
 
-/// A decoded payload with its missing-value section given to its trees.
+/// The sections that follow a payload of version `version`.
+fn sections_of(version: u32) -> serialize::Sections {
+    match version {
+        MODEL_FORMAT_VERSION_PLAIN => serialize::Sections::None,
+        MODEL_FORMAT_VERSION_MISSING => serialize::Sections::Missing,
+        _ => serialize::Sections::MissingAndKind,
+    }
+}
+
+/// A decoded payload with its missing-value section given to its trees and its kind
+/// sections to its forests.
 fn with_section(
-    (mut file, section): (ModelFile<Forest>, Option<serialize::MissingSection>),
+    (mut file, section, kinds): serialize::Decoded<ModelFile<Forest>, KindSections>,
 ) -> Result<ModelFile<Forest>> {
+    let mut forests: Vec<&mut Forest> = match &mut file.body {
+        Body::Forest(f) => vec![f],
+        Body::Rotation(r) => r.forests.iter_mut().flatten().collect(),
+        Body::Encoder(e) => vec![&mut e.forest],
+    };
     if let Some(section) = section {
-        let trees: Vec<&mut crate::tree::Tree> = match &mut file.body {
-            Body::Forest(f) => f.trees.iter_mut().collect(),
-            Body::Rotation(r) => r
-                .forests
-                .iter_mut()
-                .flatten()
-                .flat_map(|f| f.trees.iter_mut())
-                .collect(),
-            Body::Encoder(e) => e.forest.trees.iter_mut().collect(),
-        };
-        serialize::attach_missing(trees.into_iter(), section)?;
+        let trees = forests.iter_mut().flat_map(|f| f.trees.iter_mut());
+        serialize::attach_missing(trees.collect::<Vec<_>>().into_iter(), section)?;
+    }
+    if let Some(kinds) = kinds {
+        if kinds.len() != forests.len() {
+            return Err(corrupt(format!(
+                "{} kind sections for {} forests",
+                kinds.len(),
+                forests.len()
+            )));
+        }
+        for (forest, kind) in forests.into_iter().zip(kinds) {
+            if let Some(kind) = kind {
+                forest.attach_kind(kind)?;
+            }
+        }
     }
     Ok(file)
 }
@@ -198,7 +240,7 @@ pub(super) fn read_path(path: &Path) -> Result<ModelFile<Forest>> {
     with_section(serialize::decode_reader(
         BufReader::with_capacity(1 << 16, file),
         frame.len,
-        version == MODEL_FORMAT_VERSION,
+        sections_of(version),
     )?)
 }
 
@@ -217,8 +259,5 @@ pub(super) fn read_bytes(bytes: &[u8]) -> Result<ModelFile<Forest>> {
         )));
     }
     serialize::check_crc(payload, &frame)?;
-    with_section(serialize::decode_slice(
-        payload,
-        version == MODEL_FORMAT_VERSION,
-    )?)
+    with_section(serialize::decode_slice(payload, sections_of(version))?)
 }

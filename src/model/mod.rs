@@ -9,11 +9,13 @@
 //! |---|---|
 //! | [`Header`] | estimator kind, task, classes with their numpy dtype, feature names, n_features, the estimator's parameters and Python-side fitted attributes as plain data |
 //! | [`Body`] | one core [`Forest`]; or a rotation ensemble (scaling, rotations, trees per rotation, one forest per rotation); or an autoencoder's forest with its Nyström leaf map |
-//! | missing section (version 2 only) | per tree of every forest (in [`Body::forests`] order), the nodes whose missing values go against the default side (see [`crate::serialize`]) |
+//! | missing section (versions 2 and 3) | per tree of every forest (in [`Body::forests`] order), the nodes whose missing values go against the default side (see [`crate::serialize`]) |
+//! | kind sections (version 3 only) | per forest (in [`Body::forests`] order), what an honest forest or one that keeps leaf values adds: its honest fraction, the training targets, each tree's leaf rows (see [`crate::serialize`]) |
 //!
 //! A model whose trees never learned a missing-value side (every model fitted on data
 //! without NaN) is written as version 1, byte for byte as before version 2 existed; a
-//! reader of version 1 only refuses a version 2 file by its version.
+//! reader of version 1 only refuses a version 2 file by its version. Likewise only honest
+//! forests and forests that keep leaf values are written as version 3.
 //!
 //! Invariant: a [`Model`] exists only after [`check`] accepted it, on reading and on
 //! writing alike. `check` compares every header field with the core model (n_features,
@@ -369,6 +371,31 @@ impl Model {
         }
     }
 
+    /// Conditional quantiles of the target at each row (a regressor fitted with
+    /// `store_leaf_values=True`: a quantile regression forest, see
+    /// [`Forest::predict_quantiles`]), shape (n_samples, n_outputs, quantiles.len()): what
+    /// the Python estimator's `predict_quantiles` gives (which drops the output axis for
+    /// one output).
+    ///
+    /// # Errors
+    /// As [`Model::predict_raw`]; [`Error::InvalidInput`] for a model without leaf values
+    /// (or a rotation ensemble or autoencoder), a quantile outside [0, 1].
+    pub fn predict_quantiles(
+        &self,
+        x: ArrayView2<'_, f64>,
+        quantiles: &[f64],
+    ) -> Result<ndarray::Array3<f64>> {
+        match &self.file.body {
+            Body::Forest(f) if !self.is_classifier() => {
+                f.predict_quantiles(self.to_f32(x)?.view(), quantiles, self.n_jobs)
+            }
+            _ => Err(Error::InvalidInput(format!(
+                "a {} does not predict quantiles",
+                self.estimator().name()
+            ))),
+        }
+    }
+
     /// The leaf (node index within its tree) each row reaches in each tree, shape
     /// (n_samples, n_trees); for a rotation ensemble, the trees of rotation 0, 1, … in turn.
     ///
@@ -477,7 +504,7 @@ mod validation_tests;
 
 #[cfg(test)]
 mod tests {
-    use super::file::MODEL_FORMAT_VERSION_PLAIN;
+    use super::file::{MODEL_FORMAT_VERSION_MISSING, MODEL_FORMAT_VERSION_PLAIN};
     use super::*;
     use crate::params::ForestParams;
 
@@ -570,10 +597,10 @@ mod tests {
         let model = Model::new(h.clone(), Body::Forest(f.clone())).unwrap();
         let bytes = model.to_bytes().unwrap();
         // written as version 2, which older readers refuse by version
-        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION_MISSING.to_le_bytes());
         assert_eq!(
             f.to_bytes().unwrap()[8..12],
-            crate::serialize::FORMAT_VERSION.to_le_bytes()
+            crate::serialize::FORMAT_VERSION_MISSING.to_le_bytes()
         );
         let again = Model::from_bytes(&bytes).unwrap();
         assert_eq!(again.classes(), Some(&per_output));
@@ -691,6 +718,51 @@ mod tests {
         ] {
             assert_eq!(interp(v, &xp, step), want);
         }
+    }
+
+    #[test]
+    fn model_predicts_quantiles_and_checks_its_kind_against_the_header() {
+        let (_, x) = forest(2);
+        let y: Vec<f64> = x
+            .rows()
+            .into_iter()
+            .map(|r| f64::from(r[0] - r[1]))
+            .collect();
+        let mut params = ForestParams::regression();
+        params.n_estimators = 4;
+        params.store_leaf_values = true;
+        params.honest_fraction = 0.25;
+        let f = Forest::fit(&params, x.view(), &y, None).unwrap();
+        let h = Header {
+            estimator: Estimator::RandomForestRegressor,
+            task: Task::Regression,
+            classes: None,
+            params: vec![
+                ("n_estimators".into(), Param::Value(Value::Int(4))),
+                ("store_leaf_values".into(), Param::Value(Value::Bool(true))),
+                ("honest_fraction".into(), Param::Value(Value::Float(0.25))),
+            ],
+            ..header(2)
+        };
+        let want = f.predict_quantiles(x.view(), &[0.1, 0.5], 1).unwrap();
+        let bytes = Model::new(h.clone(), Body::Forest(f.clone()))
+            .unwrap()
+            .to_bytes()
+            .unwrap();
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
+        let again = Model::from_bytes(&bytes).unwrap();
+        let xf = x.mapv(|v| v as f64);
+        assert_eq!(
+            again.predict_quantiles(xf.view(), &[0.1, 0.5]).unwrap(),
+            want
+        );
+        let mut wrong = h;
+        wrong.params[2].1 = Param::Value(Value::Float(0.5));
+        let err = Model::new(wrong, Body::Forest(f)).unwrap_err().to_string();
+        assert!(err.contains("honest_fraction"), "{err}");
+        let (c, _) = forest(2);
+        let classifier = Model::new(header(2), Body::Forest(c)).unwrap();
+        assert!(classifier.predict_quantiles(xf.view(), &[0.5]).is_err());
     }
 
     #[test]

@@ -162,14 +162,10 @@ impl PyForest {
     fn n_jobs(&self) -> i64 {
         self.inner.params().n_jobs
     }
-    /// Memory held by the trees and their prediction layout, in bytes.
+    /// Memory held by the trees, their prediction layout and kept leaf values, in bytes.
     #[getter]
     fn n_bytes(&self) -> u64 {
-        self.inner
-            .trees()
-            .iter()
-            .map(crate::limits::tree_bytes)
-            .sum()
+        self.inner.n_bytes()
     }
     #[getter]
     fn n_trees(&self) -> usize {
@@ -240,6 +236,51 @@ impl PyForest {
     ) -> PyResult<Bound<'py, PyArray2<i64>>> {
         let x = x.view()?;
         Ok(compute(py, || self.inner.apply_leaves(x.features()?, n_jobs))?.into_pyarray(py))
+    }
+
+    /// Conditional quantiles, shape (n_samples, n_outputs, len(quantiles))
+    /// (`Forest::predict_quantiles`); with `oob`, the out-of-bag quantiles of the training
+    /// rows `x` (`Forest::oob_quantiles`).
+    #[pyo3(signature = (x, quantiles, n_jobs=1, oob=false))]
+    fn predict_quantiles<'py>(
+        &self,
+        py: Python<'py>,
+        x: XArg<'py>,
+        quantiles: Vec<f64>,
+        n_jobs: i64,
+        oob: bool,
+    ) -> PyResult<Bound<'py, PyArray3<f64>>> {
+        let x = x.view()?;
+        let f = &self.inner;
+        Ok(compute(py, || {
+            if oob {
+                f.oob_quantiles(x.features()?, &quantiles, n_jobs)
+            } else {
+                f.predict_quantiles(x.features()?, &quantiles, n_jobs)
+            }
+        })?
+        .into_pyarray(py))
+    }
+
+    /// Whether the forest keeps its leaves' training targets (`store_leaf_values`).
+    #[getter]
+    fn has_leaf_values(&self) -> bool {
+        self.inner.leaf_targets().is_some()
+    }
+
+    /// The fraction of each tree's rows that filled its leaves (0: not honest).
+    #[getter]
+    fn honest_fraction(&self) -> f64 {
+        self.inner.params().honest_fraction
+    }
+
+    fn honest_counts<'py>(
+        &self,
+        py: Python<'py>,
+        tree: usize,
+        n_samples: usize,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        Ok(compute(py, || self.inner.honest_counts(tree, n_samples))?.into_pyarray(py))
     }
 
     fn in_bag_counts<'py>(

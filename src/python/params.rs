@@ -69,7 +69,7 @@ impl PyForestParams {
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
         max_samples, class_weight_subsample, oob, seed, ccp_alpha, monotonic_cst, n_jobs,
-        n_outputs=None
+        n_outputs=None, honest_fraction=0.0, store_leaf_values=false
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -96,6 +96,8 @@ impl PyForestParams {
         monotonic_cst: Option<Vec<i8>>,
         n_jobs: &Bound<'_, PyAny>,
         n_outputs: Option<&Bound<'_, PyAny>>,
+        honest_fraction: f64,
+        store_leaf_values: bool,
     ) -> PyResult<Self> {
         // n_classes: a count, or one count per output (multi-output classification)
         let per_output =
@@ -169,6 +171,8 @@ impl PyForestParams {
                 ccp_alpha,
                 monotonic_cst: monotonic_cst.unwrap_or_default(),
                 n_jobs,
+                honest_fraction,
+                store_leaf_values,
             },
         })
     }
@@ -181,7 +185,8 @@ impl PyForestParams {
         let py = slf.py();
         let p = &slf.get().inner;
         // with the fields a model file leaves out (they matter to a fit on a worker)
-        let bytes = postcard::to_stdvec(&(p, p.ccp_alpha, &p.monotonic_cst, p.n_jobs))
+        let skipped = (p.honest_fraction, p.store_leaf_values);
+        let bytes = postcard::to_stdvec(&(p, p.ccp_alpha, &p.monotonic_cst, p.n_jobs, skipped))
             .map_err(|e| PyErr::from(Error::Internal(format!("encode: {e}"))))?;
         let from_bytes = slf.get_type().getattr("_from_bytes")?;
         Ok((from_bytes, (PyBytes::new(py, &bytes),)))
@@ -189,12 +194,15 @@ impl PyForestParams {
 
     #[staticmethod]
     fn _from_bytes(data: &[u8]) -> PyResult<Self> {
-        let (mut inner, ccp_alpha, monotonic_cst, n_jobs): (ForestParams, f64, Vec<i8>, i64) =
+        type Encoded = (ForestParams, f64, Vec<i8>, i64, (f64, bool));
+        let (mut inner, ccp_alpha, monotonic_cst, n_jobs, (honest_fraction, store_leaf_values)): Encoded =
             postcard::from_bytes(data)
                 .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
         inner.ccp_alpha = ccp_alpha;
         inner.monotonic_cst = monotonic_cst;
         inner.n_jobs = n_jobs;
+        inner.honest_fraction = honest_fraction;
+        inner.store_leaf_values = store_leaf_values;
         Ok(PyForestParams { inner })
     }
 

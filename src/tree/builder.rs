@@ -11,9 +11,10 @@ use super::criterion::{
     AbsoluteError, Criterion, Entropy, FriedmanMse, Gini, MultiEntropy, MultiGini,
     MultiSquaredError, Poisson, SquaredError,
 };
+use super::fill::Fill;
 use super::monotonic::Bounds;
 use super::splitter::{Node, SplitSearch};
-use super::workspace::{project, Workspace};
+use super::workspace::{node_stats, project, stable_partition, Workspace};
 use super::{Tree, LEAF};
 use crate::data::{FeatureMatrix, Targets};
 use crate::params::{self, TreeConfig};
@@ -74,42 +75,49 @@ pub(crate) struct Grower<'a> {
 }
 
 impl Grower<'_> {
-    /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample weights).
-    pub(crate) fn grow(&self, weights: &[f64], rng: &mut Rng, ws: &mut Workspace) -> Tree {
+    /// Grows one tree on the rows with positive `weights` (bootstrap counts × sample
+    /// weights), passes it through `finish` (pruning), then fills it from `fill` when given
+    /// ([`super::fill`]: honest leaf values, the leaves' rows).
+    pub(crate) fn grow(
+        &self,
+        weights: &[f64],
+        fill: Option<&Fill<'_>>,
+        finish: impl FnOnce(Tree) -> Tree,
+        rng: &mut Rng,
+        ws: &mut Workspace,
+    ) -> Tree {
         // the one dispatch on the criterion: everything below is monomorphised over it
         use params::Criterion as C;
-        let w = weights;
+        let job = Job {
+            weights,
+            fill,
+            finish,
+            rng,
+            ws,
+        };
         match (self.y, self.cfg.criterion) {
-            (Targets::Classes(classes), C::Gini) => {
-                self.builder(Gini::new(classes, 1), w).grow(rng, ws)
-            }
-            (Targets::Classes(classes), _) => {
-                self.builder(Entropy::new(classes, 1), w).grow(rng, ws)
-            }
-            (Targets::Values(y), C::Poisson) => self.builder(Poisson { y, k: 1 }, w).grow(rng, ws),
-            (Targets::Values(y), C::AbsoluteError) => {
-                self.builder(AbsoluteError { y, k: 1 }, w).grow(rng, ws)
-            }
+            (Targets::Classes(classes), C::Gini) => self.run(Gini::new(classes, 1), job),
+            (Targets::Classes(classes), _) => self.run(Entropy::new(classes, 1), job),
+            (Targets::Values(y), C::Poisson) => self.run(Poisson { y, k: 1 }, job),
+            (Targets::Values(y), C::AbsoluteError) => self.run(AbsoluteError { y, k: 1 }, job),
             (Targets::Values(y), C::FriedmanMse) => {
                 let crit = FriedmanMse {
                     y,
                     row_sums: y,
                     k: 1,
                 };
-                self.builder(crit, w).grow(rng, ws)
+                self.run(crit, job)
             }
-            (Targets::Values(y), _) => self.builder(SquaredError { y }, w).grow(rng, ws),
+            (Targets::Values(y), _) => self.run(SquaredError { y }, job),
             (&Targets::MultiClasses { ref slots, k }, C::Gini) => {
-                self.builder(MultiGini::new(slots, k), w).grow(rng, ws)
+                self.run(MultiGini::new(slots, k), job)
             }
             (&Targets::MultiClasses { ref slots, k }, _) => {
-                self.builder(MultiEntropy::new(slots, k), w).grow(rng, ws)
+                self.run(MultiEntropy::new(slots, k), job)
             }
-            (&Targets::MultiValues { ref y, k }, C::Poisson) => {
-                self.builder(Poisson { y, k }, w).grow(rng, ws)
-            }
+            (&Targets::MultiValues { ref y, k }, C::Poisson) => self.run(Poisson { y, k }, job),
             (&Targets::MultiValues { ref y, k }, C::AbsoluteError) => {
-                self.builder(AbsoluteError { y, k }, w).grow(rng, ws)
+                self.run(AbsoluteError { y, k }, job)
             }
             (&Targets::MultiValues { ref y, k }, C::FriedmanMse) => {
                 let row_sums: Vec<f64> = y.chunks(k).map(|r| r.iter().sum()).collect();
@@ -118,11 +126,19 @@ impl Grower<'_> {
                     row_sums: &row_sums,
                     k,
                 };
-                self.builder(crit, w).grow(rng, ws)
+                self.run(crit, job)
             }
-            (&Targets::MultiValues { ref y, k }, _) => {
-                self.builder(MultiSquaredError { y, k }, w).grow(rng, ws)
-            }
+            (&Targets::MultiValues { ref y, k }, _) => self.run(MultiSquaredError { y, k }, job),
+        }
+    }
+
+    /// Grows, finishes and fills one tree with criterion `crit`.
+    fn run<C: Criterion, F: FnOnce(Tree) -> Tree>(&self, crit: C, job: Job<'_, '_, F>) -> Tree {
+        let builder = self.builder(crit, job.weights);
+        let tree = (job.finish)(builder.grow(job.rng, job.ws));
+        match job.fill {
+            Some(fill) => builder.search.fill(tree, fill, job.ws),
+            None => tree,
         }
     }
 
@@ -139,10 +155,19 @@ impl Grower<'_> {
     }
 }
 
+/// The inputs of one tree's growth that the criterion dispatch passes through.
+struct Job<'j, 'f, F> {
+    weights: &'j [f64],
+    fill: Option<&'j Fill<'f>>,
+    finish: F,
+    rng: &'j mut Rng,
+    ws: &'j mut Workspace,
+}
+
 /// A [`Grower`] with its criterion and the tree's row weights resolved: the split search,
 /// and the tree it grows from what the search finds.
-struct Builder<'a, C> {
-    search: SplitSearch<'a, C>,
+pub(super) struct Builder<'a, C> {
+    pub(super) search: SplitSearch<'a, C>,
 }
 
 impl<C: Criterion> Builder<'_, C> {
@@ -281,14 +306,7 @@ impl<C: Criterion> Builder<'_, C> {
             ..
         } = self.search;
         let node = tree.n_nodes();
-        ws.node_sums.fill(0.0);
-        let mut w_node = 0.0;
-        for &s in &ws.samples[start..end] {
-            let w = weights[s as usize];
-            w_node += w;
-            crit.add_sample(&mut ws.node_sums, s as usize, w);
-        }
-        crit.finish_node(&mut ws.node_sums, &ws.samples[start..end], weights);
+        let w_node = node_stats(&crit, &mut ws.node_sums, &ws.samples[start..end], weights);
         let impurity = if w_node > 0.0 {
             crit.impurity(&ws.node_sums, w_node)
         } else {
@@ -400,23 +418,12 @@ impl<C: Criterion> Builder<'_, C> {
             &mut ws.terms,
             &mut ws.vals,
         );
-        // stable: rows keep their (initially ascending) order in both children, so the
-        // gathers of every later node walk X in address order
-        let samples = &mut ws.samples[p.start..p.end];
-        ws.right_rows.clear();
-        let mut i = 0;
         let missing_left = p.missing == Some(true);
-        for k in 0..samples.len() {
-            let s = samples[k];
-            let v = ws.vals[k];
-            if v <= p.threshold || (missing_left && v.is_nan()) {
-                samples[i] = s;
-                i += 1;
-            } else {
-                ws.right_rows.push(s);
-            }
-        }
-        samples[i..].copy_from_slice(&ws.right_rows);
-        i
+        stable_partition(
+            &mut ws.samples[p.start..p.end],
+            &ws.vals,
+            &mut ws.right_rows,
+            |v| v <= p.threshold || (missing_left && v.is_nan()),
+        )
     }
 }

@@ -37,10 +37,19 @@
 //! value), except at the nodes listed in `missing_flip`, where the split search found it
 //! better to send the node's missing rows the other way. A tree grown on data without NaN
 //! has an empty `missing_flip`.
+//!
+//! Filling a grown tree (`fill`): the rows of an honest tree's honest part, or the rows a
+//! tree grew on when its forest keeps leaf values, are routed down the finished tree; an
+//! honest tree's leaf values are recomputed from them (the criterion's own leaf value),
+//! and a forest that keeps leaf values records each leaf's rows ([`LeafRows`]). A leaf
+//! that no such row reaches takes the rows of its nearest ancestor that some reach. The
+//! node statistics (impurity, row counts and weights) stay those of the rows the tree was
+//! grown on.
 
 mod bins;
 pub(crate) mod builder;
 pub(crate) mod criterion;
+mod fill;
 pub(crate) mod monotonic;
 pub mod packed;
 mod scan;
@@ -48,6 +57,7 @@ pub(crate) mod splitter;
 mod workspace;
 
 pub(crate) use builder::Grower;
+pub(crate) use fill::Fill;
 pub use packed::PackedTree;
 pub(crate) use workspace::Workspace;
 
@@ -92,6 +102,75 @@ pub struct Tree {
     /// one (so files of trees grown without NaN keep their bytes).
     #[serde(skip)]
     pub missing_flip: Vec<u32>,
+    /// The training rows of each leaf, when the forest keeps leaf values (quantile
+    /// regression forests). Not part of the serde encoding: the formats carry it in their
+    /// kind section, written only for such forests.
+    #[serde(skip)]
+    pub leaf_rows: Option<LeafRows>,
+}
+
+/// The training rows that fill each leaf of a tree (a forest grown with
+/// `store_leaf_values`): leaf-value row `r` (leaves in node order) holds the rows
+/// `rows[ptr[r]..ptr[r + 1]]`, ascending and distinct, each counted `counts[k]` times
+/// (its bootstrap count, 1 without bootstrap); a row's weight in the leaf is its count
+/// times its sample weight (kept once per forest). An honest tree's leaves hold their
+/// honest rows. A leaf no such row reached holds the rows of its nearest ancestor that
+/// some reached.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LeafRows {
+    /// Offsets into `rows` per leaf-value row (`n_leaves + 1`).
+    pub ptr: Vec<u32>,
+    /// Training row indices.
+    pub rows: Vec<u32>,
+    /// Each row's count (bootstrap draws), parallel to `rows`, at least 1.
+    pub counts: Vec<u32>,
+}
+
+impl LeafRows {
+    /// The rows and counts of leaf-value row `r`.
+    #[inline]
+    pub fn leaf(&self, r: usize) -> (&[u32], &[u32]) {
+        let (a, b) = (self.ptr[r] as usize, self.ptr[r + 1] as usize);
+        (&self.rows[a..b], &self.counts[a..b])
+    }
+
+    /// Checks the table against a tree of `n_leaves` leaves grown on `n_samples` rows:
+    /// offsets that start at 0, never decrease and end at the entries, rows below
+    /// `n_samples` and ascending within a leaf, counts of at least 1.
+    ///
+    /// # Errors
+    /// [`Error::CorruptModel`] naming what is wrong.
+    pub(crate) fn validate(&self, n_leaves: usize, n_samples: usize) -> Result<()> {
+        let bad = |what: &str| Err(Error::CorruptModel(format!("leaf rows: {what}")));
+        if self.ptr.len() != n_leaves + 1
+            || self.ptr[0] != 0
+            || self.ptr[n_leaves] as usize != self.rows.len()
+            || self.counts.len() != self.rows.len()
+        {
+            return bad("offsets or lengths");
+        }
+        for r in 0..n_leaves {
+            let (a, b) = (self.ptr[r] as usize, self.ptr[r + 1] as usize);
+            if a > b {
+                return bad("offsets decrease");
+            }
+            let rows = &self.rows[a..b];
+            if rows.iter().any(|&i| i as usize >= n_samples)
+                || rows.windows(2).any(|w| w[0] >= w[1])
+            {
+                return bad("a row out of range or out of order");
+            }
+        }
+        if self.counts.contains(&0) {
+            return bad("a count of 0");
+        }
+        Ok(())
+    }
+
+    /// Bytes held.
+    pub(crate) fn n_bytes(&self) -> u64 {
+        4 * (self.ptr.len() + self.rows.len() + self.counts.len()) as u64
+    }
 }
 
 impl Tree {
@@ -149,6 +228,11 @@ impl Tree {
         self.depth.shrink_to_fit();
         self.value.shrink_to_fit();
         self.missing_flip.shrink_to_fit();
+        if let Some(r) = &mut self.leaf_rows {
+            r.ptr.shrink_to_fit();
+            r.rows.shrink_to_fit();
+            r.counts.shrink_to_fit();
+        }
     }
 
     /// The values (class distribution or mean) of leaf `leaf`.

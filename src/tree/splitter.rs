@@ -634,7 +634,13 @@ mod tests {
             y: &targets,
         };
         let mut rng = Rng::from_seed(params.seed);
-        grower.grow(&vec![1.0; n], &mut rng, &mut Workspace::default())
+        grower.grow(
+            &vec![1.0; n],
+            None,
+            |t| t,
+            &mut rng,
+            &mut Workspace::default(),
+        )
     }
 
     fn absolute_error(splitter: Splitter, max_depth: Option<usize>) -> ForestParams {

@@ -7,6 +7,7 @@
 //! workspace carries no state from one tree to the next.
 
 use super::bins::Bins;
+use super::criterion::Criterion;
 use crate::data::FeatureMatrix;
 use crate::projection::{ProjRef, ProjectionBuf, SamplerScratch};
 
@@ -78,4 +79,48 @@ pub(super) fn project(
             *o = pooling.pool.combine(*o, v);
         }
     }
+}
+
+/// A node's criterion statistics from its `rows` with `weights`, into `sums`; returns the
+/// node's weight.
+pub(super) fn node_stats<C: Criterion>(
+    crit: &C,
+    sums: &mut [f64],
+    rows: &[u32],
+    weights: &[f64],
+) -> f64 {
+    sums.fill(0.0);
+    let mut total = 0.0;
+    for &s in rows {
+        let w = weights[s as usize];
+        total += w;
+        crit.add_sample(sums, s as usize, w);
+    }
+    crit.finish_node(sums, rows, weights);
+    total
+}
+
+/// Moves the rows of `samples` whose projected value (`vals`, parallel to it) `goes_left`
+/// to the front and returns their count; `right_rows` is scratch. Stable: rows keep their
+/// (initially ascending) order in both children, so the gathers of every later node walk
+/// X in address order, and a node's rows stay ascending.
+pub(super) fn stable_partition(
+    samples: &mut [u32],
+    vals: &[f32],
+    right_rows: &mut Vec<u32>,
+    goes_left: impl Fn(f32) -> bool,
+) -> usize {
+    right_rows.clear();
+    let mut i = 0;
+    for k in 0..samples.len() {
+        let s = samples[k];
+        if goes_left(vals[k]) {
+            samples[i] = s;
+            i += 1;
+        } else {
+            right_rows.push(s);
+        }
+    }
+    samples[i..].copy_from_slice(right_rows);
+    i
 }

@@ -39,7 +39,7 @@ pyo3::create_exception!(
 );
 
 /// The one mapping of core errors to Python: [`Error::Internal`] (panics included, see
-/// [`compute`]) to `ForestInternalError`, an allocation the machine refused
+/// `compute`) to `ForestInternalError`, an allocation the machine refused
 /// ([`Error::OutOfMemory`]) to Python's `MemoryError`, everything else to `ForestError`.
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {

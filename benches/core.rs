@@ -289,8 +289,8 @@ fn sparse_columns(
             let v = rng.unit() as f32;
             idx.push(i);
             val.push(v);
-            if j < INFORMATIVE {
-                score[i as usize] += weights[j] * f64::from(v);
+            if let Some(w) = weights.get(j) {
+                score[i as usize] += w * f64::from(v);
             }
         }
         ptr.push(idx.len() as u64);

@@ -55,12 +55,6 @@ pub(crate) struct Gather {
     row_pos: Vec<u32>,
     /// One piece's values of a pooled projection.
     piece: Vec<f32>,
-    /// A pooled projection's columns over the node's rows, each gathered once
-    /// (`block[c * m..(c + 1) * m]` is column c), and each feature's column in it
-    /// (`u32::MAX` for features not gathered; all of them between projections).
-    block: Vec<f32>,
-    column_of: Vec<u32>,
-    used: Vec<u32>,
 }
 
 /// Projected values of the rows `samples` of `x` under projection `proj`, into `out`.
@@ -78,45 +72,17 @@ pub(super) fn project(
         x.project_rows(&gather.terms, samples, &mut gather.row_pos, out);
         return;
     };
-    // pooled: every feature gathered once over the node's rows (its pieces overlap: a
-    // filter slid along a window reads each position span times), then each piece summed
-    // from the block in term order from 0 (the linear path's sums, bit for bit: adding
-    // a term of +0 or -0 to a sum that starts at +0 changes nothing, so the gathered
-    // +0 of a -0 entry gives the same sums) and combined in piece order (the values
+    // pooled: each piece through the linear path, combined in piece order (the values
     // `ProjRef::value_by` computes)
-    let m = samples.len();
-    gather.column_of.resize(x.n_features, u32::MAX);
-    gather.block.clear();
-    gather.used.clear();
-    for &(j, _) in &gather.terms {
-        if gather.column_of[j] == u32::MAX {
-            gather.column_of[j] = gather.used.len() as u32;
-            gather.used.push(j as u32);
-            x.project_rows(&[(j, 1.0)], samples, &mut gather.row_pos, &mut gather.piece);
-            gather.block.extend_from_slice(&gather.piece);
-        }
-    }
-    out.clear();
-    out.resize(m, 0.0);
-    gather.piece.resize(m, 0.0);
     for (k, piece) in gather.terms.chunks(pooling.piece_len).enumerate() {
-        let sums: &mut [f32] = if k == 0 { out } else { &mut gather.piece };
-        sums.fill(0.0);
-        for &(j, w) in piece {
-            let c = gather.column_of[j] as usize;
-            let col = &gather.block[c * m..(c + 1) * m];
-            for (s, &v) in sums.iter_mut().zip(col) {
-                *s += w * v;
-            }
+        if k == 0 {
+            x.project_rows(piece, samples, &mut gather.row_pos, out);
+            continue;
         }
-        if k > 0 {
-            for (o, &v) in out.iter_mut().zip(&gather.piece) {
-                *o = pooling.pool.combine(*o, v);
-            }
+        x.project_rows(piece, samples, &mut gather.row_pos, &mut gather.piece);
+        for (o, &v) in out.iter_mut().zip(&gather.piece) {
+            *o = pooling.pool.combine(*o, v);
         }
-    }
-    for &j in &gather.used {
-        gather.column_of[j as usize] = u32::MAX;
     }
 }
 

@@ -12,6 +12,17 @@
 //! * `fit_forest`: 20 bootstrapped trees with `n_jobs` 1 and 2.
 //! * `predict_batch`: class probabilities of 10,000 rows from a 100-tree forest.
 //! * `predict_single_row`: the same forest on one row (the latency of a single call).
+//! * `fit_sparse`: 5 trees (`n_jobs = 1`) on sparse X in CSC layout (5,000 x 5,000 at
+//!   density 0.01, plus 10 informative columns at 0.3, as `benches/sparse.py`): the axis
+//!   forest and SPORF at `max_features = sqrt`, both taking the zero-block scan
+//!   (`tree/sparse_split.rs`).
+//! * `fit_sporf_defaults`: 5 trees of SPORF at the Python preset's defaults (d = 2p,
+//!   1.5 features per projection, robust scaling) against the axis forest at `sqrt`, on
+//!   the sparse parity data.
+//! * `fit_pooled_morf`: 10 trees of MORF at the Python preset's defaults (pooled filters
+//!   with probability 0.25, Haar differences, patches up to 2, d = p/4) on 200 long series
+//!   (427 steps, OSULeaf's shape: shifted and scaled class templates plus noise), against
+//!   the paper's MORF (`pooled = 0`, sums only).
 //!
 //! Each family uses the `max_features` default of its Python preset: `sqrt` for the
 //! axis-aligned forest and MORF patches, d = p for the oblique samplers.
@@ -20,7 +31,9 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ndarray::{Array2, ArrayView2};
+use obliqueforest::projection::{HaarPatches, PooledPatches};
 use obliqueforest::rng::Rng;
+use obliqueforest::sparse::{Layout, SparseView};
 use obliqueforest::{
     AxisAligned, Density, Forest, ForestParams, ForestRc, Gaussian, MaxFeatures, PatchGeometry,
     Patches, Projection, SparseSigned, Splitter, WeightScale,
@@ -248,5 +261,202 @@ fn predict(c: &mut Criterion) {
     single.finish();
 }
 
-criterion_group!(benches, split_search, grow_tree, fit_forest, predict);
+/// Sparse X as `benches/sparse.py` draws it: `p` columns of uniform values at `density`,
+/// the first 10 at 0.3 instead, and the class whether a fixed signed sum of those 10
+/// exceeds its median. CSC arrays (indptr, indices, values) and the labels.
+#[allow(clippy::type_complexity)]
+fn sparse_columns(
+    n: usize,
+    p: usize,
+    density: f64,
+    seed: u64,
+) -> ((Vec<u64>, Vec<u32>, Vec<f32>), Vec<f64>) {
+    const INFORMATIVE: usize = 10;
+    let mut rng = Rng::from_seed(seed);
+    let weights: Vec<f64> = (0..INFORMATIVE)
+        .map(|_| if rng.coin() { 1.0 } else { -1.0 } * (0.5 + rng.unit()))
+        .collect();
+    let mut score = vec![0.0f64; n];
+    let (mut ptr, mut idx, mut val) = (vec![0u64], Vec::new(), Vec::new());
+    for j in 0..p {
+        let d = if j < INFORMATIVE { 0.3 } else { density };
+        let mut rows: Vec<u32> = (0..(n as f64 * d).round() as usize)
+            .map(|_| rng.below(n) as u32)
+            .collect();
+        rows.sort_unstable();
+        rows.dedup();
+        for &i in &rows {
+            let v = rng.unit() as f32;
+            idx.push(i);
+            val.push(v);
+            if let Some(w) = weights.get(j) {
+                score[i as usize] += w * f64::from(v);
+            }
+        }
+        ptr.push(idx.len() as u64);
+    }
+    let mut sorted = score.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[n / 2];
+    let y = score
+        .iter()
+        .map(|&s| f64::from(u8::from(s > median)))
+        .collect();
+    ((ptr, idx, val), y)
+}
+
+/// SPORF as the Python preset sets it: 1.5 features per projection, robust scaling.
+fn sporf_defaults() -> Projection {
+    Projection::new(SparseSigned {
+        density: Density::FeatureCombinations(1.5),
+        scaling: WeightScale::Robust,
+    })
+}
+
+fn fit_sparse(c: &mut Criterion) {
+    const N_SPARSE: usize = 5_000;
+    let mut group = c.benchmark_group("fit_sparse");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(3));
+    group.warm_up_time(Duration::from_millis(500));
+    let ((ptr, idx, val), y) = sparse_columns(N_SPARSE, N_SPARSE, 0.01, SEED + 3);
+    let x = SparseView::new(Layout::Csc, (N_SPARSE, N_SPARSE), &ptr, &idx, &val)
+        .expect("a valid CSC matrix");
+    for (name, projection) in [
+        ("axis", Projection::new(AxisAligned)),
+        ("sporf", sporf_defaults()),
+    ] {
+        let mut p = ForestParams::classification(2);
+        p.projection = projection;
+        p.max_features = MaxFeatures::Sqrt;
+        p.n_estimators = 5;
+        p.seed = SEED;
+        let id = BenchmarkId::new(
+            name,
+            format!("n={N_SPARSE},p={N_SPARSE},density=0.01,trees=5"),
+        );
+        group.bench_function(id, |b| {
+            b.iter(|| black_box(Forest::fit(&p, x, &y, None).expect("bench fit")))
+        });
+    }
+    group.finish();
+}
+
+fn fit_sporf_defaults(c: &mut Criterion) {
+    let mut group = c.benchmark_group("fit_sporf_defaults");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(5));
+    group.warm_up_time(Duration::from_millis(500));
+    let (x, y) = sparse_parity(N, P, SEED);
+    for (name, projection, max_features) in [
+        ("axis", Projection::new(AxisAligned), MaxFeatures::Sqrt),
+        ("sporf", sporf_defaults(), MaxFeatures::Fraction(2.0)),
+    ] {
+        let mut p = ForestParams::classification(2);
+        p.projection = projection;
+        p.max_features = max_features;
+        p.n_estimators = 5;
+        p.seed = SEED;
+        let id = BenchmarkId::new(name, format!("n={N},p={P},trees=5"));
+        group.bench_function(id, |b| b.iter(|| black_box(fit(&p, x.view(), &y))));
+    }
+    group.finish();
+}
+
+/// Long series shaped like UCR's OSULeaf (`n` series of `len` steps, 6 classes): each
+/// class a smooth template (a few bumps), every series it shifted by up to a tenth of the
+/// length, scaled by 0.8-1.2 and given Gaussian noise of 0.3.
+fn long_series(n: usize, len: usize, seed: u64) -> (Array2<f32>, Vec<f64>) {
+    const CLASSES: usize = 6;
+    let mut rng = Rng::from_seed(seed);
+    let templates: Vec<Vec<f64>> = (0..CLASSES)
+        .map(|_| {
+            let bumps: Vec<(f64, f64, f64)> = (0..4)
+                .map(|_| {
+                    let at = rng.unit() * len as f64;
+                    let width = len as f64 * (0.02 + 0.08 * rng.unit());
+                    (at, width, 2.0 * rng.unit() - 1.0)
+                })
+                .collect();
+            (0..len)
+                .map(|t| {
+                    bumps
+                        .iter()
+                        .map(|&(at, w, h)| 2.0 * h * (-((t as f64 - at) / w).powi(2)).exp())
+                        .sum()
+                })
+                .collect()
+        })
+        .collect();
+    let mut x = Array2::<f32>::zeros((n, len));
+    let mut y = Vec::with_capacity(n);
+    let max_shift = len / 10;
+    for (i, mut row) in x.rows_mut().into_iter().enumerate() {
+        let class = i % CLASSES;
+        let shift = rng.below(2 * max_shift + 1) as isize - max_shift as isize;
+        let scale = 0.8 + 0.4 * rng.unit();
+        for (t, v) in row.iter_mut().enumerate() {
+            let s = (t as isize - shift).clamp(0, len as isize - 1) as usize;
+            *v = (scale * templates[class][s] + 0.3 * rng.normal()) as f32;
+        }
+        y.push(class as f64);
+    }
+    (x, y)
+}
+
+fn fit_pooled_morf(c: &mut Criterion) {
+    const SERIES: usize = 200;
+    const LEN: usize = 427;
+    let mut group = c.benchmark_group("fit_pooled_morf");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(5));
+    group.warm_up_time(Duration::from_millis(500));
+    let (x, y) = long_series(SERIES, LEN, SEED + 4);
+    let haar = HaarPatches {
+        geometry: PatchGeometry {
+            data_shape: vec![LEN],
+            channel_axis: None,
+            min_patch_size: vec![1],
+            max_patch_size: vec![2],
+            periodic: vec![false],
+        },
+        differences: 0.5,
+    };
+    let morf = |pooled: f64| PooledPatches {
+        haar: haar.clone(),
+        pooled,
+        max_filter: 3,
+        min_window: LEN / 4,
+    };
+    let paper = Patches {
+        geometry: PatchGeometry {
+            max_patch_size: vec![LEN / 4],
+            ..haar.geometry.clone()
+        },
+    };
+    for (name, projection) in [
+        ("pooled_morf", Projection::new(morf(0.25))),
+        ("paper_morf", Projection::new(paper)),
+    ] {
+        let mut p = ForestParams::classification(6);
+        p.projection = projection;
+        p.max_features = MaxFeatures::Fraction(0.25);
+        p.n_estimators = 10;
+        p.seed = SEED;
+        let id = BenchmarkId::new(name, format!("n={SERIES},len={LEN},trees=10"));
+        group.bench_function(id, |b| b.iter(|| black_box(fit(&p, x.view(), &y))));
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    split_search,
+    grow_tree,
+    fit_forest,
+    predict,
+    fit_sparse,
+    fit_sporf_defaults,
+    fit_pooled_morf
+);
 criterion_main!(benches);

@@ -1,9 +1,18 @@
 """Sparse X: fit time, peak memory and accuracy of our RF and SPORF on a wide scipy CSC
 matrix against scikit-learn's RandomForestClassifier (its sparse splitter on CSC input).
 
-The data (seeded): ``--rows`` x ``--cols`` float32 at ``--density`` (uniform values in
-[0, 1)), plus ``--informative`` columns at 30% density; the class is whether a fixed
-weighted sum of the informative columns exceeds its median. 75% of the rows train, 25% test.
+The data (seeded, built here, nothing downloaded), by ``--data``:
+
+- ``uniform`` (default 20,000 x 10,000): float32 at ``--density`` (uniform values in
+  [0, 1)), plus ``--informative`` columns at 30% density; the class is whether a fixed
+  weighted sum of the informative columns exceeds its median.
+- ``text`` (default 16,000 x 60,000, density about 0.0013): hashed bag-of-words documents
+  with TF-IDF weights, as scikit-learn's ``HashingVectorizer`` + ``TfidfTransformer``
+  (sublinear tf, smooth idf, rows of unit L2 norm) give them: each document draws
+  ~Poisson(80) + 10 tokens from a Zipf(1.1) vocabulary hashed to ``--cols`` columns, 12%
+  of them from 400 topic words of its class (two classes); 5% of the labels are flipped.
+
+75% of the rows train, 25% test.
 
 Each model runs in a fresh child process that builds the data, fits and scores: its
 ``peak RSS`` is the child's high-water resident set during ``fit`` (``VmHWM``, reset through
@@ -41,7 +50,39 @@ from _memory import reset_peak_rss, status_kb  # benches/_memory.py
 MODELS = ("sklearn_rf", "of_rf", "of_sporf")
 
 
-def make_data(rows, cols, density, informative, seed=0):
+def make_text(rows, cols, seed=0):
+    """Hashed TF-IDF documents (see the module doc): (X_train, y_train, X_test, y_test)."""
+    rng = np.random.default_rng(seed)
+    vocab = 200_000  # words before hashing
+    zipf = 1.0 / (np.arange(vocab) + 2.7) ** 1.1
+    zipf /= zipf.sum()
+    topics = rng.choice(np.arange(2_000, vocab), size=(2, 400), replace=False)
+    y = rng.integers(0, 2, rows)
+    lengths = rng.poisson(80, rows) + 10
+    doc = np.repeat(np.arange(rows), lengths)
+    words = rng.choice(vocab, size=len(doc), p=zipf)
+    topical = rng.random(len(doc)) < 0.12
+    words[topical] = topics[y[doc[topical]], rng.integers(0, 400, topical.sum())]
+    column = (words.astype(np.uint64) * np.uint64(2654435761) % np.uint64(cols)).astype(np.int64)
+    counts = sparse.csr_matrix(
+        (np.ones(len(doc), dtype=np.float32), (doc, column)), shape=(rows, cols)
+    )
+    counts.sum_duplicates()
+    df = np.bincount(counts.indices, minlength=cols)
+    idf = np.log((1 + rows) / (1 + df)) + 1
+    counts.data = (1 + np.log(counts.data)) * idf[counts.indices]
+    norms = np.sqrt(np.asarray(counts.multiply(counts).sum(axis=1)).ravel())
+    X = sparse.diags(1 / np.maximum(norms, 1e-12)) @ counts
+    X = X.astype(np.float32).tocsc()
+    flip = rng.random(rows) < 0.05
+    y = np.where(flip, 1 - y, y)
+    n_train = rows * 3 // 4
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+
+
+def make_data(rows, cols, density, informative, seed=0, data="uniform"):
+    if data == "text":
+        return make_text(rows, cols, seed)
     rng = np.random.default_rng(seed)
     X = sparse.random(rows, cols, density=density, format="csc", dtype=np.float32, random_state=rng)
     signal = sparse.random(
@@ -64,7 +105,9 @@ def peak_mb(reset):
 
 
 def child(args):
-    Xtr, ytr, Xte, yte = make_data(args.rows, args.cols, args.density, args.informative)
+    Xtr, ytr, Xte, yte = make_data(
+        args.rows, args.cols, args.density, args.informative, data=args.data
+    )
     kw = {"n_estimators": args.trees, "random_state": 0, "n_jobs": args.n_jobs}
     if args.child == "sklearn_rf":
         from sklearn.ensemble import RandomForestClassifier
@@ -104,8 +147,9 @@ def child(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=20_000)
-    ap.add_argument("--cols", type=int, default=10_000)
+    ap.add_argument("--data", choices=("uniform", "text"), default="uniform")
+    ap.add_argument("--rows", type=int, help="default 20,000 (uniform) or 16,000 (text)")
+    ap.add_argument("--cols", type=int, help="default 10,000 (uniform) or 60,000 (text)")
     ap.add_argument("--density", type=float, default=0.005)
     ap.add_argument("--informative", type=int, default=10)
     ap.add_argument("--trees", type=int, default=20)
@@ -113,29 +157,48 @@ def main():
     ap.add_argument("--sporf-max-features", default="sqrt")
     ap.add_argument("--out", help="write the markdown table here")
     ap.add_argument("--child", choices=MODELS, help=argparse.SUPPRESS)
+    ap.add_argument("--runs", type=int, default=1, help="alternating runs; medians reported")
     args = ap.parse_args()
+    text = args.data == "text"
+    args.rows = args.rows or (16_000 if text else 20_000)
+    args.cols = args.cols or (60_000 if text else 10_000)
     if args.child:
         return child(args)
     passed = [
         f"--{name.replace('_', '-')}={getattr(args, name)}"
-        for name in ("rows", "cols", "density", "informative", "trees", "n_jobs")
+        for name in ("data", "rows", "cols", "density", "informative", "trees", "n_jobs")
     ] + [f"--sporf-max-features={args.sporf_max_features}"]
-    results = {}
-    for model in MODELS:
-        out = subprocess.run(
-            [sys.executable, __file__, *passed, "--child", model],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        results[model] = json.loads(out.strip().splitlines()[-1])
-        print(model, results[model], flush=True)
+    runs = {model: [] for model in MODELS}
+    for _ in range(args.runs):  # alternating: each run times every model once
+        for model in MODELS:
+            out = subprocess.run(
+                [sys.executable, __file__, *passed, "--child", model],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            runs[model].append(json.loads(out.strip().splitlines()[-1]))
+            print(model, runs[model][-1], flush=True)
+    results = {
+        model: {key: float(np.median([r[key] for r in rs])) for key in rs[0]}
+        for model, rs in runs.items()
+    }
     base = results["sklearn_rf"]
+    if text:
+        Xtr = make_text(args.rows, args.cols)[0]
+        what = (
+            f"hashed TF-IDF documents (`--data text`), {args.rows} x {args.cols} CSC at "
+            f"density {Xtr.nnz / (Xtr.shape[0] * Xtr.shape[1]):.5f}"
+        )
+    else:
+        what = (
+            f"{args.rows} x {args.cols} CSC at density {args.density} "
+            f"(+{args.informative} informative columns at 0.3)"
+        )
     lines = [
-        f"Sparse X: {args.rows} x {args.cols} CSC at density {args.density} "
-        f"(+{args.informative} informative columns at 0.3), {args.trees} trees, "
-        f"n_jobs={args.n_jobs}, SPORF max_features={args.sporf_max_features}; "
-        "`python benches/sparse.py` (one child process per model).",
+        f"Sparse X: {what}, {args.trees} trees, n_jobs={args.n_jobs}, SPORF "
+        f"max_features={args.sporf_max_features}; `python benches/sparse.py` (one child "
+        f"process per model and run; medians of {args.runs} alternating runs).",
         "",
         "| model | fit s (wall) | fit CPU s | peak RSS MB | fit RSS growth MB | accuracy | "
         "fit CPU / sklearn | peak RSS / sklearn | growth / sklearn |",

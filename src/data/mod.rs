@@ -594,6 +594,138 @@ fn project_sparse(
     }
 }
 
+/// Calls `f(k_col)` for every stored entry of a column (its rows `col`, ascending) whose
+/// row is one of a node's rows `node` (ascending). The cheapest of three ways, as
+/// scikit-learn's sparse splitter chooses between the first two: a scan of the column
+/// through `node_mask` when given (nnz lookups of a bit per training row, set for the
+/// node's rows); for a node much smaller than the column, a galloping search of
+/// the column for each node row, forward from the last match (about `m · log(nnz / m)`
+/// steps); without `node_mask`, the same search of the node for each entry of a shorter
+/// column.
+#[inline]
+fn for_each_node_entry(
+    col: &[u32],
+    node: &[u32],
+    node_mask: Option<&[u64]>,
+    mut f: impl FnMut(usize),
+) {
+    let m = node.len();
+    match node_mask {
+        Some(mask) if m * 8 > col.len() => {
+            for (kc, &r) in col.iter().enumerate() {
+                if (mask[r as usize >> 6] >> (r & 63)) & 1 != 0 {
+                    f(kc);
+                }
+            }
+        }
+        None if m > col.len() => {
+            let mut at = 0;
+            for (kc, &r) in col.iter().enumerate() {
+                at = gallop(node, at, r);
+                if at == m {
+                    return;
+                }
+                if node[at] == r {
+                    f(kc);
+                    at += 1;
+                }
+            }
+        }
+        _ => {
+            let mut at = 0;
+            for &r in node {
+                at = gallop(col, at, r);
+                if at == col.len() {
+                    return;
+                }
+                if col[at] == r {
+                    f(at);
+                    at += 1;
+                }
+            }
+        }
+    }
+}
+
+/// The first position `i >= from` of ascending `s` with `s[i] >= x` (`s.len()` when none):
+/// steps of 1, 2, 4, ... from `from`, then a binary search of the last step.
+#[inline]
+fn gallop(s: &[u32], from: usize, x: u32) -> usize {
+    let (mut lo, mut hi, mut step) = (from, from, 1);
+    // invariant: every s[..lo] < x
+    while hi < s.len() && s[hi] < x {
+        lo = hi + 1;
+        hi = lo + step;
+        step <<= 1;
+    }
+    let hi = hi.min(s.len());
+    lo + s[lo..hi].partition_point(|&v| v < x)
+}
+
+impl FeatureMatrix<'_> {
+    /// Whether X is sparse (held as its stored entries).
+    #[inline]
+    pub fn is_sparse(&self) -> bool {
+        matches!(self.store, Store::Sparse(_))
+    }
+
+    /// On sparse X, the rows of `samples` (ascending) whose projection on `terms` is not 0,
+    /// as (value, sample) pairs in no particular order, into `out`; every other row's value
+    /// is +0.0. A value is the one [`Self::project_rows`] gives the row (its stored terms
+    /// added in term order from 0, bit for bit), found from the stored entries alone: the
+    /// cost follows the nonzeros, not the node's rows. `node_mask`, when given, marks the
+    /// node's rows (bit `r % 64` of word `r / 64` set for a row `r` of `samples` only);
+    /// `row_pos` is scratch as in `project_rows` (left all `u32::MAX`). Returns false,
+    /// leaving `out` empty, on dense X.
+    pub fn project_nonzeros(
+        &self,
+        terms: &[(usize, f32)],
+        samples: &[u32],
+        node_mask: Option<&[u64]>,
+        row_pos: &mut Vec<u32>,
+        out: &mut Vec<(f32, u32)>,
+    ) -> bool {
+        out.clear();
+        let Store::Sparse(x) = &self.store else {
+            return false;
+        };
+        debug_assert!(samples.windows(2).all(|p| p[0] < p[1]), "node rows ascend");
+        let x = x.view();
+        if let [(j, w)] = *terms {
+            let (rows, vals) = x.slice(j);
+            for_each_node_entry(rows, samples, node_mask, |kc| {
+                // 0 + w·v, as the dense sum starts; ±0 products leave +0
+                let v = 0.0 + w * vals[kc];
+                if v != 0.0 {
+                    out.push((v, rows[kc]));
+                }
+            });
+            return true;
+        }
+        // several terms: each row's running sum in `out`, found through `row_pos`
+        row_pos.resize(self.n_samples, u32::MAX);
+        for &(j, w) in terms {
+            let (rows, vals) = x.slice(j);
+            for_each_node_entry(rows, samples, node_mask, |kc| {
+                let r = rows[kc];
+                let at = &mut row_pos[r as usize];
+                if *at == u32::MAX {
+                    *at = out.len() as u32;
+                    out.push((0.0 + w * vals[kc], r));
+                } else {
+                    out[*at as usize].0 += w * vals[kc];
+                }
+            });
+        }
+        for &(_, r) in out.iter() {
+            row_pos[r as usize] = u32::MAX;
+        }
+        // sums that cancelled to 0 are zeros like the rows no term touched
+        out.retain(|&(v, _)| v != 0.0);
+        true
+    }
+}
+
 /// The most a sum of terms may reach in magnitude (bounded from the data) and still be
 /// computed in f32 without overflow: half of f32::MAX leaves room for rounding.
 const SUM_LIMIT: f64 = f32::MAX as f64 / 2.0;

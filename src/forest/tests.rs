@@ -749,6 +749,102 @@ fn sparse_x_grows_and_predicts_the_dense_forest_bit_for_bit() {
 }
 
 #[test]
+fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
+    use crate::sparse::{Layout, SparseView};
+    // 2,500 rows (radix-sorted nodes at the top, pdqsort below), 60 columns at density
+    // ~0.06: counts (discrete: the dense exact histogram path), signed reals, a column
+    // stored everywhere, one with a single entry; three classes
+    let (n, p) = (2_500, 60);
+    let mut rng = Rng::from_seed(7);
+    let x = Array2::from_shape_fn((n, p), |(_, j)| {
+        let on = j == 5 || (j != 9 && rng.unit() < 0.06);
+        match (on, j % 3) {
+            (false, _) => 0.0,
+            (true, 0) => (1 + rng.below(4)) as f32,
+            _ => (rng.unit() * 2.0 - 1.0) as f32,
+        }
+    });
+    let mut x = x;
+    x[[17, 9]] = 2.5;
+    let y: Vec<f64> = x
+        .rows()
+        .into_iter()
+        .map(|r| {
+            let s = r[0] + r[1] - r[2] + r[3] + 0.5 * r[5];
+            f64::from(u8::from(s > 0.3) + u8::from(s > 1.5))
+        })
+        .collect();
+    let csc = compressed(&x, false, |i, j| (i + j) % 97 == 0);
+    let csc = SparseView::new(Layout::Csc, (n, p), &csc.0, &csc.1, &csc.2).unwrap();
+    let axis = Projection::new(AxisAligned);
+    let signed = Projection::new(SparseSigned {
+        density: Density::FeatureCombinations(2.5),
+        scaling: WeightScale::Robust,
+    });
+    let base = |projection: &Projection| {
+        let mut q = ForestParams::classification(3);
+        q.projection = projection.clone();
+        q.max_features = MaxFeatures::Sqrt;
+        q.n_estimators = 3;
+        q.seed = 5;
+        q
+    };
+    let mut cases = vec![];
+    for projection in [&axis, &signed] {
+        cases.push(("defaults", base(projection), None));
+        let mut q = base(projection);
+        q.min_samples_leaf = crate::params::SampleCount::Count(7);
+        q.max_features = MaxFeatures::All;
+        cases.push(("min_samples_leaf", q, None));
+        let mut q = base(projection);
+        q.splitter = Splitter::Histogram { max_bins: 32 };
+        cases.push(("hist", q, None));
+        let mut q = base(projection);
+        q.bootstrap = false;
+        q.max_leaf_nodes = Some(40);
+        cases.push(("best-first", q, None));
+        // integer sample weights keep the sums exact; fractional ones take the general path
+        let w_int: Vec<f64> = (0..n).map(|i| (i % 3) as f64).collect();
+        cases.push(("integer weights", base(projection), Some(w_int)));
+        let w_frac: Vec<f64> = (0..n).map(|i| 0.5 + (i % 7) as f64 * 0.3).collect();
+        cases.push(("fractional weights", base(projection), Some(w_frac)));
+        let mut q = base(projection);
+        q.criterion = Criterion::Entropy;
+        cases.push(("entropy", q, None));
+    }
+    let mut q = ForestParams::classification(3);
+    q.n_estimators = 2;
+    q.task = Task::Classification { n_classes: 3 };
+    q.max_features = MaxFeatures::Sqrt;
+    q.monotonic_cst = (0..p).map(|j| i8::from(j == 1)).collect();
+    let y2: Vec<f64> = y.iter().map(|&c| f64::from(c > 0.0)).collect();
+    q.task = Task::Classification { n_classes: 2 };
+    let scans =
+        || crate::tree::sparse_split::SPARSE_SCANS.load(std::sync::atomic::Ordering::Relaxed);
+    for (name, q, w) in cases {
+        let dense = Forest::fit(&q, x.view(), &y, w.as_deref()).unwrap();
+        let before = scans();
+        let sparse = Forest::fit(&q, csc, &y, w.as_deref()).unwrap();
+        if name == "defaults" {
+            assert!(scans() > before + 100, "the zero-block scan was taken");
+        }
+        assert!(dense.trees().iter().all(|t| t.n_nodes() > 15), "{name}");
+        assert_eq!(
+            sparse.to_bytes().unwrap(),
+            dense.to_bytes().unwrap(),
+            "{name}"
+        );
+    }
+    let dense = Forest::fit(&q, x.view(), &y2, None).unwrap();
+    let sparse = Forest::fit(&q, csc, &y2, None).unwrap();
+    assert_eq!(
+        sparse.to_bytes().unwrap(),
+        dense.to_bytes().unwrap(),
+        "monotonic"
+    );
+}
+
+#[test]
 fn multi_output_with_a_repeated_column_grows_the_single_output_trees() {
     // two identical outputs: every proxy is the single output's, so the same splits
     let (x, y) = data(300, 5, 4);

@@ -150,6 +150,7 @@ impl Grower<'_> {
                 x: self.x,
                 crit,
                 weights,
+                zeros_as_block: self.x.is_sparse() && crit.exact_scan(weights),
             },
         }
     }
@@ -405,6 +406,27 @@ impl<C: Criterion> Builder<'_, C> {
     /// missing rows left) to the front, keeping the order of both sides; returns their count.
     fn partition(&self, ws: &mut Workspace, p: &Pending) -> usize {
         let family = self.search.sampler.descriptors();
+        if self.search.zeros_as_block {
+            // sparse X: from the stored entries (the projection leaves the workspace while
+            // its buffers are borrowed)
+            let (idx, w) = (
+                std::mem::take(&mut ws.arena_idx),
+                std::mem::take(&mut ws.arena_w),
+            );
+            let wp = if family.is_some() {
+                &[][..]
+            } else {
+                &w[p.proj.0..p.proj.1]
+            };
+            let proj = ProjRef::new(&idx[p.proj.0..p.proj.1], wp, family);
+            let n_left = self
+                .search
+                .partition_sparse(ws, (p.start, p.end), proj, p.threshold);
+            (ws.arena_idx, ws.arena_w) = (idx, w);
+            if let Some(n_left) = n_left {
+                return n_left;
+            }
+        }
         let w = if family.is_some() {
             &[][..]
         } else {

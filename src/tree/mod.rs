@@ -10,6 +10,8 @@
 //! * `splitter`: the split search of one node over its candidate projections (sort and
 //!   scan, histograms, random thresholds, missing values), reading the data, the
 //!   configuration, the sampler and the criterion;
+//! * `sparse_split`: that search on sparse X at the cost of a candidate's nonzeros (its
+//!   zeros moved as one block), when the criterion's statistics are exact;
 //! * `workspace`: the per-worker buffers both the search and the builder reuse, and the
 //!   projection of a node's rows;
 //! * `builder`: grows a tree depth-first or best-first from the split search (the one
@@ -53,6 +55,7 @@ mod fill;
 pub(crate) mod monotonic;
 pub mod packed;
 mod scan;
+pub(crate) mod sparse_split;
 pub(crate) mod splitter;
 mod workspace;
 

@@ -40,6 +40,9 @@ pub(super) struct SplitSearch<'a, C> {
     pub(super) x: &'a FeatureMatrix<'a>,
     pub(super) crit: C,
     pub(super) weights: &'a [f64],
+    /// Sparse X whose criterion statistics are exact for these weights: a candidate's rows
+    /// projected to zero move as one block ([`super::sparse_split`]).
+    pub(super) zeros_as_block: bool,
 }
 
 /// The node a split is searched for: its rows `ws.samples[start..end]`, their criterion
@@ -57,7 +60,7 @@ pub(super) struct Node<'a> {
 
 impl Node<'_> {
     /// Rows.
-    fn n(&self) -> usize {
+    pub(super) fn n(&self) -> usize {
         self.end - self.start
     }
 }
@@ -87,10 +90,16 @@ impl<C: Criterion> SplitSearch<'_, C> {
         rng: &mut Rng,
         node: Node<'_>,
     ) -> Option<Best> {
+        if self.zeros_as_block {
+            self.enter_sparse_node(ws, node);
+        }
         // the candidates leave the workspace while its buffers are borrowed by the search
         let mut cand = std::mem::take(&mut ws.cand);
         let best = self.search_candidates(ws, &mut cand, rng, node);
         ws.cand = cand;
+        if self.zeros_as_block {
+            self.leave_sparse_node(ws, node);
+        }
         best
     }
 
@@ -171,6 +180,11 @@ impl<C: Criterion> SplitSearch<'_, C> {
         to_beat: Option<f64>,
     ) -> Option<Found> {
         let (start, end, n) = (node.start, node.end, node.n());
+        if self.sparse_applies(n, proj) {
+            // sparse X: the nonzeros only, the same split
+            let found = self.sparse_split(ws, node, proj, mono)?;
+            return Some(found.map(|(proxy, threshold)| (proxy, threshold, None)));
+        }
         project(
             self.x,
             proj,
@@ -223,7 +237,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
     }
 
     /// The node's scan limits: its weight, `min_samples_leaf` and the minimum leaf weight.
-    fn limits(&self, node: Node<'_>) -> (f64, usize, f64) {
+    pub(super) fn limits(&self, node: Node<'_>) -> (f64, usize, f64) {
         (node.w, self.cfg.min_samples_leaf, node.min_weight_leaf)
     }
 
@@ -231,7 +245,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// rows on the right but `on_left` (missing rows sent left): (proxy, position) of the
     /// best split it finds. Under monotonic constraints (`mono` = the split's direction and
     /// the node's bounds), the positions they forbid score `-inf`.
-    fn scan_with(
+    pub(super) fn scan_with(
         &self,
         stats: &[f64],
         (left, right): (&mut [f64], &mut [f64]),

@@ -40,6 +40,12 @@ pub(crate) struct Workspace {
     pub(super) missing: Vec<u32>,
     /// Criterion statistics of the missing rows (random splitter).
     pub(super) miss_stats: Vec<f64>,
+    /// Sparse X's zero block ([`super::sparse_split`]): the statistics of a candidate's
+    /// rows projected to zero.
+    pub(super) zero_bin: Vec<f64>,
+    /// Sparse X: a bit per training row, set for the rows of the node being searched
+    /// (none between searches).
+    pub(super) node_mask: Vec<u64>,
 }
 
 /// Memory [`project`] reuses: a projection's terms, and the row map sparse X gathers
@@ -79,6 +85,25 @@ pub(super) fn project(
             *o = pooling.pool.combine(*o, v);
         }
     }
+}
+
+/// On sparse X, the rows of `samples` (ascending, marked in `node_mask` if given) whose
+/// projection
+/// under `proj` (linear, not pooled) is not 0, as (value, sample) pairs into `out`
+/// ([`FeatureMatrix::project_nonzeros`]); false on dense X.
+#[inline]
+pub(super) fn project_nonzeros(
+    x: &FeatureMatrix<'_>,
+    proj: ProjRef<'_>,
+    samples: &[u32],
+    node_mask: Option<&[u64]>,
+    gather: &mut Gather,
+    out: &mut Vec<(f32, u32)>,
+) -> bool {
+    debug_assert!(proj.pooling().is_none());
+    gather.terms.clear();
+    proj.for_each(|j, w| gather.terms.push((j, w)));
+    x.project_nonzeros(&gather.terms, samples, node_mask, &mut gather.row_pos, out)
 }
 
 /// A node's criterion statistics from its `rows` with `weights`, into `sums`; returns the

@@ -16,6 +16,9 @@ use std::marker::PhantomData;
 /// over several outputs the impurity is the mean of theirs, and the proxies carry the
 /// same `1 / k`.
 pub(crate) trait ClassRule {
+    /// Whether the running sums of terms stay integers when class weights are integers
+    /// (Gini's `w (2x + w)`; entropy's logarithms do not).
+    const INTEGER_TERMS: bool;
     /// A class weight's term in the sums a child's proxy is made of.
     fn term(x: f64) -> f64;
     /// The change of the sum of terms when class weight `x` grows by `w`.
@@ -44,6 +47,7 @@ pub(crate) struct GiniRule;
 pub(crate) struct EntropyRule;
 
 impl ClassRule for GiniRule {
+    const INTEGER_TERMS: bool = true;
     #[inline(always)]
     fn term(x: f64) -> f64 {
         x * x
@@ -81,6 +85,7 @@ impl ClassRule for GiniRule {
 }
 
 impl ClassRule for EntropyRule {
+    const INTEGER_TERMS: bool = false;
     #[inline(always)]
     fn term(x: f64) -> f64 {
         xlog2x(x)
@@ -217,6 +222,22 @@ impl<'a, R: ClassRule, const MULTI: bool> Criterion for Classes<'a, R, MULTI> {
     }
     fn binned(&self) -> bool {
         !MULTI // a row of several outputs has k slots, a bin holds one per row
+    }
+    /// Gini over one output with integer weights (bootstrap counts, no fractional sample
+    /// weights): class weights, their squares and the running terms `w (2x + w)` are
+    /// integers up to 3 W^2 for a total weight W, exact while that stays below 2^53.
+    fn exact_scan(&self, weights: &[f64]) -> bool {
+        if MULTI || !R::INTEGER_TERMS {
+            return false;
+        }
+        let mut total = 0.0f64;
+        for &w in weights {
+            if w.fract() != 0.0 || w < 0.0 {
+                return false;
+            }
+            total += w;
+        }
+        4.0 * total * total < (1u64 << 53) as f64
     }
     fn bin_width(&self, n_outputs: usize) -> usize {
         n_outputs

@@ -73,6 +73,15 @@ pub(crate) trait Criterion: Copy {
     ) -> f64 {
         self.split_proxy(left, total, w_l, w_r)
     }
+    /// Whether a scan's running statistics over rows of these weights are exact (integers
+    /// well below 2^53), so that no bit of them depends on the order in which rows and bins
+    /// move: sparse X then moves a candidate's zero rows as one block and still finds the
+    /// dense scan's split ([`super::sparse_split`]). A criterion that says so keeps its node
+    /// statistics in histogram-bin form ([`Self::bin_slot`]: a node's statistics are the
+    /// bin holding all its rows). False unless the criterion proves it.
+    fn exact_scan(&self, _weights: &[f64]) -> bool {
+        false
+    }
     /// Whether a histogram bin can hold this criterion's statistics ([`Self::bin_slot`]
     /// puts a row in one slot); when not, the split search always sorts.
     fn binned(&self) -> bool {

@@ -13,6 +13,8 @@ pub enum Purpose {
     Bootstrap = 1,
     /// Projection sampling and split choices while growing a tree.
     Grow = 2,
+    /// The features a random-subspace tree may use.
+    Features = 3,
 }
 
 /// A portable random generator with the few draws the engine needs.

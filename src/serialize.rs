@@ -415,7 +415,7 @@ pub(crate) fn validate_forest(forest: &Forest) -> Result<()> {
     let classes: &[usize] = match &forest.params.task {
         Task::Classification { n_classes } => std::slice::from_ref(n_classes),
         Task::MultiClassification { n_classes } => n_classes,
-        Task::Regression | Task::MultiRegression { .. } => &[],
+        Task::Regression | Task::MultiRegression { .. } | Task::Unsupervised { .. } => &[],
     };
     if !classes.is_empty() {
         for tree in &forest.trees {

@@ -1,7 +1,7 @@
 //! Preparing a fit (every input checked before anything is allocated for the trees) and
 //! growing a range of trees in the fit's pool.
 
-use super::sampling::tree_sample;
+use super::sampling::{tree_columns, tree_sample};
 use crate::cancel;
 use crate::data::{check_target_scale, check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
@@ -91,7 +91,12 @@ pub(crate) fn prepare<'a, 'x: 'a>(
     let cfg = params.check(n, p)?;
     let k = params.task.n_targets();
     if y.len() != n.saturating_mul(k) {
-        return Err(Error::InvalidInput(if k == 1 {
+        return Err(Error::InvalidInput(if k == 0 {
+            format!(
+                "a forest without targets takes no y, got {} values",
+                y.len()
+            )
+        } else if k == 1 {
             format!("y has {} entries but X has {n} rows", y.len())
         } else {
             format!(
@@ -177,7 +182,23 @@ fn grow_one(
 ) -> (Tree, Option<Vec<u32>>) {
     let (weights, counts) = tree_sample(data, t);
     let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
-    let tree = prune_cost_complexity(grower.grow(&weights, &mut rng, ws), data.params.ccp_alpha);
+    let (p, k) = (data.x.n_features, data.cfg.tree_features);
+    let grown = if k < p {
+        // a random-subspace tree: its family samples over its own columns
+        let columns = tree_columns(data.params.seed, t, p, k);
+        let stats = grower.sampler.data().columns(&columns);
+        let sampler = grower.sampler.restricted(&stats, &columns);
+        let sub = Grower {
+            cfg: grower.cfg,
+            sampler: &sampler,
+            x: grower.x,
+            y: grower.y,
+        };
+        sub.grow(&weights, &mut rng, ws)
+    } else {
+        grower.grow(&weights, &mut rng, ws)
+    };
+    let tree = prune_cost_complexity(grown, data.params.ccp_alpha);
     let oob = counts.filter(|_| data.params.oob).map(|counts| {
         counts
             .iter()

@@ -319,3 +319,6 @@ impl Forest {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod unsupervised_tests;

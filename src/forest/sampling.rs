@@ -1,6 +1,8 @@
-//! Which rows each tree grows on, and with what weight: the bootstrap sample (drawn from
-//! the tree's own stream, so it can be recomputed from the seed), scikit-learn's
-//! "balanced_subsample" class weights over it, and the sample weights.
+//! Which rows each tree grows on, and with what weight: the bootstrap sample, or the
+//! subsample drawn without replacement of a forest without targets (each drawn from the
+//! tree's own stream, so it can be recomputed from the seed), scikit-learn's
+//! "balanced_subsample" class weights over it, and the sample weights; and which features
+//! a random-subspace tree may use.
 
 use super::FitData;
 use crate::data::Targets;
@@ -17,6 +19,52 @@ pub(super) fn bootstrap_counts(seed: u64, t: usize, n: usize, n_draws: usize) ->
         counts[rng.below(n)] += 1;
     }
     counts
+}
+
+/// How often tree `t` of a forest seeded with `seed` draws each of `n` rows when it draws
+/// `k` distinct rows (a subsample without replacement: counts of 0 or 1). Floyd's
+/// algorithm: `k` draws from the tree's bootstrap stream, whatever `n`.
+pub(super) fn subsample_counts(seed: u64, t: usize, n: usize, k: usize) -> Vec<u32> {
+    let mut counts = vec![0u32; n];
+    let mut rng = Rng::for_tree(seed, t as u64, Purpose::Bootstrap);
+    for j in n - k.min(n)..n {
+        let r = rng.below(j + 1);
+        // r was drawn before: take j, which no earlier step could draw
+        let pick = if counts[r] == 1 { j } else { r };
+        counts[pick] = 1;
+    }
+    counts
+}
+
+/// The rows tree `t` draws, as counts per row: its bootstrap sample or its subsample;
+/// `None` when it grows on every row once. The one place both are chosen (growing a tree,
+/// and [`crate::Forest::in_bag_counts`] reporting its rows afterwards).
+pub(crate) fn draw_counts(
+    params: &crate::params::ForestParams,
+    cfg: &crate::params::TreeConfig,
+    t: usize,
+    n: usize,
+) -> Option<Vec<u32>> {
+    match cfg.subsample {
+        Some(k) => Some(subsample_counts(params.seed, t, n, k)),
+        None if params.bootstrap => Some(bootstrap_counts(params.seed, t, n, cfg.n_draws)),
+        None => None,
+    }
+}
+
+/// The `k` features (ascending) tree `t` of a random-subspace forest may use, drawn
+/// without replacement from the tree's own stream.
+pub(super) fn tree_columns(seed: u64, t: usize, n_features: usize, k: usize) -> Vec<u32> {
+    let mut rng = Rng::for_tree(seed, t as u64, Purpose::Features);
+    let mut columns = Vec::with_capacity(k);
+    rng.distinct(
+        n_features,
+        k,
+        &mut crate::rng::IndexPool::default(),
+        &mut columns,
+    );
+    columns.sort_unstable();
+    columns
 }
 
 /// "balanced_subsample": each row's weight is multiplied, for every output (one for a
@@ -53,17 +101,17 @@ fn balance_classes(weights: &mut [f64], counts: &[u32], slots: &[u32], k: usize,
     }
 }
 
-/// Tree `t`'s row weights (bootstrap counts × sample weights × "balanced_subsample" class
-/// weights) and, when it draws a bootstrap sample, its counts. A bootstrap sample whose
+/// Tree `t`'s row weights (bootstrap or subsample counts × sample weights ×
+/// "balanced_subsample" class weights) and, when it draws rows ([`draw_counts`]), its
+/// counts. A bootstrap sample whose
 /// drawn rows all have zero weight (sparse sample weights) would grow an empty tree: such a
 /// tree sees every row with its own weight instead.
 pub(super) fn tree_sample(data: &FitData<'_>, t: usize) -> (Vec<f64>, Option<Vec<u32>>) {
     let mut weights = data.sample_weight.clone();
-    if !data.params.bootstrap {
-        return (weights, None);
-    }
     let n = data.x.n_samples;
-    let counts = bootstrap_counts(data.params.seed, t, n, data.cfg.n_draws);
+    let Some(counts) = draw_counts(data.params, &data.cfg, t, n) else {
+        return (weights, None);
+    };
     if data.params.class_weight_subsample {
         let n_slots = data.cfg.n_outputs;
         match &data.y {
@@ -73,7 +121,7 @@ pub(super) fn tree_sample(data: &FitData<'_>, t: usize) -> (Vec<f64>, Option<Vec
             Targets::Classes(classes) => {
                 balance_classes(&mut weights, &counts, classes, 1, n_slots)
             }
-            Targets::Values(_) | Targets::MultiValues { .. } => {}
+            Targets::Values(_) | Targets::MultiValues { .. } | Targets::Unlabelled => {}
         }
     }
     for (w, &c) in weights.iter_mut().zip(&counts) {

@@ -10,6 +10,8 @@
 //! * `splitter`: the split search of one node over its candidate projections (sort and
 //!   scan, histograms, random thresholds, missing values), reading the data, the
 //!   configuration, the sampler and the criterion;
+//! * `value_split`: the same search for trees without targets, whose rule scores the
+//!   projected values themselves (two-means, Fast-BIC, isolation's random cut);
 //! * `workspace`: the per-worker buffers both the search and the builder reuse, and the
 //!   projection of a node's rows;
 //! * `builder`: grows a tree depth-first or best-first from the split search (the one
@@ -45,6 +47,7 @@ pub(crate) mod monotonic;
 pub mod packed;
 mod scan;
 pub(crate) mod splitter;
+mod value_split;
 mod workspace;
 
 pub(crate) use builder::Grower;

@@ -315,13 +315,18 @@ pub(crate) fn decode_reader<T: serde::de::DeserializeOwned>(
 
 impl Forest {
     /// Whether a version-2 reader could not decode this forest (a multi-output task, SPORF
-    /// with a weight scale, or the friedman_mse criterion, variants it does not know), so
-    /// that it is written in the newer version, with its
-    /// missing section, whether or not a tree has missing-value directions.
+    /// with a weight scale, the friedman_mse criterion, a forest without targets (its task
+    /// and criteria), or a sample count of "sqrt": variants it does not know), so that it
+    /// is written in the newer version, with its missing section, whether or not a tree
+    /// has missing-value directions.
     pub(crate) fn beyond_v2(&self) -> bool {
-        self.params.task.n_targets() > 1
-            || crate::projection::needs_newer_format(&self.params.projection)
-            || self.params.criterion == crate::params::Criterion::FriedmanMse
+        use crate::params::SampleCount::Sqrt;
+        let p = &self.params;
+        p.task.n_targets() != 1
+            || crate::projection::needs_newer_format(&p.projection)
+            || p.criterion == crate::params::Criterion::FriedmanMse
+            || [p.min_samples_split, p.min_samples_leaf].contains(&Sqrt)
+            || p.max_samples == Some(Sqrt)
     }
 
     /// Encodes the forest (header, checksum, payload).

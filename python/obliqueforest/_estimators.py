@@ -26,6 +26,8 @@ ESTIMATORS = {
     "RotationEnsembleClassifier": "obliqueforest.rotation",
     "RotationEnsembleRegressor": "obliqueforest.rotation",
     "ForestAutoencoder": "obliqueforest.autoencoder",
+    "UnsupervisedRandomForest": "obliqueforest.unsupervised",
+    "IsolationForest": "obliqueforest.unsupervised",
 }
 
 #: The command line's estimator names: (classifier, regressor) of each forest family.

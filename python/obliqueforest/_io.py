@@ -30,6 +30,8 @@ _FOREST_ATTRIBUTES = (
     "oob_decision_function_",
     "oob_prediction_",
 )
+# ... and what an estimator saves besides those, by name
+_OWN_ATTRIBUTES = {"IsolationForest": ("max_samples_", "offset_", "_tree_features")}
 _ROTATION_ATTRIBUTES = (
     "rotation_complexity_",
     "rotation_oob_error_",
@@ -263,8 +265,13 @@ def save(est, path):
         parts["attributes"] = _attributes(est, _ROTATION_ATTRIBUTES)
     else:
         parts["forest"] = est._forest
-        parts["attributes"] = _attributes(est, _FOREST_ATTRIBUTES)
+        parts["attributes"] = _attributes(est, _forest_attributes(name))
     _core.save_model(os.fspath(path), parts)
+
+
+def _forest_attributes(name):
+    """The Python-side fitted attributes estimator ``name`` (a forest) saves."""
+    return _FOREST_ATTRIBUTES + _OWN_ATTRIBUTES.get(name, ())
 
 
 def _estimator_class(name):
@@ -421,7 +428,11 @@ def load(path):
         est.n_outputs_ = next(f for f in est._forests if f is not None).n_targets
         est._n_outputs = int(np.sum(est.n_classes_)) if hasattr(est, "classes_") else est.n_outputs_
     else:
-        _set_attributes(est, parts["attributes"], _FOREST_ATTRIBUTES)
+        own = _OWN_ATTRIBUTES.get(parts["estimator"], ())
+        _set_attributes(est, parts["attributes"], _forest_attributes(parts["estimator"]))
+        missing = [k for k in own if not hasattr(est, k)]
+        if missing:
+            raise _core.ForestError(f"model file: the {parts['estimator']} lacks {missing}")
         n = getattr(est, "_n_samples_fit", None)
         # estimators_samples_ allocates per row from it: bounded like the core's row indices
         if n is not None and not (isinstance(n, int) and 1 <= n < 2**32):

@@ -41,6 +41,7 @@ from .projections import SparseSigned
 __all__ = [
     "ObliqueTreeClassifier",
     "ObliqueTreeRegressor",
+    "InBagRowsMixin",
     "PerTreeMixin",
     "TreeNodes",
     "labels_of",
@@ -371,7 +372,29 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
     pass
 
 
-class PerTreeMixin:
+class InBagRowsMixin:
+    """``estimators_samples_``: each tree's rows, recomputed from the core."""
+
+    @property
+    def estimators_samples_(self):
+        """The in-bag rows of each tree: a list of n_estimators index arrays (ascending, a row
+        repeated as often as the bootstrap drew it; every row once without bootstrap).
+        Recomputed from the trees' seeds, not stored."""
+        est = self._fitted()
+        check_is_fitted(est, "_forest")
+        n = getattr(est, "_n_samples_fit", None)
+        if n is None:
+            raise AttributeError(
+                "estimators_samples_ needs the number of training rows, which this model "
+                "does not record (fitted on a cluster in partitions mode, or saved by an "
+                "older version)"
+            )
+        rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # scikit-learn's dtype
+        core = est._forest
+        return [np.repeat(rows, core.in_bag_counts(t, n)) for t in range(core.n_trees)]
+
+
+class PerTreeMixin(InBagRowsMixin):
     """``estimators_``, ``estimator``, indexing, ``decision_path`` and
     ``estimators_samples_`` for the projection forests."""
 
@@ -429,21 +452,3 @@ class PerTreeMixin:
 
     def __iter__(self):
         return iter(self.estimators_)
-
-    @property
-    def estimators_samples_(self):
-        """The in-bag rows of each tree: a list of n_estimators index arrays (ascending, a row
-        repeated as often as the bootstrap drew it; every row once without bootstrap).
-        Recomputed from the trees' seeds, not stored."""
-        est = self._fitted()
-        check_is_fitted(est, "_forest")
-        n = getattr(est, "_n_samples_fit", None)
-        if n is None:
-            raise AttributeError(
-                "estimators_samples_ needs the number of training rows, which this model "
-                "does not record (fitted on a cluster in partitions mode, or saved by an "
-                "older version)"
-            )
-        rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # scikit-learn's dtype
-        core = est._forest
-        return [np.repeat(rows, core.in_bag_counts(t, n)) for t in range(core.n_trees)]

@@ -203,6 +203,11 @@ fn forests_without_targets_do_not_depend_on_thread_count() {
         p.n_jobs = 3;
         let three = Forest::fit(&p, x.view(), &[], None).unwrap();
         assert_eq!(one.to_bytes().unwrap(), three.to_bytes().unwrap());
+        // written in the newer version, which older readers refuse by its number
+        assert_eq!(
+            one.to_bytes().unwrap()[8..12],
+            crate::serialize::FORMAT_VERSION.to_le_bytes()
+        );
         let again = Forest::from_bytes(&one.to_bytes().unwrap()).unwrap();
         assert_eq!(again, one);
         assert_eq!(

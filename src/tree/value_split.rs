@@ -87,8 +87,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 if !admits(n_l, left.w) {
                     return Some(None);
                 }
-                rule.score(left, total, n_l, n)
-                    .map(|score| (score, t, left.w))
+                rule.score(left, total, n).map(|score| (score, t, left.w))
             }
             Splitter::Best | Splitter::Histogram { .. } => {
                 pairs.clear();
@@ -109,7 +108,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
                     if !admits(n_l, left.w) {
                         continue;
                     }
-                    let Some(score) = rule.score(left, total, n_l, n) else {
+                    let Some(score) = rule.score(left, total, n) else {
                         continue;
                     };
                     if best.is_none_or(|b| score > b.0) {

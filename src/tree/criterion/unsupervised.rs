@@ -53,9 +53,6 @@ impl Moments {
     }
 }
 
-/// Smallest variance a cluster may have, relative to the node's: a cluster of equal
-/// values would otherwise have an infinite likelihood.
-const VARIANCE_FLOOR: f64 = 1e-12;
 
 /// How a split of one candidate's projected values is scored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,12 +76,12 @@ impl ValueRule {
     }
 
     /// The score of splitting `total` (the node's present rows, `n` of them) into `left`
-    /// (`n_l` rows) and the rest: larger is better; `None` when the values do not vary.
+    /// and the rest: larger is better; `None` when the values do not vary.
     /// Two-means: the fraction of the sum of squares the split removes, times the weight
     /// (in `[0, w]`). Fast-BIC: `BIC(one Gaussian) - BIC(two)` (counts of rows in the
     /// penalty), which may be negative.
     #[inline]
-    pub(crate) fn score(self, left: Moments, total: Moments, n_l: usize, n: usize) -> Option<f64> {
+    pub(crate) fn score(self, left: Moments, total: Moments, n: usize) -> Option<f64> {
         let sse = total.sse();
         if sse <= 0.0 {
             return None;
@@ -100,19 +97,21 @@ impl ValueRule {
                 let w = total.w;
                 let (w_l, w_r) = (left.w, right.w);
                 let var0 = sse / w;
-                let floor = VARIANCE_FLOOR * var0;
+                // A cluster's variance is at least the node's over its rows: two nearly
+                // equal values split off as a cluster of their own would otherwise have a
+                // variance near 0 and an unbounded likelihood, and the trees would peel
+                // ties off instead of finding clusters. So a tiny cluster gains at most
+                // about ln(n) per row; a cluster of many rows keeps its own variance.
+                let floor = var0 / n as f64;
+                let variance = |sse: f64, w: f64| (sse / w).max(floor);
                 let prior = 2.0 * (w_l * (w_l / w).ln() + w_r * (w_r / w).ln());
                 let ln_n = (n as f64).ln();
                 // one variance for both clusters: 4 parameters against the Gaussian's 2
-                let pooled = ((sse_l + sse_r) / w).max(floor);
+                let pooled = variance(sse_l + sse_r, w);
                 let same = prior - w * (pooled / var0).ln() - 2.0 * ln_n;
-                // a variance each: 5 parameters; only for clusters of two rows or more
-                let diff = if n_l >= 2 && n - n_l >= 2 {
-                    let (v_l, v_r) = ((sse_l / w_l).max(floor), (sse_r / w_r).max(floor));
-                    prior - w_l * (v_l / var0).ln() - w_r * (v_r / var0).ln() - 3.0 * ln_n
-                } else {
-                    f64::NEG_INFINITY
-                };
+                // a variance each: 5 parameters
+                let (v_l, v_r) = (variance(sse_l, w_l), variance(sse_r, w_r));
+                let diff = prior - w_l * (v_l / var0).ln() - w_r * (v_r / var0).ln() - 3.0 * ln_n;
                 Some(same.max(diff))
             }
         }
@@ -229,10 +228,7 @@ mod tests {
         let total = moments(v);
         (0..v.len() - 1)
             .max_by(|&a, &b| {
-                let s = |i: usize| {
-                    rule.score(moments(&v[..=i]), total, i + 1, v.len())
-                        .unwrap()
-                };
+                let s = |i: usize| rule.score(moments(&v[..=i]), total, v.len()).unwrap();
                 s(a).total_cmp(&s(b))
             })
             .unwrap()
@@ -251,7 +247,7 @@ mod tests {
         assert_eq!(best(ValueRule::TwoMeans, &sorted), direct);
         // the score is the weighted fraction of the node's sum of squares removed
         let s = ValueRule::TwoMeans
-            .score(moments(&sorted[..=direct]), total, direct + 1, 8)
+            .score(moments(&sorted[..=direct]), total, 8)
             .unwrap();
         assert!((s - 8.0 * (1.0 - within(direct) / total.sse())).abs() < 1e-9);
     }
@@ -267,8 +263,8 @@ mod tests {
             let scaled: Vec<f64> = sorted.iter().map(|x| 1e6 * x - 3.0).collect();
             let (t, ts) = (moments(&sorted), moments(&scaled));
             for i in [3, 19, 30] {
-                let a = rule.score(moments(&sorted[..=i]), t, i + 1, 40).unwrap();
-                let b = rule.score(moments(&scaled[..=i]), ts, i + 1, 40).unwrap();
+                let a = rule.score(moments(&sorted[..=i]), t, 40).unwrap();
+                let b = rule.score(moments(&scaled[..=i]), ts, 40).unwrap();
                 assert!(
                     (a - b).abs() < 1e-6 * a.abs().max(1.0),
                     "{rule:?} {i}: {a} {b}"
@@ -290,24 +286,21 @@ mod tests {
         let t = moments(&two_sorted);
         assert!(
             ValueRule::FastBic
-                .score(moments(&two_sorted[..15]), t, 15, 30)
+                .score(moments(&two_sorted[..15]), t, 30)
                 .unwrap()
-                > 50.0
+                > 40.0
         );
         let one: Vec<f64> = (0..30).map(|i| i as f64).collect();
         let t = moments(&one);
         for i in 0..29 {
             let s = ValueRule::FastBic
-                .score(moments(&one[..=i]), t, i + 1, 30)
+                .score(moments(&one[..=i]), t, 30)
                 .unwrap();
             assert!(s < 0.0, "split {i} of a uniform group gains {s}");
         }
         // no variation: nothing to score
         let flat = moments(&[2.0; 5]);
-        assert_eq!(
-            ValueRule::FastBic.score(moments(&[2.0; 2]), flat, 2, 5),
-            None
-        );
+        assert_eq!(ValueRule::FastBic.score(moments(&[2.0; 2]), flat, 5), None);
     }
 
     #[test]

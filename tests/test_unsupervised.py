@@ -415,3 +415,53 @@ def test_any_data_gives_a_result_or_a_value_error(kind, X):
     assert not bad, "inf and float32 overflow must be rejected"
     out = _output(est, X)
     assert out.shape[0] == X.shape[0] and np.isfinite(out).all()
+
+
+# -- the command line --------------------------------------------------------------------
+
+
+def test_command_line_fits_and_serves_forests_without_targets(tmp_path, capsys):
+    from obliqueforest.cli import main
+
+    def run(*args):
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    X[:3] += 8  # three far rows
+    data = tmp_path / "d.csv"
+    np.savetxt(data, np.c_[X, np.arange(300) % 2], delimiter=",", header="a,b,c,label",
+               comments="", fmt="%.5f")  # fmt: skip
+    iso = tmp_path / "iso.of"
+    code, _, err = run("fit", data, "-e", "isolation", "--target", "label", "-o", iso,
+                       "--seed", "0", "-p", "projection=None")  # fmt: skip
+    assert code == 0 and "IsolationForest (grown without targets)" in err, err
+    assert "on 300 rows x 3 features" in err  # --target: a column left out
+    code, out, _ = run("predict", iso, data)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == "prediction,score" and len(lines) == 301
+    table = np.array([line.split(",") for line in lines[1:]], dtype=float)
+    model = of.load(iso)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="X does not have valid feature names")
+        np.testing.assert_array_equal(table[:, 0], model.predict(X))
+        np.testing.assert_allclose(table[:, 1], model.score_samples(X))
+    assert (table[:3, 0] == -1).all()
+    urf = tmp_path / "urf.of"
+    code, _, err = run("fit", data, "-e", "unsupervised", "-o", urf, "-p", "n_estimators=5")
+    assert code == 0 and type(of.load(urf)) is UnsupervisedRandomForest
+    code, _, err = run("predict", urf, data)
+    assert code == 2 and "does not predict" in err
+    # what does not apply is named
+    code, _, err = run("evaluate", data, "-e", "isolation")
+    assert code == 2 and "grown without targets" in err
+    code, _, err = run("fit", data, "-e", "isolation", "--task", "regression", "-o", urf)
+    assert code == 2 and "--task does not apply" in err
+    code, _, err = run("predict", iso, data, "--proba")
+    assert code == 2 and "needs a classifier" in err
+    code, _, err = run("fit", data, "-e", "sporf", "-o", tmp_path / "s.of")
+    assert code == 2 and "--target is required" in err

@@ -135,7 +135,9 @@ pub enum Criterion {
     TwoMeans,
     /// Fast-BIC on the projected values ([`Task::Unsupervised`]; Madhyastha et al. 2020,
     /// treeple's "fastbic"): the split whose hard two-Gaussian mixture (equal or separate
-    /// variances, whichever fits better) has the best BIC gain over one Gaussian.
+    /// variances, whichever fits better) has the best BIC gain over one Gaussian; a node
+    /// where one Gaussian fits better than any two (a negative gain, under
+    /// `min_impurity_decrease = 0`) stays a leaf.
     FastBic,
 }
 

@@ -137,10 +137,13 @@ _URF_SURFACE = (
         doc="""The split rule on a candidate's projected values. "twomeans": the threshold
         that minimises the within-side sum of squares (one-dimensional 2-means);
         "fastbic": the hard two-Gaussian mixture (one variance or two) with the best BIC
-        gain over one Gaussian (Madhyastha et al. 2020). Either way candidates compare by
-        a scale-free score (two-means: the fraction of the node's sum of squares along
-        the candidate that its split removes; Fast-BIC: the BIC gain), so a projection's
-        units do not decide.""",
+        gain over one Gaussian (Madhyastha et al. 2020); a node where one Gaussian fits
+        better along every candidate (a negative gain) is a leaf, so Fast-BIC trees stop
+        where they find no more clusters (smaller, faster trees), where two-means trees
+        split down to ``min_samples_split``. Either way candidates compare by a
+        scale-free score (two-means: the fraction of the node's sum of squares along the
+        candidate that its split removes; Fast-BIC: the BIC gain), so a projection's units
+        do not decide.""",
     )
     .replace(
         "min_samples_split",
@@ -170,7 +173,7 @@ _URF_SURFACE = (
         "min_impurity_decrease",
         doc="""Split only if the split's improvement over the root's weight is at least
         this: two-means' weighted fraction of the node's sum of squares removed, or
-        Fast-BIC's gain (at least 0).""",
+        Fast-BIC's gain (negative when one Gaussian fits the node better than two).""",
     )
     .replace(
         "max_samples",

@@ -98,7 +98,14 @@ fn value_rules_split_the_root_between_the_clusters_on_oblique_candidates() {
             "{criterion:?}: {}",
             roots_separating(&f, &x, &labels, 12)
         );
-        assert!(f.trees().iter().all(|t| t.n_leaves() > 8));
+        let leaves: Vec<usize> = f.trees().iter().map(|t| t.n_leaves()).collect();
+        match criterion {
+            // two-means splits down to min_samples_split = sqrt(400) = 20 rows
+            Criterion::TwoMeans => assert!(leaves.iter().all(|&l| l > 8), "{leaves:?}"),
+            // Fast-BIC stops where one Gaussian fits a node better than two: little more
+            // than the two clusters
+            _ => assert!(leaves.iter().all(|&l| (2..=8).contains(&l)), "{leaves:?}"),
+        }
     }
 }
 
@@ -382,7 +389,7 @@ fn pins_of_forests_without_targets() {
     ];
     assert_eq!(
         got,
-        [2070880499, 786509499, 700684967, 2739547832],
+        [2070880499, 620242903, 700684967, 2739547832],
         "{got:?}"
     );
 }

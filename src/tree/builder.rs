@@ -358,10 +358,7 @@ impl<C: Criterion> Builder<'_, C> {
         let parent = crit.node_proxy(&sums, w_node);
         ws.node_sums = sums;
         let best = found?;
-        let improvement = match crit.value_rule() {
-            Some(rule) => rule.improvement(best.proxy),
-            None => best.proxy - parent,
-        };
+        let improvement = best.proxy - parent;
         if improvement / root_weight + 1e-10 < cfg.min_impurity_decrease {
             return None;
         }

@@ -8,8 +8,11 @@
 //! (`super::super::value_split`).
 //!
 //! Invariant: a rule's score is scale-free (the same split of `a·v + b` scores the same for
-//! any `a > 0`), so candidates of different scales compare by how well they cluster, and
-//! [`ValueRule::improvement`] is what the builder compares with `min_impurity_decrease`.
+//! any `a > 0`), so candidates of different scales compare by how well they cluster; it is
+//! also the split's improvement (the node proxy of [`Unlabelled`] is 0), which the builder
+//! compares with `min_impurity_decrease` times the root's weight: two-means' is never
+//! negative, Fast-BIC's is negative when one Gaussian fits the node better than two, and
+//! then the node stays a leaf (at the default `min_impurity_decrease = 0`).
 
 use super::{Criterion, ScanStats};
 use crate::params;
@@ -53,7 +56,6 @@ impl Moments {
     }
 }
 
-
 /// How a split of one candidate's projected values is scored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ValueRule {
@@ -79,7 +81,9 @@ impl ValueRule {
     /// and the rest: larger is better; `None` when the values do not vary.
     /// Two-means: the fraction of the sum of squares the split removes, times the weight
     /// (in `[0, w]`). Fast-BIC: `BIC(one Gaussian) - BIC(two)` (counts of rows in the
-    /// penalty), which may be negative.
+    /// penalty), negative when the node's values show no two clusters: its best split then
+    /// peels the most extreme values off, which the builder does not make (see the module
+    /// invariant) rather than growing chains of such peels.
     #[inline]
     pub(crate) fn score(self, left: Moments, total: Moments, n: usize) -> Option<f64> {
         let sse = total.sse();
@@ -115,13 +119,6 @@ impl ValueRule {
                 Some(same.max(diff))
             }
         }
-    }
-
-    /// The improvement of a split of score `score` that the builder compares with
-    /// `min_impurity_decrease` (over the root's weight) and orders best-first growth by:
-    /// two-means' weighted fraction; Fast-BIC's gain, at least 0.
-    pub(crate) fn improvement(self, score: f64) -> f64 {
-        score.max(0.0)
     }
 }
 

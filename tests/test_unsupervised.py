@@ -278,6 +278,46 @@ def test_isolation_features_per_tree():
 
 # -- both kinds: the package's guarantees ------------------------------------------------
 
+
+def _every_family(p=8):
+    """One object of every class of obliqueforest.projections, for data of ``p`` columns."""
+    from obliqueforest import projections
+
+    rng = np.random.default_rng(0)
+    atoms = (rng.random((p, 5)) < 0.4).astype(float)
+    atoms[0] = 1.0  # every atom has a term
+    chain = np.eye(p, k=1) + np.eye(p, k=-1)
+    made = {
+        "AxisAligned": projections.AxisAligned(),
+        "SparseSigned": projections.SparseSigned(),
+        "ForestRC": projections.ForestRC(2),
+        "Gaussian": projections.Gaussian(),
+        "Patch": projections.Patch(data_shape=(2, 4), max_patch_size=(1, 2)),
+        "HaarPatch": projections.HaarPatch(data_shape=(p,), max_patch_size=3),
+        "PooledFilter": projections.PooledFilter(data_shape=(p,), max_patch_size=3),
+        "Dictionary": projections.Dictionary(atoms),
+        "GraphNeighbourhood": projections.GraphNeighbourhood(chain),
+    }
+    assert set(made) == set(projections.__all__), "a family this test does not know"
+    return made
+
+
+@pytest.mark.parametrize("family", list(_every_family()))
+def test_every_projection_family_grows_both_kinds_and_saves(family, tmp_path):
+    X, _ = rotated_clusters(200, noise=6)
+    projection = _every_family()[family]
+    iso = IsolationForest(20, projection=projection, random_state=0).fit(X)
+    urf = UnsupervisedRandomForest(10, projection=projection, random_state=0).fit(X)
+    for est in (iso, urf):
+        est.save(tmp_path / "m.of")
+        again = of.load(tmp_path / "m.of")
+        assert again._forest.to_bytes() == est._forest.to_bytes()
+        np.testing.assert_array_equal(_output(again, X), _output(est, X))
+    scores = iso.score_samples(X)
+    assert np.isfinite(scores).all() and (scores < 0).all()
+    assert urf.proximity(X[:5]).shape == (5, 5)
+
+
 KINDS = {
     "isolation": lambda p, **kw: IsolationForest(20, projection=p, random_state=0, **kw),
     "unsupervised": lambda p, **kw: UnsupervisedRandomForest(

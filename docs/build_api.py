@@ -28,6 +28,9 @@ SECTIONS = [
         "RotationEnsembleClassifier", "RotationEnsembleRegressor",
     ]),
     ("obliqueforest.autoencoder", "Forest autoencoder", ["ForestAutoencoder", "distortion"]),
+    ("obliqueforest.unsupervised", "Forests without targets", [
+        "UnsupervisedRandomForest", "IsolationForest",
+    ]),
     ("obliqueforest.projections", "Projection families", None),
     ("obliqueforest", "Model files", ["load", "ForestError"]),
     ("obliqueforest.datasets", "Data sets (the papers' simulations)", None),

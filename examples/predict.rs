@@ -18,7 +18,9 @@
 //!
 //! Output, one line per row: for a classifier the predicted label, then the class
 //! probabilities in the order of the model's classes; for a regressor the estimate; for a
-//! forest autoencoder the row's embedding (its `transform`).
+//! forest autoencoder the row's embedding (its `transform`); for an isolation forest
+//! scikit-learn's label (1 inlier, -1 outlier) and `score_samples` (the lower, the more
+//! anomalous); for an unsupervised forest the leaf the row reaches in each tree (`apply`).
 //! Floats are printed with `{:?}`, the shortest text that reads back to the same bits.
 //! An error (a model file that does not load, a line it cannot read) is one line on
 //! stderr and exit status 2.
@@ -73,6 +75,15 @@ fn run() -> Result<(), Box<dyn Error>> {
         out.flush()?;
         return Ok(());
     }
+    if model.estimator() == Estimator::UnsupervisedRandomForest {
+        // an unsupervised forest does not predict: the row's leaves, one per tree
+        for row in model.apply(x.view())?.rows() {
+            let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+            writeln!(out, "{}", cells.join(","))?;
+        }
+        out.flush()?;
+        return Ok(());
+    }
     match model.predict(x.view())? {
         Predictions::Classes(idx) => {
             let proba = model.predict_proba(x.view())?;
@@ -107,6 +118,13 @@ fn run() -> Result<(), Box<dyn Error>> {
             for row in values.chunks(k) {
                 let cells: Vec<String> = row.iter().map(|v| format!("{v:?}")).collect();
                 writeln!(out, "{}", cells.join(","))?;
+            }
+        }
+        Predictions::Inliers(inlier) => {
+            // scikit-learn's labels (+1 inlier, -1 outlier) and the anomaly score
+            let scores = model.score_samples(x.view())?;
+            for (i, s) in inlier.iter().zip(scores) {
+                writeln!(out, "{},{s:?}", if *i { 1 } else { -1 })?;
             }
         }
     }

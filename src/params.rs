@@ -53,6 +53,19 @@ pub enum Task {
         /// The number of target columns (at least two).
         n_outputs: usize,
     },
+    /// No targets: trees grown on X alone (unsupervised and isolation forests), split by
+    /// a rule on the projected values ([`Criterion::TwoMeans`], [`Criterion::FastBic`]; with
+    /// [`Splitter::Random`] and one candidate per node, a uniformly random cut: isolation
+    /// trees). A leaf keeps one value, the path length of its rows normalised by the
+    /// average path length of the tree's sample (`(depth + c(n_leaf)) / c(rows per tree)`,
+    /// Liu et al. 2008), so a forest's prediction is isolation forest's `E[h(x)] / c(ψ)`
+    /// ([`crate::Forest::score_samples`]).
+    Unsupervised {
+        /// Features each tree may use, drawn without replacement from the tree's own
+        /// stream (random subspaces; scikit-learn's IsolationForest `max_features`); `None`
+        /// for all of them. Needs a family with explicit projections when fewer than all.
+        tree_features: Option<usize>,
+    },
 }
 
 impl Task {
@@ -66,15 +79,18 @@ impl Task {
                 n_classes.iter().fold(0usize, |a, &b| a.saturating_add(b))
             }
             Task::MultiRegression { n_outputs } => *n_outputs,
+            Task::Unsupervised { .. } => 1,
         }
     }
 
-    /// Target columns (scikit-learn's `n_outputs_`): 1 for the single-output tasks.
+    /// Target columns (scikit-learn's `n_outputs_`): 1 for the single-output tasks, 0 for
+    /// [`Task::Unsupervised`].
     pub fn n_targets(&self) -> usize {
         match self {
             Task::Classification { .. } | Task::Regression => 1,
             Task::MultiClassification { n_classes } => n_classes.len(),
             Task::MultiRegression { n_outputs } => *n_outputs,
+            Task::Unsupervised { .. } => 0,
         }
     }
 
@@ -83,7 +99,7 @@ impl Task {
         match self {
             Task::Classification { n_classes } => Some(vec![*n_classes]),
             Task::MultiClassification { n_classes } => Some(n_classes.clone()),
-            Task::Regression | Task::MultiRegression { .. } => None,
+            Task::Regression | Task::MultiRegression { .. } | Task::Unsupervised { .. } => None,
         }
     }
 
@@ -112,6 +128,25 @@ pub enum Criterion {
     /// Squared error with Friedman's improvement score for choosing splits, scikit-learn's
     /// "friedman_mse" (regression): impurity and leaf values as [`Criterion::SquaredError`].
     FriedmanMse,
+    /// Two-means on the projected values ([`Task::Unsupervised`]; treeple's "twomeans"):
+    /// a candidate's threshold minimises the within-side sum of squares of its projected
+    /// values, and candidates compare by the fraction of the node's sum of squares along
+    /// them that their split removes (so a projection's scale does not decide).
+    TwoMeans,
+    /// Fast-BIC on the projected values ([`Task::Unsupervised`]; Madhyastha et al. 2020,
+    /// treeple's "fastbic"): the split whose hard two-Gaussian mixture (equal or separate
+    /// variances, whichever fits better) has the best BIC gain over one Gaussian; a node
+    /// where one Gaussian fits better than any two (a negative gain, under
+    /// `min_impurity_decrease = 0`) stays a leaf.
+    FastBic,
+}
+
+impl Criterion {
+    /// Whether the criterion scores projected values rather than targets
+    /// ([`Task::Unsupervised`]).
+    pub fn is_unsupervised(self) -> bool {
+        matches!(self, Criterion::TwoMeans | Criterion::FastBic)
+    }
 }
 
 /// How thresholds are chosen for a candidate projection.
@@ -162,6 +197,16 @@ pub enum SampleCount {
     Count(usize),
     /// A fraction of the training rows.
     Fraction(f64),
+    /// The square root of the training rows, rounded up (treeple's unsupervised forests
+    /// split nodes of at least `sqrt(n)` rows, so that leaves hold several rows).
+    Sqrt,
+}
+
+impl SampleCount {
+    /// `ceil(sqrt(n_samples))`.
+    fn sqrt_of(n_samples: usize) -> usize {
+        (n_samples as f64).sqrt().ceil() as usize
+    }
 }
 
 /// Everything that defines how a forest is grown.
@@ -322,6 +367,13 @@ impl ForestParams {
                 | Criterion::AbsoluteError
                 | Criterion::FriedmanMse,
             ) => {}
+            (Task::Unsupervised { .. }, c) if c.is_unsupervised() => {}
+            (Task::Unsupervised { .. }, _) => {
+                return Err(invalid(
+                    "criterion",
+                    "a forest without targets needs 'twomeans' or 'fastbic'",
+                ))
+            }
             _ if classification => {
                 return Err(invalid(
                     "criterion",
@@ -374,6 +426,7 @@ impl ForestParams {
         let min_samples_leaf = match self.min_samples_leaf {
             SampleCount::Count(0) => return Err(invalid("min_samples_leaf", "must be at least 1")),
             SampleCount::Count(c) => c,
+            SampleCount::Sqrt => SampleCount::sqrt_of(n_samples).max(1),
             SampleCount::Fraction(f) if !(f > 0.0 && f < 1.0) => {
                 return Err(invalid(
                     "min_samples_leaf",
@@ -387,6 +440,7 @@ impl ForestParams {
                 return Err(invalid("min_samples_split", "must be at least 2"))
             }
             SampleCount::Count(c) => c,
+            SampleCount::Sqrt => SampleCount::sqrt_of(n_samples).max(2),
             SampleCount::Fraction(f) if !(f > 0.0 && f <= 1.0) => {
                 return Err(invalid(
                     "min_samples_split",
@@ -447,9 +501,12 @@ impl ForestParams {
                 return Err(invalid("max_leaf_nodes", "must be at least 2 or None"));
             }
         }
+        // a forest without targets may draw its rows without replacement (isolation
+        // forests' subsample): `max_samples` with `bootstrap = false`
+        let unsupervised = matches!(self.task, Task::Unsupervised { .. });
         let n_draws = match (self.bootstrap, self.max_samples) {
             (_, None) => n_samples,
-            (false, Some(_)) => {
+            (false, Some(_)) if !unsupervised => {
                 // scikit-learn's words (its tests match them)
                 return Err(invalid(
                     "max_samples",
@@ -457,21 +514,26 @@ impl ForestParams {
                      `bootstrap=True` or set `max_sample=None`.",
                 ));
             }
-            (true, Some(SampleCount::Count(0))) => {
+            (_, Some(SampleCount::Count(0))) => {
                 return Err(invalid("max_samples", "must be at least 1"))
             }
-            (true, Some(SampleCount::Count(c))) => c,
-            (true, Some(SampleCount::Fraction(f))) if !(f > 0.0 && f.is_finite()) => {
+            (_, Some(SampleCount::Count(c))) => c,
+            (_, Some(SampleCount::Sqrt)) => SampleCount::sqrt_of(n_samples).max(1),
+            (_, Some(SampleCount::Fraction(f))) if !(f > 0.0 && f.is_finite()) => {
                 return Err(invalid(
                     "max_samples",
                     format!("fraction must be a finite number > 0, got {f}"),
                 ))
             }
-            (true, Some(SampleCount::Fraction(f))) => {
+            (_, Some(SampleCount::Fraction(f))) => {
                 // (saturating: a huge fraction is refused below)
                 ((f * n_samples as f64).round() as usize).max(1)
             }
         };
+        // without replacement: at most every row (the caller warns, as scikit-learn does)
+        let subsample =
+            (!self.bootstrap && self.max_samples.is_some()).then_some(n_draws.min(n_samples));
+        let n_draws = subsample.unwrap_or(n_draws);
         // draws may outnumber the rows (with replacement), as scikit-learn >= 1.9 allows;
         // each takes time, so they are bounded
         if n_draws > MAX_DRAWS {
@@ -504,6 +566,20 @@ impl ForestParams {
                 "is for regression (quantiles of the targets in the leaves)",
             ));
         }
+        if matches!(self.task, Task::Unsupervised { .. })
+            && (self.honest_fraction > 0.0 || self.store_leaf_values)
+        {
+            let name = if self.store_leaf_values {
+                "store_leaf_values"
+            } else {
+                "honest_fraction"
+            };
+            return Err(invalid(
+                name,
+                "is for forests with targets (a forest without targets has no leaf values to \
+                 fill or keep)",
+            ));
+        }
         if let Splitter::Histogram { max_bins } = self.splitter {
             if !(2..=Splitter::MAX_BINS).contains(&max_bins) {
                 return Err(invalid(
@@ -512,6 +588,7 @@ impl ForestParams {
                 ));
             }
         }
+        let tree_features = self.check_unsupervised(n_features)?;
         crate::threads::n_threads(Some(self.n_jobs))?;
         self.projection.check_candidates(n_features, n_candidates)?;
         Ok(TreeConfig {
@@ -527,9 +604,64 @@ impl ForestParams {
             min_impurity_decrease: self.min_impurity_decrease,
             max_leaf_nodes: self.max_leaf_nodes,
             n_draws,
+            subsample,
+            tree_features,
             monotonic_cst: self.monotonic_cst.clone(),
             honest_fraction: self.honest_fraction,
         })
+    }
+
+    /// The rules of a forest without targets ([`Task::Unsupervised`]), and the features
+    /// each tree may use (`n_features` for every task but a random-subspace one).
+    fn check_unsupervised(&self, n_features: usize) -> Result<usize> {
+        let Task::Unsupervised { tree_features } = self.task else {
+            return Ok(n_features);
+        };
+        if self.oob {
+            return Err(invalid(
+                "oob_score",
+                "a forest without targets has no out-of-bag score",
+            ));
+        }
+        if !self.monotonic_cst.is_empty() {
+            return Err(invalid(
+                "monotonic_cst",
+                "monotonicity constraints need targets",
+            ));
+        }
+        if self.ccp_alpha != 0.0 {
+            return Err(invalid(
+                "ccp_alpha",
+                "cost-complexity pruning weighs impurities, which a forest without targets \
+                 does not have",
+            ));
+        }
+        if matches!(self.splitter, Splitter::Histogram { .. }) {
+            return Err(invalid(
+                "splitter",
+                "a forest without targets scores sorted projected values ('best') or one \
+                 random threshold ('random'), never histograms",
+            ));
+        }
+        let k = tree_features.unwrap_or(n_features);
+        if !(1..=n_features).contains(&k) {
+            return Err(invalid(
+                "tree_features",
+                format!("must be in [1, n_features = {n_features}], got {k}"),
+            ));
+        }
+        if k < n_features && self.projection.descriptors().is_some() {
+            return Err(invalid(
+                "tree_features",
+                format!(
+                    "the {:?} family stores compact descriptors over all the features; a \
+                     subset of features per tree needs a family of explicit projections \
+                     (axis, sparse, Forest-RC, Gaussian)",
+                    self.projection.tag()
+                ),
+            ));
+        }
+        Ok(k)
     }
 
     /// The number of worker threads `n_jobs` stands for on this machine.
@@ -557,8 +689,13 @@ pub struct TreeConfig {
     pub(crate) min_weight_fraction_leaf: f64,
     pub(crate) min_impurity_decrease: f64,
     pub(crate) max_leaf_nodes: Option<usize>,
-    /// Bootstrap draws per tree (or n_samples without bootstrap).
+    /// Bootstrap draws per tree (or n_samples without bootstrap; the subsample's rows).
     pub(crate) n_draws: usize,
+    /// Rows each tree draws without replacement ([`Task::Unsupervised`] with
+    /// `max_samples` and no bootstrap); `None` for a bootstrap sample or every row.
+    pub(crate) subsample: Option<usize>,
+    /// Features each tree may use ([`Task::Unsupervised`]'s `tree_features`; else all).
+    pub(crate) tree_features: usize,
     /// Monotonic constraint per feature, empty for none.
     pub(crate) monotonic_cst: Vec<i8>,
     /// The fraction of each tree's in-bag rows that fill its leaves instead of growing it.
@@ -610,13 +747,17 @@ impl TreeConfig {
     pub fn max_leaf_nodes(&self) -> Option<usize> {
         self.max_leaf_nodes
     }
-    /// Bootstrap draws per tree (or n_samples without bootstrap).
+    /// Bootstrap draws per tree (or n_samples without bootstrap; the subsample's rows).
     pub fn n_draws(&self) -> usize {
         self.n_draws
     }
     /// The fraction of each tree's in-bag rows that fill its leaves (0: ordinary trees).
     pub fn honest_fraction(&self) -> f64 {
         self.honest_fraction
+    }
+    /// Rows each tree draws without replacement, if it subsamples.
+    pub fn subsample(&self) -> Option<usize> {
+        self.subsample
     }
 }
 

@@ -15,6 +15,8 @@ pub enum Purpose {
     Grow = 2,
     /// Which in-bag rows of an honest tree fill its leaves instead of growing it.
     Honest = 3,
+    /// The features a random-subspace tree may use.
+    Features = 4,
 }
 
 /// A portable random generator with the few draws the engine needs.

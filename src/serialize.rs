@@ -410,13 +410,18 @@ pub(crate) fn decode_reader<T: serde::de::DeserializeOwned, K: serde::de::Deseri
 
 impl Forest {
     /// Whether a version-2 reader could not decode this forest (a multi-output task, SPORF
-    /// with a weight scale, or the friedman_mse criterion, variants it does not know), so
-    /// that it is written in the newer version, with its
-    /// missing section, whether or not a tree has missing-value directions.
+    /// with a weight scale, the friedman_mse criterion, a forest without targets (its task
+    /// and criteria), or a sample count of "sqrt": variants it does not know), so that it
+    /// is written in the newer version, with its missing section, whether or not a tree
+    /// has missing-value directions.
     pub(crate) fn beyond_v2(&self) -> bool {
-        self.params.task.n_targets() > 1
-            || crate::projection::needs_newer_format(&self.params.projection)
-            || self.params.criterion == crate::params::Criterion::FriedmanMse
+        use crate::params::SampleCount::Sqrt;
+        let p = &self.params;
+        p.task.n_targets() != 1
+            || crate::projection::needs_newer_format(&p.projection)
+            || p.criterion == crate::params::Criterion::FriedmanMse
+            || [p.min_samples_split, p.min_samples_leaf].contains(&Sqrt)
+            || p.max_samples == Some(Sqrt)
     }
 
     /// Encodes the forest (header, checksum, payload).
@@ -523,7 +528,7 @@ pub(crate) fn validate_forest(forest: &Forest) -> Result<()> {
     let classes: &[usize] = match &forest.params.task {
         Task::Classification { n_classes } => std::slice::from_ref(n_classes),
         Task::MultiClassification { n_classes } => n_classes,
-        Task::Regression | Task::MultiRegression { .. } => &[],
+        Task::Regression | Task::MultiRegression { .. } | Task::Unsupervised { .. } => &[],
     };
     if !classes.is_empty() {
         for tree in &forest.trees {

@@ -192,6 +192,43 @@ def _subsets(n):
     return [c for k in range(1, n + 1) for c in combinations(range(n), k)]
 
 
+WITHOUT_TARGETS = {
+    "isolation-sporf": lambda: of.IsolationForest(
+        30, projection=of.projections.SparseSigned(), max_features=0.5, random_state=5
+    ),
+    "unsupervised-gaussian": lambda: of.UnsupervisedRandomForest(
+        10, projection=of.projections.Gaussian(), criterion="fastbic", random_state=6
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WITHOUT_TARGETS))
+def test_replicate_fit_of_forests_without_targets_is_byte_identical(client, name):
+    X, _ = data(900, 6, seed=11)
+    Xd = da.from_array(X, chunks=(300, 6))
+    local = WITHOUT_TARGETS[name]().fit(X)
+    est = odask.fit(WITHOUT_TARGETS[name](), Xd, client=client, mode="replicate")
+    assert est._forest.to_bytes() == local._forest.to_bytes()
+    np.testing.assert_array_equal(odask.apply(est, Xd).compute(), local.apply(X))
+    if isinstance(local, of.IsolationForest):
+        assert (est.offset_, est.max_samples_) == (local.offset_, local.max_samples_)
+        for method in ("score_samples", "decision_function", "predict"):
+            out = getattr(odask, method)(est, Xd).compute()
+            np.testing.assert_array_equal(out, getattr(local, method)(X))
+
+
+def test_partitions_mode_grows_isolation_trees_on_each_group(client):
+    X, _ = data(2000, 4, seed=12)
+    Xd = dd.from_pandas(pd.DataFrame(X, columns=list("abcd")), npartitions=4)
+    est = odask.fit(of.IsolationForest(20, random_state=0), Xd, client=client, mode="partitions")
+    assert est.dask_mode_ == "partitions" and est.max_samples_ == 256
+    assert all(est._forest.tree_nodes(t)["n_node_samples"][0] == 256 for t in range(20))
+    far = np.array([[8.0, 8.0, 8.0, 8.0]])
+    assert est.predict(pd.DataFrame(far, columns=list("abcd")))[0] == -1
+    with pytest.raises(ValueError, match="contamination"):
+        odask.fit(of.IsolationForest(4, contamination=0.1), Xd, client=client, mode="partitions")
+
+
 def test_auto_mode_replicates_small_data_and_says_so(client, caplog):
     X, y = data(400, 4)
     with caplog.at_level(logging.INFO, logger="obliqueforest.dask"):

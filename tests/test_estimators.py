@@ -8,7 +8,7 @@ import inspect
 
 import obliqueforest
 from obliqueforest import _core, _io, cli
-from obliqueforest._estimators import CLI_NAMES, ESTIMATORS
+from obliqueforest._estimators import CLI_NAMES, CLI_WITHOUT_TARGETS, ESTIMATORS
 
 
 def test_one_list_of_estimators_everywhere():
@@ -26,6 +26,8 @@ def test_one_list_of_estimators_everywhere():
     # the command line's names refer to listed estimators
     for table in (CLI_NAMES, cli._ESTIMATORS):
         assert {n for pair in table.values() for n in pair} <= set(names)
+    assert set(CLI_WITHOUT_TARGETS.values()) <= set(names)
+    assert set(CLI_WITHOUT_TARGETS) <= set(cli._ESTIMATOR_CHOICES)
 
 
 def _declared():

@@ -142,6 +142,17 @@ CASES = {
         "",
         "of.ForestAutoencoder(n_estimators=300, n_jobs=2, random_state=0).fit(X)",
     ),
+    "unsupervised-fit": (
+        20000,
+        "",
+        "of.UnsupervisedRandomForest(n_estimators=400, n_jobs=2, random_state=0).fit(X)",
+    ),
+    "isolation-score": (
+        2000,
+        "iso = of.IsolationForest(n_estimators=200, n_jobs=2, random_state=0).fit(X); "
+        "X = np.tile(X, (400, 1))",
+        "iso.score_samples(X)",
+    ),
 }
 
 

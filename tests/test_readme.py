@@ -56,7 +56,7 @@ def test_results_files_quoted_in_prose_name_the_commit_that_recorded_them():
     if shutil.which("git") is None or not (ROOT / ".git").exists():
         pytest.skip("needs the git history")
     cited = 0
-    for doc in (README, ROOT / "docs" / "guide.md"):
+    for doc in (README, ROOT / "docs" / "guide.md", ROOT / "docs" / "unsupervised.md"):
         text = _prose(doc)
         for m in re.finditer(r"benches/results/([A-Za-z0-9_.*]+?)(?=[`)\]\s;,:]|\.\s|\.$)", text):
             if re.search(r"--(out|json) $", text[: m.start()]):
@@ -92,6 +92,9 @@ def test_readme_lists_exactly_the_expected_sklearn_check_failures():
     import test_autoencoder
     import test_forest
     import test_rotation
+    import test_unsupervised
+
+    import obliqueforest as of
 
     def declared(*dicts):
         names = set().union(*dicts)
@@ -104,3 +107,6 @@ def test_readme_lists_exactly_the_expected_sklearn_check_failures():
     assert _readme_checks("- every forest (") == forests
     autoencoder = declared(test_autoencoder._expected_failed_checks(None))
     assert _readme_checks("- `ForestAutoencoder`:") == autoencoder
+    isolation = declared(test_unsupervised._expected_failed_checks(of.IsolationForest()))
+    assert _readme_checks("- `IsolationForest`:") == isolation
+    assert not test_unsupervised._expected_failed_checks(of.UnsupervisedRandomForest())

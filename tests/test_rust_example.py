@@ -96,6 +96,30 @@ def test_rust_example_embeds_like_the_python_autoencoder(tmp_path):
     assert (rust.view(np.uint64) == python.view(np.uint64)).all()  # the same bits
 
 
+@pytest.mark.parametrize("projection", [None, of.projections.SparseSigned()], ids=["axis", "sporf"])
+def test_rust_example_scores_like_the_python_isolation_forest(projection, tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 5))
+    est = of.IsolationForest(50, projection=projection, contamination=0.05, random_state=0)
+    est.fit(X)
+    est.save(tmp_path / "iso.of")
+    X_new = np.vstack([rng.normal(size=(30, 5)), np.full((3, 5), 6.0)])
+    lines = _run_example(tmp_path / "iso.of", X_new, tmp_path)
+    np.testing.assert_array_equal([int(line[0]) for line in lines], est.predict(X_new))
+    rust = np.array([float(line[1]) for line in lines])
+    assert (rust.view(np.uint64) == est.score_samples(X_new).view(np.uint64)).all()
+
+
+def test_rust_example_gives_an_unsupervised_forests_leaves(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(300, 4))
+    est = of.UnsupervisedRandomForest(10, projection=of.projections.Gaussian(), random_state=0)
+    est.fit(X)
+    est.save(tmp_path / "urf.of")
+    lines = _run_example(tmp_path / "urf.of", X[:20], tmp_path)
+    np.testing.assert_array_equal(np.array(lines, dtype=np.int64), est.apply(X[:20]))
+
+
 def _run_raw(model, text, tmp_path):
     csv = tmp_path / "rows.csv"
     csv.write_text(text)

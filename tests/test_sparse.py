@@ -277,6 +277,8 @@ NOT_X = {
     "fit",  # a static constructor: covered by test_sparse_fit_gives_the_dense_model_...
     "fit_more",  # covered by test_sample_weight_oob_max_samples_and_warm_start_match_dense
     "apply_leaves_with_rules",  # takes latent rows z (float64), not X
+    # a forest without targets' method: test_unsupervised.py::test_missing_values_and_sparse_x
+    "score_samples",
     "copy",
     "truncate",
     "select_trees",

@@ -179,7 +179,8 @@ class _BaseForest(TransactionalFit, BaseEstimator):
                 )
             # grown on a copy: the published forest is never changed
             grown = fitted.copy()
-            if self.oob_score and not grown.has_oob:
+            fields = self._core_fields()  # (the forests without targets have no OOB, ...)
+            if fields.get("oob") and not grown.has_oob:
                 # oob_score switched on for a warm start: the existing trees' out-of-bag
                 # rows follow from their seeds; the new trees add to the same sums
                 grown.compute_oob(X32, self._n_threads())
@@ -191,8 +192,8 @@ class _BaseForest(TransactionalFit, BaseEstimator):
                     n_more,
                     p,
                     self._n_threads(),
-                    self.ccp_alpha,
-                    monotonic_cst_vector(self.monotonic_cst),
+                    fields.get("ccp_alpha", 0.0),
+                    monotonic_cst_vector(fields.get("monotonic_cst")),
                 ),
                 n_more,
                 self.verbose,
@@ -218,7 +219,7 @@ class _BaseForest(TransactionalFit, BaseEstimator):
             UserWarning,
             stacklevel=6,
         )
-        return not (self.oob_score and not fitted.has_oob)
+        return not (self._core_fields().get("oob") and not fitted.has_oob)
 
     def _draw_seed(self) -> int:
         """The one seed of the core forest, drawn from ``random_state``."""

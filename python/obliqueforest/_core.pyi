@@ -60,6 +60,10 @@ def set_memory_limit(limit: Optional[int | str]) -> None:
 def memory_limit() -> Optional[int | str]:
     """The limit set by :func:`set_memory_limit`."""
 
+def memory_budget() -> Optional[int]:
+    """The bytes the memory limit stands for now ("auto" resolved), or None without a
+    limit."""
+
 def n_threads(n_jobs: Optional[int] = None) -> int:
     """Threads ``n_jobs`` stands for: None -> 1, -1 -> all cores, -2 -> all but one, ...;
     counts above the available cores are capped; 0 raises ForestError."""
@@ -114,6 +118,7 @@ class ForestParams:
         n_outputs: Optional[int] = None,
         honest_fraction: float = 0.0,
         store_leaf_values: bool = False,
+        tree_features: Optional[int] = None,
     ) -> None: ...
     def with_seed(self, seed: int) -> ForestParams:
         """The same parameters with another seed."""
@@ -197,6 +202,10 @@ class Forest:
 
         Class probabilities for classification, the prediction for regression.
         """
+    def score_samples(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
+        """scikit-learn's ``IsolationForest.score_samples`` of a forest without targets
+        (task "unsupervised"): ``-2 ** -(mean normalised path length)``, shape
+        (n_samples,); ForestError for a forest grown on targets."""
     def predict_trees(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
         """Per-tree leaf values, shape (n_trees, n_samples, n_outputs)."""
     def apply(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.int64]:

@@ -5,14 +5,15 @@ defines it, in the order of the crate's ``model::Estimator::ALL``
 (``_core.estimator_names()``; ``tests/test_estimators.py`` checks that they agree).
 ``obliqueforest`` exports them (each module imported on first use), :mod:`obliqueforest._io`
 rebuilds a model file's estimator by its name, and the command line's short names
-(:data:`CLI_NAMES`) refer to them. This module imports no estimator code.
+(:data:`CLI_NAMES`, and :data:`CLI_WITHOUT_TARGETS` for the forests grown on X alone)
+refer to them. This module imports no estimator code.
 """
 
 from __future__ import annotations
 
 import importlib
 
-__all__ = ["CLI_NAMES", "ESTIMATORS", "estimator_class"]
+__all__ = ["CLI_NAMES", "CLI_WITHOUT_TARGETS", "ESTIMATORS", "estimator_class"]
 
 ESTIMATORS = {
     "RandomForestClassifier": "obliqueforest._forest",
@@ -26,6 +27,8 @@ ESTIMATORS = {
     "RotationEnsembleClassifier": "obliqueforest.rotation",
     "RotationEnsembleRegressor": "obliqueforest.rotation",
     "ForestAutoencoder": "obliqueforest.autoencoder",
+    "UnsupervisedRandomForest": "obliqueforest.unsupervised",
+    "IsolationForest": "obliqueforest.unsupervised",
 }
 
 #: The command line's estimator names: (classifier, regressor) of each forest family.
@@ -34,6 +37,12 @@ CLI_NAMES = {
     "sporf": ("SPORFClassifier", "SPORFRegressor"),
     "morf": ("MORFClassifier", "MORFRegressor"),
     "oblique": ("ObliqueForestClassifier", "ObliqueForestRegressor"),
+}
+
+#: The command line's names of the forests grown without targets (one estimator each).
+CLI_WITHOUT_TARGETS = {
+    "isolation": "IsolationForest",
+    "unsupervised": "UnsupervisedRandomForest",
 }
 
 

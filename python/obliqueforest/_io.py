@@ -30,6 +30,8 @@ _FOREST_ATTRIBUTES = (
     "oob_decision_function_",
     "oob_prediction_",
 )
+# ... and what an estimator saves besides those, by name
+_OWN_ATTRIBUTES = {"IsolationForest": ("max_samples_", "offset_", "_tree_features")}
 _ROTATION_ATTRIBUTES = (
     "_n_samples_fit",
     "rotation_complexity_",
@@ -264,8 +266,13 @@ def save(est, path):
         parts["attributes"] = _attributes(est, _ROTATION_ATTRIBUTES)
     else:
         parts["forest"] = est._forest
-        parts["attributes"] = _attributes(est, _FOREST_ATTRIBUTES)
+        parts["attributes"] = _attributes(est, _forest_attributes(name))
     _core.save_model(os.fspath(path), parts)
+
+
+def _forest_attributes(name):
+    """The Python-side fitted attributes estimator ``name`` (a forest) saves."""
+    return _FOREST_ATTRIBUTES + _OWN_ATTRIBUTES.get(name, ())
 
 
 def _estimator_class(name):
@@ -432,7 +439,11 @@ def load(path):
         est._n_outputs = int(np.sum(est.n_classes_)) if hasattr(est, "classes_") else est.n_outputs_
         _check_row_count(est)
     else:
-        _set_attributes(est, parts["attributes"], _FOREST_ATTRIBUTES)
+        own = _OWN_ATTRIBUTES.get(parts["estimator"], ())
+        _set_attributes(est, parts["attributes"], _forest_attributes(parts["estimator"]))
+        missing = [k for k in own if not hasattr(est, k)]
+        if missing:
+            raise _core.ForestError(f"model file: the {parts['estimator']} lacks {missing}")
         _check_row_count(est)
         est._forest = parts["forest"]
         est.n_outputs_ = est._forest.n_targets

@@ -386,15 +386,21 @@ def _defaults(task) -> dict:
     fields = {p.core: p.core_value(p.default) for p in surface if p.core is not None}
     fields.setdefault("class_weight_subsample", False)
     fields.setdefault("store_leaf_values", False)
+    if task == "unsupervised":
+        fields["criterion"] = "twomeans"
     return fields
 
 
-def core_params(*, task, projection, seed, n_jobs, n_classes=None, n_outputs=1, **fields):
+def core_params(
+    *, task, projection, seed, n_jobs, n_classes=None, n_outputs=1, tree_features=None, **fields
+):
     """The core's parameters of one fit.
 
     Parameters
     ----------
-    task : {"classification", "regression"}
+    task : {"classification", "regression", "unsupervised"}
+        "unsupervised": a forest without targets (unsupervised and isolation forests),
+        split by "twomeans" or "fastbic" on the projected values.
     projection : obliqueforest._core.Projection
         The projection distribution (see :mod:`obliqueforest.projections`).
     seed : int
@@ -407,6 +413,9 @@ def core_params(*, task, projection, seed, n_jobs, n_classes=None, n_outputs=1, 
     n_outputs : int, default=1
         Target columns (more than 1 grows multi-output trees); for classification it
         must be the length of ``n_classes`` when that is a list, else 1.
+    tree_features : int or None, default=None
+        Features each tree may use (random subspaces; ``task="unsupervised"`` only);
+        None for all.
     **fields
         Any other field of ``ForestParams`` by its core name (``criterion``,
         ``max_features``, ``n_estimators``, ``max_depth``, ..., ``oob``,
@@ -433,6 +442,7 @@ def core_params(*, task, projection, seed, n_jobs, n_classes=None, n_outputs=1, 
         task=task,
         n_classes=_n_classes(n_classes),
         n_outputs=int(n_outputs),
+        tree_features=None if tree_features is None else int(tree_features),
         projection=projection,
         seed=int(seed),
         n_jobs=int(n_jobs),

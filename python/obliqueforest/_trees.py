@@ -41,6 +41,7 @@ from .projections import SparseSigned
 __all__ = [
     "ObliqueTreeClassifier",
     "ObliqueTreeRegressor",
+    "InBagRowsMixin",
     "PerTreeMixin",
     "TreeNodes",
     "labels_of",
@@ -378,7 +379,47 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
     pass
 
 
-class PerTreeMixin:
+class InBagRowsMixin:
+    """``estimators_samples_``: each tree's rows, recomputed from the core."""
+
+    # -- hooks of the rotation ensembles, whose trees come from one core forest per
+    # rotation (obliqueforest._rotation_trees)
+    def _check_trees(self):
+        """NotFittedError unless this (fitted state) holds trees."""
+        check_is_fitted(self, "_forest")
+
+    def _tree_sources(self) -> list:
+        """(core forest, tree index) of every tree, in the order of ``estimators_`` (of a
+        fitted state: call it on ``_fitted()``)."""
+        core = self._forest
+        return [(core, t) for t in range(core.n_trees)]
+
+    @property
+    def estimators_samples_(self):
+        """The in-bag rows of each tree: a list of n_estimators index arrays (ascending, a row
+        repeated as often as the bootstrap drew it; every row once without bootstrap).
+        Recomputed from the trees' seeds, not stored. For an honest forest these are both
+        parts, :attr:`structure_indices_` and :attr:`honest_indices_`."""
+        return self._rows_of_trees(
+            "estimators_samples_", lambda core, t, n: core.in_bag_counts(t, n)
+        )
+
+    def _rows_of_trees(self, name, counts_of):
+        """Per tree, the training rows repeated ``counts_of(core, tree, n_samples)`` times."""
+        est = self._fitted()
+        est._check_trees()
+        n = getattr(est, "_n_samples_fit", None)
+        if n is None:
+            raise AttributeError(
+                f"{name} needs the number of training rows, which this model "
+                "does not record (fitted on a cluster in partitions mode, or saved by an "
+                "older version)"
+            )
+        rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # scikit-learn's dtype
+        return [np.repeat(rows, counts_of(core, t, n)) for core, t in est._tree_sources()]
+
+
+class PerTreeMixin(InBagRowsMixin):
     """``estimators_``, ``estimator``, indexing, ``decision_path`` and
     ``estimators_samples_`` for the projection forests."""
 
@@ -396,18 +437,6 @@ class PerTreeMixin:
         if "projection" in surface:
             tree["projection"] = self._projection_object()
         return tree
-
-    # -- hooks of the rotation ensembles, whose trees come from one core forest per
-    # rotation (obliqueforest._rotation_trees)
-    def _check_trees(self):
-        """NotFittedError unless this (fitted state) holds trees."""
-        check_is_fitted(self, "_forest")
-
-    def _tree_sources(self) -> list:
-        """(core forest, tree index) of every tree, in the order of ``estimators_`` (of a
-        fitted state: call it on ``_fitted()``)."""
-        core = self._forest
-        return [(core, t) for t in range(core.n_trees)]
 
     @property
     def estimator(self):
@@ -459,16 +488,6 @@ class PerTreeMixin:
         return iter(self.estimators_)
 
     @property
-    def estimators_samples_(self):
-        """The in-bag rows of each tree: a list of n_estimators index arrays (ascending, a row
-        repeated as often as the bootstrap drew it; every row once without bootstrap).
-        Recomputed from the trees' seeds, not stored. For an honest forest these are both
-        parts, :attr:`structure_indices_` and :attr:`honest_indices_`."""
-        return self._rows_of_trees(
-            "estimators_samples_", lambda core, t, n: core.in_bag_counts(t, n)
-        )
-
-    @property
     def honest_indices_(self):
         """The honest rows of each tree (``honest_fraction > 0``): the rows that filled its
         leaves and that its split search never saw, as :attr:`estimators_samples_` lists
@@ -486,17 +505,3 @@ class PerTreeMixin:
             return core.in_bag_counts(t, n) - core.honest_counts(t, n)
 
         return self._rows_of_trees("structure_indices_", structure)
-
-    def _rows_of_trees(self, name, counts_of):
-        """Per tree, the training rows repeated ``counts_of(core, tree, n_samples)`` times."""
-        est = self._fitted()
-        est._check_trees()
-        n = getattr(est, "_n_samples_fit", None)
-        if n is None:
-            raise AttributeError(
-                f"{name} needs the number of training rows, which this model "
-                "does not record (fitted on a cluster in partitions mode, or saved by an "
-                "older version)"
-            )
-        rows = np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)  # scikit-learn's dtype
-        return [np.repeat(rows, counts_of(core, t, n)) for core, t in est._tree_sources()]

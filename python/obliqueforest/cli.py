@@ -36,7 +36,7 @@ import warnings
 import numpy as np
 
 from ._cli_demo import run_demo
-from ._estimators import CLI_NAMES
+from ._estimators import CLI_NAMES, CLI_WITHOUT_TARGETS
 from ._cli_tables import CLIError, Table, _one_line, _quoted, read_table, write_csv
 
 __all__ = ["main", "run_demo", "read_table", "write_csv", "Table", "CLIError"]
@@ -71,7 +71,11 @@ def _cmd_demo(args):
 
 # name: (classifier class name, regressor class name), from the package's one list
 _ESTIMATORS = CLI_NAMES
-_ESTIMATOR_CHOICES = [*_ESTIMATORS, *(f"{k}-reg" for k in _ESTIMATORS)]
+_ESTIMATOR_CHOICES = [
+    *_ESTIMATORS,
+    *(f"{k}-reg" for k in _ESTIMATORS),
+    *CLI_WITHOUT_TARGETS,
+]
 
 
 def parse_param(text):
@@ -94,9 +98,11 @@ def make_estimator(name, task=None, params=(), verbose=False, n_jobs=-1):
     Parameters
     ----------
     name : str
-        One of ``rf, sporf, morf, oblique``, optionally suffixed ``-reg``.
+        One of ``rf, sporf, morf, oblique``, optionally suffixed ``-reg``, or a forest
+        grown without targets: ``isolation``, ``unsupervised``.
     task : {"classification", "regression"} or None
-        Overrides the task implied by ``name`` (a conflicting suffix is an error).
+        Overrides the task implied by ``name`` (a conflicting suffix is an error; a forest
+        without targets has no task).
     params : iterable of (str, object)
         Estimator parameters; unknown names are an error.
     verbose : bool
@@ -110,13 +116,18 @@ def make_estimator(name, task=None, params=(), verbose=False, n_jobs=-1):
     import obliqueforest
 
     base, is_reg = (name[:-4], True) if name.endswith("-reg") else (name, False)
-    if base not in _ESTIMATORS:
+    if name in CLI_WITHOUT_TARGETS:
+        if task is not None:
+            raise CLIError(f"--estimator {name} is grown without targets; --task does not apply")
+        cls = getattr(obliqueforest, CLI_WITHOUT_TARGETS[name])
+    elif base not in _ESTIMATORS:
         raise CLIError(f"unknown estimator {name!r}; choose from {', '.join(_ESTIMATOR_CHOICES)}")
-    if task is not None:
-        if is_reg and task == "classification":
-            raise CLIError(f"--estimator {name} is a regressor but --task is classification")
-        is_reg = task == "regression"
-    cls = getattr(obliqueforest, _ESTIMATORS[base][int(is_reg)])
+    else:
+        if task is not None:
+            if is_reg and task == "classification":
+                raise CLIError(f"--estimator {name} is a regressor but --task is classification")
+            is_reg = task == "regression"
+        cls = getattr(obliqueforest, _ESTIMATORS[base][int(is_reg)])
     kwargs = {"n_jobs": n_jobs}
     if verbose:
         kwargs["verbose"] = 1
@@ -162,10 +173,18 @@ def _is_regressor(est):
     return getattr(est, "_estimator_type", None) == "regressor" or not hasattr(est, "predict_proba")
 
 
+def _without_targets(est):
+    """Whether ``est`` is grown on X alone (an isolation or unsupervised forest)."""
+    return not est.__sklearn_tags__().target_tags.required
+
+
 def _feature_table(table, target, required=True):
     if target is None:
         if required:
-            raise CLIError("--target is required here (--supervised grows the forest on it)")
+            raise CLIError(
+                "--target is required here: the forest learns it (forests grown without "
+                "targets: --estimator isolation or unsupervised)"
+            )
         return table
     if target not in table.names:
         raise CLIError(
@@ -227,7 +246,7 @@ def _fit_estimator(est, X, y):
     from . import ForestError
 
     try:
-        return est.fit(X, y)
+        return est.fit(X) if y is None else est.fit(X, y)
     except (InvalidParameterError, ForestError, ValueError) as e:  # bad input, by sklearn's rule
         raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
 
@@ -244,13 +263,16 @@ def _seeded(args):
 
 def _cmd_fit(args):
     _check_model_path(args.model)
-    table = read_table(args.data)
-    features = _feature_table(table, args.target)
     est = make_estimator(
         args.estimator, args.task, _seeded(args), verbose=args.verbose, n_jobs=args.n_jobs
     )
+    table = read_table(args.data)
+    # a forest without targets grows on the features alone (--target, if given, is a column
+    # left out of them)
+    unsupervised = _without_targets(est)
+    features = _feature_table(table, args.target, required=not unsupervised)
     regression = _is_regressor(est)
-    y = _target_vector(table, args.target, regression)
+    y = None if unsupervised else _target_vector(table, args.target, regression)
     _fit_estimator(est, features.numeric_matrix(), y)
     # the model keeps the column names (as after a fit on a DataFrame): predict finds its
     # columns by name, in Python and in Rust
@@ -261,7 +283,12 @@ def _cmd_fit(args):
         est.save(args.model)
     except (OSError, ForestError) as e:
         raise CLIError(f"cannot write model {args.model}: {_one_line(e)}") from None
-    kind = "regressor" if regression else f"classifier, {len(est.classes_)} classes"
+    if unsupervised:
+        kind = "grown without targets"
+    elif regression:
+        kind = "regressor"
+    else:
+        kind = f"classifier, {len(est.classes_)} classes"
     print(
         f"fitted {type(est).__name__} ({kind}) on {table.n_rows} rows x "
         f"{len(features.names)} features; saved to {args.model}",
@@ -320,6 +347,8 @@ def _prediction_matrix(est, table, target):
 
 
 def _predict(est, X, proba, quantiles=None):
+    """The predictions of ``est`` and what goes beside them: its class probabilities
+    (``proba``), its ``quantiles``, or, for an isolation forest, its ``score_samples``."""
     from . import ForestError
 
     try:
@@ -330,6 +359,8 @@ def _predict(est, X, proba, quantiles=None):
             extra = est.predict_proba(X) if proba else None
             if quantiles is not None:
                 extra = est.predict_quantiles(X, quantiles)
+            if hasattr(est, "score_samples"):
+                extra = est.score_samples(X)
             return pred, extra
     except (ForestError, ValueError) as e:
         raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
@@ -339,11 +370,13 @@ def _cmd_predict(args):
     est = load_model(args.model)
     if not hasattr(est, "predict"):
         raise CLIError(
-            f"{args.model} holds a {type(est).__name__}, which does not predict (the "
-            "autoencoder's transform runs in Python, or in Rust: examples/predict.rs)"
+            f"{args.model} holds a {type(est).__name__}, which does not predict (an "
+            "autoencoder's transform, an unsupervised forest's apply and proximity run in "
+            "Python; examples/predict.rs serves both from Rust)"
         )
     if args.proba and _is_regressor(est):
-        raise CLIError("--proba needs a classifier; this model is a regressor")
+        kind = "a regressor" if not _without_targets(est) else type(est).__name__
+        raise CLIError(f"--proba needs a classifier; this model is {kind}")
     if args.proba and isinstance(est.classes_, list):
         raise CLIError("--proba is for single-output classifiers; this model has several")
     forest = getattr(est, "_forest", None)
@@ -371,6 +404,9 @@ def _cmd_predict(args):
         else:
             names += [f"q{q:g}" for q in args.quantiles]
             columns += list(extra.T)
+    elif extra is not None and extra.ndim == 1:  # an isolation forest's scores
+        names.append("score")
+        columns.append(extra)
     write_csv(args.out, names, columns)
     if args.out != "-":
         print(f"wrote {len(pred)} predictions to {args.out}", file=sys.stderr)
@@ -381,12 +417,17 @@ def _cmd_evaluate(args):
     from sklearn.metrics import get_scorer
     from sklearn.model_selection import KFold, StratifiedKFold, cross_val_score
 
-    table = read_table(args.data)
-    features = _feature_table(table, args.target)
     params = list(args.param or ())
     if not any(key == "random_state" for key, _ in params):
         params.append(("random_state", args.seed))  # the folds' seed seeds the forest too
     est = make_estimator(args.estimator, args.task, params, args.verbose, args.n_jobs)
+    if _without_targets(est):
+        raise CLIError(
+            f"evaluate cross-validates a forest's predictions of --target; "
+            f"{type(est).__name__} is grown without targets"
+        )
+    table = read_table(args.data)
+    features = _feature_table(table, args.target)
     regression = _is_regressor(est)
     y = _target_vector(table, args.target, regression)
     X = features.numeric_matrix()
@@ -521,17 +562,21 @@ def build_parser():
     )
     p.set_defaults(func=_cmd_demo)
 
-    def model_options(p, target_required=True):
+    def model_options(p):
         p.add_argument("data", metavar="DATA", help="CSV (header row) or Parquet file")
         p.add_argument(
-            "--target", required=target_required, metavar="COL", help="name of the target column"
+            "--target",
+            metavar="COL",
+            help="name of the target column (required but for isolation and unsupervised, "
+            "whose forests grow on the features alone: there it is a column left out)",
         )
         p.add_argument(
             "--estimator",
             "-e",
             default="sporf",
             choices=_ESTIMATOR_CHOICES,
-            help="forest; a -reg suffix makes it a regressor (default sporf)",
+            help="forest; a -reg suffix makes it a regressor; isolation and unsupervised "
+            "grow without targets (default sporf)",
         )
         p.add_argument(
             "--task",

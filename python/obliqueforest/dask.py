@@ -36,8 +36,8 @@ like one fitted locally. Two modes:
     limit, else ``"partitions"``; the choice is logged (logger ``obliqueforest.dask``)
     and stored in the fitted attribute ``dask_mode_``.
 
-:func:`predict`, :func:`predict_proba`, :func:`apply` and :func:`transform` run the
-estimator's own methods over the blocks of a dask array (``map_blocks``) or the
+:func:`predict`, :func:`predict_proba`, :func:`apply`, :func:`transform`,
+:func:`score_samples` and :func:`decision_function` run the estimator's own methods over the blocks of a dask array (``map_blocks``) or the
 partitions of a dask dataframe (``map_partitions``) and return dask collections (a
 multi-output classifier's ``predict_proba``: a list of them, one per output). The fitted
 model is scattered to the cluster once, not embedded in the graph, and so are numpy or
@@ -80,7 +80,16 @@ from . import _core
 from ._forest import FOREST_GROWER, CoreSparse, _BaseForest
 from ._progress import _make_bar
 
-__all__ = ["MODES", "apply", "fit", "predict", "predict_proba", "transform"]
+__all__ = [
+    "MODES",
+    "apply",
+    "decision_function",
+    "fit",
+    "predict",
+    "predict_proba",
+    "score_samples",
+    "transform",
+]
 
 MODES = ("auto", "replicate", "partitions")
 """The fit modes of :func:`fit`."""
@@ -100,20 +109,25 @@ _WATCH_SECONDS = 0.25
 # ----------------------------------------------------------------------------- fit
 
 
-def fit(estimator, X, y, sample_weight=None, client=None, mode="auto"):
+def fit(estimator, X, y=None, sample_weight=None, client=None, mode="auto"):
     """Fit ``estimator`` on a Dask cluster.
 
     Parameters
     ----------
     estimator : obliqueforest estimator
-        Any forest of the package (RandomForest*, SPORF*, MORF*, ObliqueForest*), or a
-        rotation ensemble (replicate mode: each rotation's micro-forest grows on a
-        worker). Fitted in place.
+        Any forest of the package (RandomForest*, SPORF*, MORF*, ObliqueForest*, the forests
+        grown without targets: IsolationForest, UnsupervisedRandomForest), or a rotation
+        ensemble (replicate mode: each rotation's micro-forest grows on a worker). Fitted
+        in place.
     X : dask array or dask DataFrame of shape (n_samples, n_features)
         Training data, partitioned by rows (numpy arrays and pandas frames are accepted:
         one partition, scattered to the workers).
-    y : dask array or dask Series of shape (n_samples,)
-        Targets, partitioned like X (the same number of partitions with the same rows).
+    y : dask array or dask Series of shape (n_samples,), default=None
+        Targets, partitioned like X (the same number of partitions with the same rows);
+        None for a forest grown without targets. In partitions mode an isolation forest
+        draws ``max_samples`` rows per tree from its group's rows (``max_samples_`` is the
+        first group's), and needs ``contamination="auto"``: a quantile of every row's score
+        is not known to any one worker.
     sample_weight : dask array or dask Series of shape (n_samples,), default=None
         Partitioned like X.
     client : distributed.Client, default=None
@@ -553,7 +567,7 @@ def _fit_worker_rows(estimator, parts, classes, seed, start, end, topic):
     """Worker side: the estimator's own fit on the worker's partitions, growing trees
     start..end. Returns the fitted estimator (without its forest) and the part."""
     X = _concat([p[0] for p in parts])
-    y = _concat([p[1] for p in parts])
+    y = None if parts[0][1] is None else _concat([p[1] for p in parts])
     sw = None if parts[0][2] is None else _concat([np.asarray(p[2]) for p in parts])
     est = clone(estimator)
     with _installed(FOREST_GROWER, _PartitionGrower(classes, seed, start, end, topic)):
@@ -575,7 +589,14 @@ def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
             "a 2-D y (multi-output) is not available in partitions mode (each worker would "
             "code its own classes per output); use mode='replicate'"
         )
+    if getattr(estimator, "contamination", "auto") != "auto":
+        raise ValueError(
+            "contamination as a fraction sets offset_ from the scores of every row, which "
+            "no worker holds in partitions mode; use contamination='auto' or "
+            "mode='replicate'"
+        )
     classify = is_classifier(estimator)
+    ys = ys or [None] * len(xs)
     ws = ws or [None] * len(xs)
     checked = [
         dask.delayed(_partition, pure=True)(x, yb, wb, i, columns)
@@ -751,6 +772,27 @@ def apply(estimator, X):
     leaves : dask array of shape (n_samples, n_estimators), or a dask DataFrame
     """
     return _map(estimator, X, "apply")
+
+
+def score_samples(estimator, X):
+    """``estimator.score_samples`` (an isolation forest's scores) over a dask array or
+    dataframe.
+
+    Returns
+    -------
+    scores : dask array of shape (n_samples,), or a dask Series for a dask DataFrame
+    """
+    return _map(estimator, X, "score_samples")
+
+
+def decision_function(estimator, X):
+    """``estimator.decision_function`` over a dask array or dataframe.
+
+    Returns
+    -------
+    scores : dask array of shape (n_samples,), or a dask Series for a dask DataFrame
+    """
+    return _map(estimator, X, "decision_function")
 
 
 def transform(estimator, X):

@@ -26,13 +26,16 @@ pub enum Targets {
         /// Outputs.
         k: usize,
     },
+    /// No targets ([`crate::params::Task::Unsupervised`]): the split rule reads the
+    /// projected values.
+    Unlabelled,
 }
 
 impl Targets {
     /// The number of distinct classes among the targets (1 for regression).
     pub fn n_present(&self) -> usize {
         match self {
-            Targets::Values(_) | Targets::MultiValues { .. } => 1,
+            Targets::Values(_) | Targets::MultiValues { .. } | Targets::Unlabelled => 1,
             Targets::Classes(c) | Targets::MultiClasses { slots: c, .. } => {
                 let mut seen = std::collections::HashSet::new();
                 c.iter().filter(|&&k| seen.insert(k)).count()
@@ -51,6 +54,11 @@ impl Targets {
         match task {
             Task::Classification { n_classes } => Self::new(y, Some(*n_classes)),
             Task::Regression => Self::new(y, None),
+            Task::Unsupervised { .. } if y.is_empty() => Ok(Targets::Unlabelled),
+            Task::Unsupervised { .. } => Err(Error::InvalidInput(format!(
+                "a forest without targets takes no y, got {} values",
+                y.len()
+            ))),
             Task::MultiRegression { n_outputs } => match Self::new(y, None)? {
                 Targets::Values(y) => Ok(Targets::MultiValues { y, k: *n_outputs }),
                 _ => Err(Error::Internal("regression targets".into())),

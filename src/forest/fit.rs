@@ -1,7 +1,7 @@
 //! Preparing a fit (every input checked before anything is allocated for the trees) and
 //! growing a range of trees in the fit's pool.
 
-use super::sampling::tree_sample;
+use super::sampling::{tree_columns, tree_sample};
 use crate::cancel;
 use crate::data::{check_target_scale, check_weights, FeatureMatrix, Targets};
 use crate::error::{Error, Result};
@@ -91,7 +91,12 @@ pub(crate) fn prepare<'a, 'x: 'a>(
     let cfg = params.check(n, p)?;
     let k = params.task.n_targets();
     if y.len() != n.saturating_mul(k) {
-        return Err(Error::InvalidInput(if k == 1 {
+        return Err(Error::InvalidInput(if k == 0 {
+            format!(
+                "a forest without targets takes no y, got {} values",
+                y.len()
+            )
+        } else if k == 1 {
             format!("y has {} entries but X has {n} rows", y.len())
         } else {
             format!(
@@ -198,13 +203,24 @@ fn grow_one(
         multiplicity: sample.multiplicity.as_deref(),
     });
     let alpha = data.params.ccp_alpha;
-    let tree = grower.grow(
-        &sample.structure_weights(),
-        fill.as_ref(),
-        |tree| prune_cost_complexity(tree, alpha),
-        &mut rng,
-        ws,
-    );
+    let prune = |tree| prune_cost_complexity(tree, alpha);
+    let weights = sample.structure_weights();
+    let (p, k) = (data.x.n_features, data.cfg.tree_features);
+    let tree = if k < p {
+        // a random-subspace tree: its family samples over its own columns
+        let columns = tree_columns(data.params.seed, t, p, k);
+        let stats = grower.sampler.data().columns(&columns);
+        let sampler = grower.sampler.restricted(&stats, &columns);
+        let sub = Grower {
+            cfg: grower.cfg,
+            sampler: &sampler,
+            x: grower.x,
+            y: grower.y,
+        };
+        sub.grow(&weights, fill.as_ref(), prune, &mut rng, ws)
+    } else {
+        grower.grow(&weights, fill.as_ref(), prune, &mut rng, ws)
+    };
     let oob = sample.counts.filter(|_| data.params.oob).map(|counts| {
         counts
             .iter()

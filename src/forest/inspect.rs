@@ -2,7 +2,7 @@
 //! bound, leaf ids under replacement rules (the autoencoder's decoder), the rows each tree
 //! drew, and importances.
 
-use super::sampling::{bootstrap_counts, honest_mask};
+use super::sampling::{draw_counts, honest_mask};
 use super::Forest;
 use crate::error::{Error, Result};
 use crate::projection::ProjRef;
@@ -195,8 +195,9 @@ impl Forest {
     }
 
     /// How often tree `tree` drew each of the `n_samples` training rows into its bootstrap
-    /// sample, recomputed from the tree's seed (nothing is stored); all ones when the forest
-    /// was grown without bootstrap. `n_samples` must be the number of rows of the fit.
+    /// sample (or its subsample: 0 or 1), recomputed from the tree's seed (nothing is
+    /// stored); all ones when the forest was grown on every row. `n_samples` must be the
+    /// number of rows of the fit.
     ///
     /// # Errors
     /// A tree index out of range, or `n_samples` that the forest's `max_samples` rejects.
@@ -207,16 +208,11 @@ impl Forest {
                 self.trees.len()
             )));
         }
-        if !self.params.bootstrap {
+        if !self.params.bootstrap && self.params.max_samples.is_none() {
             return Ok(vec![1; n_samples]);
         }
         let cfg = self.params.check(n_samples, self.n_features)?;
-        Ok(bootstrap_counts(
-            self.params.seed,
-            tree,
-            n_samples,
-            cfg.n_draws,
-        ))
+        Ok(draw_counts(&self.params, &cfg, tree, n_samples).unwrap_or_else(|| vec![1; n_samples]))
     }
 
     /// How often tree `tree` drew each of the `n_samples` training rows into its honest
@@ -233,8 +229,8 @@ impl Forest {
             counts.fill(0);
             return Ok(counts);
         }
-        let drawn = self.params.bootstrap.then_some(&counts[..]);
-        let mask = honest_mask(self.params.seed, tree, n_samples, drawn, fraction);
+        // the rows drawn (all ones when the tree grew on every row: the same rows)
+        let mask = honest_mask(self.params.seed, tree, n_samples, Some(&counts), fraction);
         for (c, honest) in counts.iter_mut().zip(mask) {
             if !honest {
                 *c = 0;

@@ -416,3 +416,5 @@ mod tests;
 
 #[cfg(test)]
 mod kinds_tests;
+#[cfg(test)]
+mod unsupervised_tests;

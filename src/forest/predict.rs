@@ -7,6 +7,7 @@ use super::Forest;
 use crate::alloc;
 use crate::cancel;
 use crate::error::{Error, Result};
+use crate::params::Task;
 use crate::sparse::{Features, Layout, RowBlock, SparseMatrix};
 use crate::threads::{n_threads, thread_pool};
 use ndarray::{Array2, Array3, ArrayView2};
@@ -181,6 +182,26 @@ impl Forest {
             out.iter_mut().for_each(|s| *s /= n_trees);
         })?;
         Array2::from_shape_vec((n, k), out).map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// scikit-learn's `IsolationForest.score_samples` for a forest without targets: the
+    /// opposite of Liu et al.'s (2008) anomaly score, `-2^(-E[h(x)] / c(ψ))`, where the
+    /// mean normalised path length `E[h(x)] / c(ψ)` is the forest's prediction (its leaves
+    /// keep their normalised path lengths, [`crate::params::Task::Unsupervised`]). In
+    /// `[-1, 0)`; the lower, the more anomalous a row (about -0.5 for none).
+    ///
+    /// # Errors
+    /// As [`Forest::predict`]; [`Error::InvalidInput`] for a forest grown with targets.
+    pub fn score_samples<'x>(&self, x: impl Into<Features<'x>>, n_jobs: i64) -> Result<Vec<f64>> {
+        if !matches!(self.params.task, Task::Unsupervised { .. }) {
+            return Err(Error::InvalidInput(
+                "anomaly scores are the path lengths of a forest without targets (an \
+                 isolation forest); this forest was grown on targets"
+                    .into(),
+            ));
+        }
+        let depth = self.predict(x, n_jobs)?;
+        Ok(depth.iter().map(|&h| -(-h).exp2()).collect())
     }
 
     /// Each tree's leaf values, shape (n_trees, n_samples, n_outputs).

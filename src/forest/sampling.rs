@@ -1,7 +1,9 @@
-//! Which rows each tree grows on, and with what weight: the bootstrap sample (drawn from
-//! the tree's own stream, so it can be recomputed from the seed), scikit-learn's
-//! "balanced_subsample" class weights over it, and the sample weights; for an honest
-//! forest, which of the tree's rows grow its structure and which fill its leaves.
+//! Which rows each tree grows on, and with what weight: the bootstrap sample, or the
+//! subsample drawn without replacement of a forest without targets (each drawn from the
+//! tree's own stream, so it can be recomputed from the seed), scikit-learn's
+//! "balanced_subsample" class weights over it, and the sample weights; which features a
+//! random-subspace tree may use; and, for an honest forest, which of the tree's rows grow
+//! its structure and which fill its leaves.
 //!
 //! Honest trees (Wager & Athey 2018): the rows a tree draws (bootstrap count > 0, or every
 //! row without bootstrap) are split at random, from the tree's own `Honest` stream, into a
@@ -27,6 +29,52 @@ pub(super) fn bootstrap_counts(seed: u64, t: usize, n: usize, n_draws: usize) ->
         counts[rng.below(n)] += 1;
     }
     counts
+}
+
+/// How often tree `t` of a forest seeded with `seed` draws each of `n` rows when it draws
+/// `k` distinct rows (a subsample without replacement: counts of 0 or 1). Floyd's
+/// algorithm: `k` draws from the tree's bootstrap stream, whatever `n`.
+pub(super) fn subsample_counts(seed: u64, t: usize, n: usize, k: usize) -> Vec<u32> {
+    let mut counts = vec![0u32; n];
+    let mut rng = Rng::for_tree(seed, t as u64, Purpose::Bootstrap);
+    for j in n - k.min(n)..n {
+        let r = rng.below(j + 1);
+        // r was drawn before: take j, which no earlier step could draw
+        let pick = if counts[r] == 1 { j } else { r };
+        counts[pick] = 1;
+    }
+    counts
+}
+
+/// The rows tree `t` draws, as counts per row: its bootstrap sample or its subsample;
+/// `None` when it grows on every row once. The one place both are chosen (growing a tree,
+/// and [`crate::Forest::in_bag_counts`] reporting its rows afterwards).
+pub(crate) fn draw_counts(
+    params: &crate::params::ForestParams,
+    cfg: &crate::params::TreeConfig,
+    t: usize,
+    n: usize,
+) -> Option<Vec<u32>> {
+    match cfg.subsample {
+        Some(k) => Some(subsample_counts(params.seed, t, n, k)),
+        None if params.bootstrap => Some(bootstrap_counts(params.seed, t, n, cfg.n_draws)),
+        None => None,
+    }
+}
+
+/// The `k` features (ascending) tree `t` of a random-subspace forest may use, drawn
+/// without replacement from the tree's own stream.
+pub(super) fn tree_columns(seed: u64, t: usize, n_features: usize, k: usize) -> Vec<u32> {
+    let mut rng = Rng::for_tree(seed, t as u64, Purpose::Features);
+    let mut columns = Vec::with_capacity(k);
+    rng.distinct(
+        n_features,
+        k,
+        &mut crate::rng::IndexPool::default(),
+        &mut columns,
+    );
+    columns.sort_unstable();
+    columns
 }
 
 /// "balanced_subsample": each row's weight is multiplied, for every output (one for a
@@ -101,7 +149,7 @@ pub(super) fn honest_mask(
 pub(super) struct TreeSample {
     /// Bootstrap count × sample weight × "balanced_subsample" class weight of every row.
     pub(super) weights: Vec<f64>,
-    /// Bootstrap counts, when the forest draws a bootstrap sample.
+    /// Bootstrap or subsample counts, when the tree draws its rows ([`draw_counts`]).
     pub(super) counts: Option<Vec<u32>>,
     /// How often each row counts in its weight: the bootstrap counts, unless the tree
     /// sees every row once (no bootstrap, or the fallback below).
@@ -137,8 +185,9 @@ impl TreeSample {
     }
 }
 
-/// Tree `t`'s rows ([`TreeSample`]): weights (bootstrap counts × sample weights ×
-/// "balanced_subsample" class weights), bootstrap counts, and the honest split when the
+/// Tree `t`'s rows ([`TreeSample`]): weights (bootstrap or subsample counts × sample
+/// weights × "balanced_subsample" class weights), its counts when it draws rows
+/// ([`draw_counts`]), and the honest split when the
 /// forest is honest. A bootstrap sample whose drawn rows all have zero weight (sparse
 /// sample weights) would grow an empty tree: such a tree sees every row with its own
 /// weight instead.
@@ -162,11 +211,10 @@ pub(super) fn tree_sample(data: &FitData<'_>, t: usize) -> TreeSample {
 /// row applied.
 fn weighted_sample(data: &FitData<'_>, t: usize) -> (Vec<f64>, Option<Vec<u32>>, bool) {
     let mut weights = data.sample_weight.clone();
-    if !data.params.bootstrap {
-        return (weights, None, false);
-    }
     let n = data.x.n_samples;
-    let counts = bootstrap_counts(data.params.seed, t, n, data.cfg.n_draws);
+    let Some(counts) = draw_counts(data.params, &data.cfg, t, n) else {
+        return (weights, None, false);
+    };
     if data.params.class_weight_subsample {
         let n_slots = data.cfg.n_outputs;
         match &data.y {
@@ -176,7 +224,7 @@ fn weighted_sample(data: &FitData<'_>, t: usize) -> (Vec<f64>, Option<Vec<u32>>,
             Targets::Classes(classes) => {
                 balance_classes(&mut weights, &counts, classes, 1, n_slots)
             }
-            Targets::Values(_) | Targets::MultiValues { .. } => {}
+            Targets::Values(_) | Targets::MultiValues { .. } | Targets::Unlabelled => {}
         }
     }
     for (w, &c) in weights.iter_mut().zip(&counts) {

@@ -167,7 +167,13 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
                 ),
             ))
         }
-        (Some(false), Task::Classification { .. } | Task::MultiClassification { .. }, _) => {
+        (
+            Some(false),
+            Task::Classification { .. }
+            | Task::MultiClassification { .. }
+            | Task::Unsupervised { .. },
+            _,
+        ) => {
             return Err(field(
                 "task",
                 format!("a {} needs a regression forest", h.estimator.name()),
@@ -180,6 +186,22 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
                 format!("a {} has no classes", h.estimator.name()),
             ))
         }
+    }
+    // a forest without targets belongs to the estimators without targets, and theirs is one
+    let unsupervised = matches!(h.task, Task::Unsupervised { .. });
+    if h.estimator.is_unsupervised() != unsupervised && h.estimator != Estimator::ForestAutoencoder
+    {
+        return Err(field(
+            "task",
+            format!(
+                "a {} needs a forest {} targets",
+                h.estimator.name(),
+                if unsupervised { "with" } else { "without" }
+            ),
+        ));
+    }
+    if h.estimator == Estimator::IsolationForest {
+        offset(h)?;
     }
     check_names("params", h.params.iter().map(|(k, _)| k.as_str()))?;
     for (k, v) in &h.params {
@@ -377,6 +399,22 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// An isolation forest's `offset_` (its fitted attribute, which `decision_function`
+/// subtracts from the scores).
+///
+/// # Errors
+/// [`Error::CorruptModel`] when the header has no finite float `offset_`.
+pub(crate) fn offset(h: &Header) -> Result<f64> {
+    match h.attributes.iter().find(|(k, _)| k == "offset_") {
+        Some((_, Value::Float(v))) if v.is_finite() => Ok(*v),
+        Some((_, v)) => Err(field("offset_", format!("{v:?} is not a finite number"))),
+        None => Err(field(
+            "attributes",
+            "an IsolationForest needs its offset_".into(),
+        )),
+    }
 }
 
 /// Checks that an array value holds as many elements as its shape says.
@@ -577,14 +615,24 @@ fn check_projection(h: &Header, kind: &Projection) -> Result<()> {
             ];
             (expected, preset(h, &names))
         }
-        ObliqueForestClassifier | ObliqueForestRegressor => {
+        ObliqueForestClassifier
+        | ObliqueForestRegressor
+        | UnsupervisedRandomForest
+        | IsolationForest => {
+            // projection=None: SPORF's for the generic forests, axis-aligned for the
+            // forests without targets
+            let default = if h.estimator.is_unsupervised() {
+                "axis"
+            } else {
+                "sparse_signed"
+            };
             match h
                 .params
                 .iter()
                 .find(|(k, _)| k == "projection")
                 .map(|(_, v)| v)
             {
-                None | Some(Param::Value(Value::None)) => ("sparse_signed", vec![]),
+                None | Some(Param::Value(Value::None)) => (default, vec![]),
                 Some(Param::Projection { name, fields }) => {
                     let class = PROJECTION_CLASSES.iter().find(|(c, _)| c == name);
                     let Some((_, expected)) = class else {

@@ -41,11 +41,16 @@ pub enum Estimator {
     RotationEnsembleRegressor,
     /// `obliqueforest.ForestAutoencoder`.
     ForestAutoencoder,
+    /// `obliqueforest.UnsupervisedRandomForest` (a forest without targets).
+    UnsupervisedRandomForest,
+    /// `obliqueforest.IsolationForest` (a forest without targets; its `offset_` is a
+    /// fitted attribute of the file).
+    IsolationForest,
 }
 
 impl Estimator {
     /// Every estimator kind, in declaration order.
-    pub const ALL: [Estimator; 11] = [
+    pub const ALL: [Estimator; 13] = [
         Estimator::RandomForestClassifier,
         Estimator::RandomForestRegressor,
         Estimator::SPORFClassifier,
@@ -57,6 +62,8 @@ impl Estimator {
         Estimator::RotationEnsembleClassifier,
         Estimator::RotationEnsembleRegressor,
         Estimator::ForestAutoencoder,
+        Estimator::UnsupervisedRandomForest,
+        Estimator::IsolationForest,
     ];
 
     /// The Python class name.
@@ -73,6 +80,8 @@ impl Estimator {
             Estimator::RotationEnsembleClassifier => "RotationEnsembleClassifier",
             Estimator::RotationEnsembleRegressor => "RotationEnsembleRegressor",
             Estimator::ForestAutoencoder => "ForestAutoencoder",
+            Estimator::UnsupervisedRandomForest => "UnsupervisedRandomForest",
+            Estimator::IsolationForest => "IsolationForest",
         }
     }
 
@@ -88,7 +97,7 @@ impl Estimator {
     }
 
     /// `Some(true)` for classifiers, `Some(false)` for regressors, `None` for the
-    /// autoencoder (whose forest may be either).
+    /// autoencoder (whose forest may be either) and the forests without targets.
     pub fn is_classifier(self) -> Option<bool> {
         use Estimator::*;
         match self {
@@ -97,9 +106,18 @@ impl Estimator {
             | MORFClassifier
             | ObliqueForestClassifier
             | RotationEnsembleClassifier => Some(true),
-            ForestAutoencoder => None,
+            ForestAutoencoder | UnsupervisedRandomForest | IsolationForest => None,
             _ => Some(false),
         }
+    }
+
+    /// Whether the estimator's forest is grown without targets
+    /// ([`crate::params::Task::Unsupervised`]).
+    pub fn is_unsupervised(self) -> bool {
+        matches!(
+            self,
+            Estimator::UnsupervisedRandomForest | Estimator::IsolationForest
+        )
     }
 }
 

@@ -90,6 +90,9 @@ pub enum Predictions {
         /// n × k estimates, row-major.
         values: Vec<f64>,
     },
+    /// Isolation forests: whether each row is an inlier (scikit-learn's `+1`) rather than
+    /// an outlier (`-1`), i.e. [`Model::decision_function`] `>= 0`.
+    Inliers(Vec<bool>),
 }
 
 impl Model {
@@ -319,11 +322,26 @@ impl Model {
         self.predict_raw(x)
     }
 
-    /// Class indices (classifiers) or values (regressors) for each row.
+    /// Class indices (classifiers) or values (regressors) for each row; for an isolation
+    /// forest, whether each row is an inlier.
     ///
     /// # Errors
-    /// As [`Model::predict_raw`].
+    /// As [`Model::predict_raw`]; [`Error::InvalidInput`] for an unsupervised forest,
+    /// which does not predict (its [`Model::apply`] gives the leaves).
     pub fn predict(&self, x: ArrayView2<'_, f64>) -> Result<Predictions> {
+        match self.estimator() {
+            Estimator::IsolationForest => {
+                let d = self.decision_function(x)?;
+                return Ok(Predictions::Inliers(d.iter().map(|&v| v >= 0.0).collect()));
+            }
+            e if e.is_unsupervised() => {
+                return Err(Error::InvalidInput(format!(
+                    "a {} does not predict; its apply gives each row's leaves",
+                    e.name()
+                )))
+            }
+            _ => {}
+        }
         let raw = self.predict_raw(x)?;
         match &self.file.header.task {
             Task::MultiClassification { n_classes } => {
@@ -394,6 +412,35 @@ impl Model {
                 self.estimator().name()
             ))),
         }
+    }
+
+    /// An isolation forest's `score_samples`: the opposite of each row's anomaly score,
+    /// `-2^(-E[h(x)] / c(ψ))` ([`Forest::score_samples`]); the lower, the more anomalous.
+    ///
+    /// # Errors
+    /// As [`Model::predict_raw`]; [`Error::InvalidInput`] for a model that is not an
+    /// isolation forest.
+    pub fn score_samples(&self, x: ArrayView2<'_, f64>) -> Result<Vec<f64>> {
+        match (&self.file.body, self.estimator()) {
+            (Body::Forest(f), Estimator::IsolationForest) => {
+                f.score_samples(self.to_f32(x)?.view(), self.n_jobs)
+            }
+            _ => Err(Error::InvalidInput(format!(
+                "a {} has no anomaly scores",
+                self.estimator().name()
+            ))),
+        }
+    }
+
+    /// An isolation forest's `decision_function`: [`Model::score_samples`] minus the
+    /// fitted `offset_`, negative for outliers.
+    ///
+    /// # Errors
+    /// As [`Model::score_samples`].
+    pub fn decision_function(&self, x: ArrayView2<'_, f64>) -> Result<Vec<f64>> {
+        let scores = self.score_samples(x)?;
+        let offset = check::offset(&self.file.header)?;
+        Ok(scores.into_iter().map(|s| s - offset).collect())
     }
 
     /// The leaf (node index within its tree) each row reaches in each tree, shape

@@ -71,6 +71,20 @@ impl DataStats {
             all_missing: None,
         }
     }
+
+    /// The statistics of the data's `columns` (in range), as data of that width: what a
+    /// family sampling for a random-subspace tree sees ([`Sampler::restricted`]).
+    pub fn columns(&self, columns: &[u32]) -> DataStats {
+        fn gather<T: Copy>(v: &Option<Arc<[T]>>, columns: &[u32]) -> Option<Arc<[T]>> {
+            v.as_ref()
+                .map(|v| columns.iter().map(|&j| v[j as usize]).collect())
+        }
+        DataStats {
+            n_features: columns.len(),
+            robust_inverse_scales: gather(&self.robust_inverse_scales, columns),
+            all_missing: gather(&self.all_missing, columns),
+        }
+    }
 }
 
 /// A projection distribution: what a split node samples its candidate directions from.
@@ -603,6 +617,7 @@ impl Projection {
             family: self.get(),
             descriptors: self.descriptors(),
             data,
+            columns: None,
         }
     }
 }
@@ -620,12 +635,16 @@ impl PartialEq for Projection {
     }
 }
 
-/// A family bound to the statistics of the data it grows on ([`Projection::sampler`]).
+/// A family bound to the statistics of the data it grows on ([`Projection::sampler`]),
+/// or of some of its columns ([`Sampler::restricted`]).
 #[derive(Clone, Copy)]
 pub struct Sampler<'a> {
     family: &'a dyn ProjectionFamily,
     descriptors: Option<&'a dyn CompactDescriptors>,
     data: &'a DataStats,
+    /// The data's columns the family samples over, as the features `0..len` it sees;
+    /// `None` for all of them.
+    columns: Option<&'a [u32]>,
 }
 
 impl<'a> Sampler<'a> {
@@ -640,7 +659,41 @@ impl<'a> Sampler<'a> {
         out: &mut ProjectionBuf,
     ) {
         self.family
-            .sample(self.data, rng, n_candidates, scratch, out)
+            .sample(self.data, rng, n_candidates, scratch, out);
+        if let Some(columns) = self.columns {
+            // explicit projections (a restricted sampler has no descriptors): feature j of
+            // the family's view is column columns[j]; ascending, so order is kept
+            out.idx.iter_mut().for_each(|j| *j = columns[*j as usize]);
+        }
+    }
+
+    /// The same family sampling over the data's `columns` only (ascending, in range),
+    /// whose statistics are `data` ([`DataStats::columns`]): the sampler of a
+    /// random-subspace tree.
+    ///
+    /// # Panics
+    /// When the family stores compact descriptors (they name the data's columns
+    /// themselves; the parameters' check refuses such forests), or `data` is not
+    /// `columns` wide.
+    pub fn restricted<'b>(&self, data: &'b DataStats, columns: &'b [u32]) -> Sampler<'b>
+    where
+        'a: 'b,
+    {
+        assert!(
+            self.descriptors.is_none() && data.n_features == columns.len(),
+            "a restricted sampler needs explicit projections over its columns"
+        );
+        Sampler {
+            family: self.family,
+            descriptors: None,
+            data,
+            columns: Some(columns),
+        }
+    }
+
+    /// The statistics of the data the family samples for.
+    pub fn data(&self) -> &'a DataStats {
+        self.data
     }
 
     /// How the family's compact descriptors read as terms; `None` for explicit ones.

@@ -22,6 +22,8 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Criterion {
             "poisson" => Ok(Criterion::Poisson),
             "absolute_error" => Ok(Criterion::AbsoluteError),
             "friedman_mse" => Ok(Criterion::FriedmanMse),
+            "twomeans" => Ok(Criterion::TwoMeans),
+            "fastbic" => Ok(Criterion::FastBic),
             other => Err(PyValueError::new_err(format!(
                 "unknown criterion {other:?}"
             ))),
@@ -49,11 +51,16 @@ impl<'a, 'py> FromPyObject<'a, 'py> for MaxFeatures {
     }
 }
 
-/// An int count or a float fraction of the training rows.
+/// An int count, a float fraction of the training rows, or `"sqrt"` (their square root).
 impl<'a, 'py> FromPyObject<'a, 'py> for SampleCount {
     type Error = PyErr;
     fn extract(v: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        if v.is_instance_of::<PyFloat>() {
+        if v.is_instance_of::<PyString>() {
+            match v.extract::<String>()?.as_str() {
+                "sqrt" => Ok(SampleCount::Sqrt),
+                other => Err(PyValueError::new_err(format!("unknown option {other:?}"))),
+            }
+        } else if v.is_instance_of::<PyFloat>() {
             Ok(SampleCount::Fraction(v.extract()?))
         } else {
             Ok(SampleCount::Count(v.extract::<Count>()?.0))

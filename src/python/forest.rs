@@ -205,6 +205,19 @@ impl PyForest {
         Ok(compute(py, || self.inner.predict(x.features()?, n_jobs))?.into_pyarray(py))
     }
 
+    /// scikit-learn's `IsolationForest.score_samples` of a forest without targets
+    /// (`Forest::score_samples`).
+    #[pyo3(signature = (x, n_jobs=1))]
+    fn score_samples<'py>(
+        &self,
+        py: Python<'py>,
+        x: XArg<'py>,
+        n_jobs: i64,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let x = x.view()?;
+        Ok(compute(py, || self.inner.score_samples(x.features()?, n_jobs))?.into_pyarray(py))
+    }
+
     #[pyo3(signature = (x, n_jobs=1))]
     fn predict_trees<'py>(
         &self,
@@ -606,7 +619,9 @@ impl PyForestPart {
             match params.task {
                 Task::Classification { .. } => params.task = Task::Classification { n_classes },
                 Task::Regression => return Err(bad("n_classes", "is for classification")),
-                Task::MultiClassification { .. } | Task::MultiRegression { .. } => {
+                Task::MultiClassification { .. }
+                | Task::MultiRegression { .. }
+                | Task::Unsupervised { .. } => {
                     return Err(bad("n_classes", "is for single-output classification"))
                 }
             }

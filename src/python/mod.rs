@@ -229,6 +229,14 @@ fn memory_limit(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     })
 }
 
+/// The memory budget in bytes that the limit stands for now (`"auto"` resolved against
+/// the memory the process can still allocate), or None without a limit: what Python-side
+/// results sized by user data (an unsupervised forest's proximity matrix) are held to.
+#[pyfunction]
+fn memory_budget() -> Option<u64> {
+    crate::limits::budget_bytes()
+}
+
 /// Raises an internal error from inside the panic guard (tests use it to prove that a
 /// panic in the core reaches Python as an exception, not a crash).
 #[pyfunction]
@@ -256,6 +264,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(n_threads, m)?)?;
     m.add_function(wrap_pyfunction!(set_memory_limit, m)?)?;
     m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_budget, m)?)?;
     m.add_function(wrap_pyfunction!(model_file::save_model, m)?)?;
     m.add_function(wrap_pyfunction!(model_file::load_model, m)?)?;
     m.add_function(wrap_pyfunction!(

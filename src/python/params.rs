@@ -69,7 +69,7 @@ impl PyForestParams {
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
         max_samples, class_weight_subsample, oob, seed, ccp_alpha, monotonic_cst, n_jobs,
-        n_outputs=None, honest_fraction=0.0, store_leaf_values=false
+        n_outputs=None, honest_fraction=0.0, store_leaf_values=false, tree_features=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -98,6 +98,7 @@ impl PyForestParams {
         n_outputs: Option<&Bound<'_, PyAny>>,
         honest_fraction: f64,
         store_leaf_values: bool,
+        tree_features: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         // n_classes: a count, or one count per output (multi-output classification)
         let per_output =
@@ -132,6 +133,15 @@ impl PyForestParams {
             ("regression", None) => Task::MultiRegression { n_outputs },
             ("regression", Some(_)) => {
                 return Err(bad("n_classes", "is for classification; give None"))
+            }
+            ("unsupervised", None) => Task::Unsupervised {
+                tree_features: match tree_features {
+                    Some(v) => named_opt::<Count>(v, "tree_features")?.map(|c| c.0),
+                    None => None,
+                },
+            },
+            ("unsupervised", Some(_)) => {
+                return Err(bad("n_classes", "a forest without targets has no classes"))
             }
             (other, _) => return Err(bad("task", &format!("unknown task {other:?}"))),
         };

@@ -8,8 +8,8 @@
 //! workspace until the tree is laid out at the end of [`Builder::grow`].
 
 use super::criterion::{
-    AbsoluteError, Criterion, Entropy, FriedmanMse, Gini, MultiEntropy, MultiGini,
-    MultiSquaredError, Poisson, SquaredError,
+    average_path_length, AbsoluteError, Criterion, Entropy, FriedmanMse, Gini, MultiEntropy,
+    MultiGini, MultiSquaredError, Poisson, SquaredError, Unlabelled, ValueRule,
 };
 use super::fill::Fill;
 use super::monotonic::Bounds;
@@ -129,6 +129,16 @@ impl Grower<'_> {
                 self.run(crit, job)
             }
             (&Targets::MultiValues { ref y, k }, _) => self.run(MultiSquaredError { y, k }, job),
+            (Targets::Unlabelled, c) => {
+                // (the parameters' check pairs a task without targets with a value rule, and
+                // refuses leaf filling for it)
+                let rule = ValueRule::of(c).unwrap_or(ValueRule::TwoMeans);
+                let mut tree = self
+                    .builder(Unlabelled { rule }, job.weights)
+                    .grow(job.rng, job.ws);
+                set_path_lengths(&mut tree, self.cfg.n_draws);
+                (job.finish)(tree)
+            }
         }
     }
 
@@ -163,6 +173,23 @@ struct Job<'j, 'f, F> {
     finish: F,
     rng: &'j mut Rng,
     ws: &'j mut Workspace,
+}
+
+/// What the leaves of a tree without targets keep: the path length of their rows, the
+/// leaf's depth plus the average path length `c(n)` of the `n` training rows that reached
+/// it (rows the tree never separated), over `c(ψ)` for the `rows_per_tree` (ψ) rows the
+/// tree drew (Liu et al. 2008), so that a forest's mean is isolation forest's
+/// `E[h(x)] / c(ψ)`.
+fn set_path_lengths(tree: &mut Tree, rows_per_tree: usize) {
+    let c_psi = average_path_length(rows_per_tree as f64);
+    let norm = if c_psi > 0.0 { c_psi } else { 1.0 };
+    for node in 0..tree.n_nodes() {
+        if tree.is_leaf(node) {
+            let row = tree.right[node] as usize;
+            let n = f64::from(tree.n_node_samples[node]);
+            tree.value[row] = (f64::from(tree.depth[node]) + average_path_length(n)) / norm;
+        }
+    }
 }
 
 /// A [`Grower`] with its criterion and the tree's row weights resolved: the split search,

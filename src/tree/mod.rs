@@ -12,6 +12,8 @@
 //!   configuration, the sampler and the criterion;
 //! * `sparse_split`: that search on sparse X at the cost of a candidate's nonzeros (its
 //!   zeros moved as one block), when the criterion's statistics are exact;
+//! * `value_split`: the same search for trees without targets, whose rule scores the
+//!   projected values themselves (two-means, Fast-BIC, isolation's random cut);
 //! * `workspace`: the per-worker buffers both the search and the builder reuse, and the
 //!   projection of a node's rows;
 //! * `builder`: grows a tree depth-first or best-first from the split search (the one
@@ -57,6 +59,7 @@ pub mod packed;
 mod scan;
 pub(crate) mod sparse_split;
 pub(crate) mod splitter;
+mod value_split;
 mod workspace;
 
 pub(crate) use builder::Grower;

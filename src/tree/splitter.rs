@@ -79,7 +79,7 @@ pub(super) struct Best {
 }
 
 /// A split found for one candidate: (proxy, threshold, side of the missing rows).
-type Found = Option<(f64, f32, Option<bool>)>;
+pub(super) type Found = Option<(f64, f32, Option<bool>)>;
 
 impl<C: Criterion> SplitSearch<'_, C> {
     /// The best split of `node` over its candidate projections, which stay in `ws.cand`
@@ -192,6 +192,10 @@ impl<C: Criterion> SplitSearch<'_, C> {
             &mut ws.terms,
             &mut ws.vals,
         );
+        // a tree without targets scores the values themselves (`value_split`)
+        if let Some(rule) = self.crit.value_rule() {
+            return self.value_split(ws, rng, node, rule);
+        }
         // NaN only where X has some: one pass over the values, else none at all
         let n_missing = if self.x.has_missing() {
             ws.vals.iter().filter(|v| v.is_nan()).count()
@@ -316,7 +320,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// Moves the missing (NaN) rows of the node's projected values out: afterwards
     /// `ws.vals` holds the present values in row order, `ws.present` their samples and
     /// `ws.missing` the samples of the missing rows. Returns the missing rows' weight.
-    fn separate_missing(&self, ws: &mut Workspace, node: Node<'_>) -> f64 {
+    pub(super) fn separate_missing(&self, ws: &mut Workspace, node: Node<'_>) -> f64 {
         ws.present.clear();
         ws.missing.clear();
         let mut w_missing = 0.0;
@@ -602,7 +606,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
 
 /// The smallest and largest of the values that are not NaN (`f32::min` and `max` skip
 /// NaN); (+inf, -inf) when there are none.
-fn present_range(vals: &[f32]) -> (f32, f32) {
+pub(super) fn present_range(vals: &[f32]) -> (f32, f32) {
     vals.iter()
         .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| {
             (a.min(v), b.max(v))
@@ -610,7 +614,7 @@ fn present_range(vals: &[f32]) -> (f32, f32) {
 }
 
 /// The random splitter's threshold: uniform in `[lo, hi)` (`lo` when rounding reaches `hi`).
-fn random_threshold(rng: &mut Rng, lo: f32, hi: f32) -> f32 {
+pub(super) fn random_threshold(rng: &mut Rng, lo: f32, hi: f32) -> f32 {
     let t = lo + (rng.unit() as f32) * (hi - lo);
     if t >= hi || t < lo {
         lo

@@ -129,7 +129,9 @@ AUTOENCODER_PARAMS = Surface(
             "no_validation",
             "estimator or None",
             """A forest estimator of this library, fitted or not. An unfitted one is
-            cloned and fitted on ``(X, y)`` (``y`` required); a fitted one is used
+            cloned and fitted on ``(X, y)`` (``y`` required), or on ``X`` alone for a
+            forest grown without targets (:class:`~obliqueforest.UnsupervisedRandomForest`,
+            on any projection family); a fitted one is used
             as is and must have been fitted on the columns of ``X`` in order, with
             categorical columns as the integer codes this class uses. ``None``
             grows the forest here: supervised on ``y`` when ``y`` is given
@@ -431,15 +433,18 @@ class ForestAutoencoder(
                         f"X has {X32.shape[1]}"
                     )
                 return forest
-            if y is None:
+            # a forest grown without targets (UnsupervisedRandomForest) is fitted on X alone
+            needs_y = self.forest.__sklearn_tags__().target_tags.required
+            if y is None and needs_y:
                 raise ValueError(
                     "an unfitted `forest` is fitted on (X, y) and needs y; pass y, a fitted "
-                    "forest, or forest=None for an unsupervised forest"
+                    "forest, a forest grown without targets (UnsupervisedRandomForest), or "
+                    "forest=None for an unsupervised forest"
                 )
             forest = clone(self.forest)
             if "random_state" in forest.get_params() and forest.random_state is None:
                 forest.set_params(random_state=int(rng.integers(0, 2**31 - 1)))
-            return forest.fit(X32, y)
+            return forest.fit(X32, y) if needs_y else forest.fit(X32)
         seed = int(rng.integers(0, 2**31 - 1))
         if y is not None:
             y = np.asarray(y)

@@ -14,7 +14,9 @@
 //!
 //! Rooms: [`class`] (Gini and entropy, one output or several, as one generic
 //! implementation), [`regression`] (squared error, Friedman's, Poisson: criteria whose
-//! statistics are weighted target sums), [`absolute`] (absolute error around the median).
+//! statistics are weighted target sums), [`absolute`] (absolute error around the median),
+//! [`unsupervised`] (the split rules of forests without targets, which score projected
+//! values instead: [`Criterion::value_rule`]).
 //!
 //! Multi-output targets (k columns): the statistics are the outputs' blocks side by side
 //! (each output's class weights, or each output's sums), and a node's impurity is the mean
@@ -27,10 +29,12 @@
 pub(crate) mod absolute;
 pub(crate) mod class;
 pub(crate) mod regression;
+pub(crate) mod unsupervised;
 
 pub(crate) use absolute::AbsoluteError;
 pub(crate) use class::{Entropy, Gini, MultiEntropy, MultiGini};
 pub(crate) use regression::{FriedmanMse, MultiSquaredError, Poisson, SquaredError};
+pub(crate) use unsupervised::{average_path_length, Moments, Unlabelled, ValueRule};
 
 /// The statistics and impurity of one criterion over a tree's targets.
 pub(crate) trait Criterion: Copy {
@@ -86,6 +90,13 @@ pub(crate) trait Criterion: Copy {
     /// puts a row in one slot); when not, the split search always sorts.
     fn binned(&self) -> bool {
         true
+    }
+    /// The rule that scores a candidate's projected values instead of targets (forests
+    /// without targets, [`Unlabelled`]); `None` (the default) for the target criteria, whose
+    /// split search never takes that path.
+    #[inline(always)]
+    fn value_rule(&self) -> Option<ValueRule> {
+        None
     }
     /// Statistics per histogram bin.
     fn bin_width(&self, n_outputs: usize) -> usize;

@@ -1,0 +1,485 @@
+"""Forests grown without targets, on every projection family: unsupervised random forests
+(URerF, Madhyastha et al. 2020; treeple's ``UnsupervisedRandomForest`` and
+``UnsupervisedObliqueRandomForest``) and isolation forests (Liu et al. 2008; with oblique
+projections the extended isolation forest of Hariri et al. 2019).
+
+Both are the one tree engine with a task without targets (the core's
+``Task::Unsupervised``): a split rule on the projected values chosen at fit (two-means or
+Fast-BIC; one random cut for isolation trees), leaves that keep their rows' normalised
+path length, and each tree's rows drawn as the kind wants (a bootstrap sample, or
+``max_samples`` rows without replacement). ``projection=`` takes any of
+:mod:`obliqueforest.projections`, axis-aligned when omitted.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from scipy import sparse
+from sklearn.base import OutlierMixin, _fit_context
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from . import _core
+from ._base import _BaseForest
+from ._params import FOREST_PARAMS, PROJECTION
+from ._surface import Param, Surface
+from ._trees import InBagRowsMixin
+from ._validation import SPARSE_FORMATS, _validate_data
+from .projections import AxisAligned
+
+__all__ = ["IsolationForest", "UnsupervisedRandomForest"]
+
+_PROJECTION = PROJECTION.replace(
+    doc="""One of :mod:`obliqueforest.projections` (``AxisAligned()``,
+    ``SparseSigned(...)``, ``ForestRC(...)``, ``Gaussian()``, ``Patch(...)``, ...);
+    None means ``AxisAligned()``."""
+)
+
+
+class _ForestWithoutTargets(InBagRowsMixin, _BaseForest):
+    """Fitting without y and what both kinds share (leaves, in-bag rows)."""
+
+    def _projection_object(self):
+        return AxisAligned() if self.projection is None else self.projection
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Grow the forest on X alone.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data; converted to float32. NaN marks a missing value (a row whose
+            projection is missing goes with the heavier side of a split); infinity is
+            rejected. A scipy CSR/CSC matrix is used without densifying it and grows the
+            same forest as its dense array.
+        y : None
+            Ignored (there for scikit-learn's API).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights; None means equal weights.
+
+        Returns
+        -------
+        self : object
+            Fitted; a fit that raises leaves the estimator as it was.
+        """
+        return self._transaction(type(self)._fit_draft, X, y, sample_weight)
+
+    def _fit_draft(self, X, y, sample_weight):
+        X = _validate_data(
+            self,
+            X,
+            dtype=[np.float32, np.float64],
+            ensure_all_finite="allow-nan",
+            reset=not (self.warm_start and hasattr(self, "_forest")),
+            accept_sparse=SPARSE_FORMATS,
+        )
+        if self._no_new_trees():
+            return
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+        self._resolve(X)
+        self._fit_forest(X, np.empty(0), sample_weight, self._task_params(X))
+
+    def _resolve(self, X):
+        """Fitted settings that depend on the data (none by default)."""
+
+    def _task_params(self, X):
+        # (no targets: n_outputs_ is 0, as the core's n_targets)
+        return {"task": "unsupervised", "n_classes": None, "n_outputs": 0}
+
+    @property
+    def feature_importances_(self):
+        """Not defined: impurity decreases need targets. ``projection_counts_`` counts how
+        often each feature enters a split."""
+        raise AttributeError(
+            f"{type(self).__name__} has no feature_importances_ (impurity decreases need "
+            "targets); projection_counts_ counts the splits each feature enters"
+        )
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        tags.target_tags.multi_output = False
+        return tags
+
+
+# -- unsupervised random forests ---------------------------------------------------------
+_URF_SURFACE = (
+    FOREST_PARAMS.select(
+        "n_estimators",
+        "criterion",
+        "max_depth",
+        "min_samples_split",
+        "min_samples_leaf",
+        "min_weight_fraction_leaf",
+        "max_features",
+        "max_leaf_nodes",
+        "min_impurity_decrease",
+        "bootstrap",
+        "n_jobs",
+        "random_state",
+        "verbose",
+        "warm_start",
+        "max_samples",
+        "splitter",
+        positional=1,
+    )
+    .insert([_PROJECTION], after="n_estimators")
+    .replace(
+        "criterion",
+        default="twomeans",
+        constraints=[StrOptions({"twomeans", "fastbic"})],
+        type='{"twomeans", "fastbic"}',
+        doc="""The split rule on a candidate's projected values. "twomeans": the threshold
+        that minimises the within-side sum of squares (one-dimensional 2-means);
+        "fastbic": the hard two-Gaussian mixture (one variance or two) with the best BIC
+        gain over one Gaussian (Madhyastha et al. 2020); a node where one Gaussian fits
+        better along every candidate (a negative gain) is a leaf, so Fast-BIC trees stop
+        where they find no more clusters (smaller, faster trees), where two-means trees
+        split down to ``min_samples_split``. Either way candidates compare by a
+        scale-free score (two-means: the fraction of the node's sum of squares along the
+        candidate that its split removes; Fast-BIC: the BIC gain), so a projection's units
+        do not decide.""",
+    )
+    .replace(
+        "min_samples_split",
+        default="sqrt",
+        constraints=[
+            Interval(Integral, 2, None, closed="left"),
+            Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            StrOptions({"sqrt"}),
+        ],
+        type='int, float or "sqrt"',
+        doc="""Minimum samples to split a node (a float is a fraction of n_samples;
+        "sqrt" is ceil(sqrt(n_samples)), treeple's default, so that leaves hold several
+        rows and rows can share them: fully grown trees would give every row a leaf of its
+        own and an empty proximity).""",
+    )
+    .replace(
+        "max_features",
+        default=1.0,
+        doc="""Number d of candidate projections per node: an int, a fraction of
+        n_features (may exceed 1.0 for oblique projections), "sqrt", "log2", or None for
+        n_features. The default, p candidates, finds clusters that few features show
+        among many that show none (three clusters in 2 of 402 columns, the data of
+        docs/unsupervised.md: adjusted Rand index 0.92 with p candidates, 0.81 with
+        "sqrt", 60 trees), at about twice the fit time of "sqrt".""",
+    )
+    .replace(
+        "min_impurity_decrease",
+        doc="""Split only if the split's improvement over the root's weight is at least
+        this: two-means' weighted fraction of the node's sum of squares removed, or
+        Fast-BIC's gain (negative when one Gaussian fits the node better than two).""",
+    )
+    .replace(
+        "max_samples",
+        doc="""Rows each tree draws: with ``bootstrap=True`` with replacement (an int is a
+        count, a float a multiple of n_samples); with ``bootstrap=False`` without
+        replacement (at most n_samples). None: n_samples draws with bootstrap, every row
+        once without.""",
+    )
+    .replace(
+        "splitter",
+        default="best",
+        constraints=[StrOptions({"best", "random"})],
+        type='{"best", "random"}',
+        doc=""""best" scores every threshold of each candidate; "random" one threshold
+        drawn uniformly between the node's smallest and largest projected value
+        (extremely randomized unsupervised trees).""",
+    )
+)
+
+
+@_URF_SURFACE.declare(
+    """Unsupervised random forest on any projection family (URerF).
+
+    Trees are grown on X alone: every split node samples ``max_features`` candidate
+    projections from ``projection`` and splits on the one whose projected values cluster
+    best (two-means or Fast-BIC). Rows that share leaves are similar: :meth:`proximity`
+    gives the fraction of trees in which two rows share a leaf, a sparse similarity matrix
+    for spectral clustering, and the fitted forest is a forest for
+    :class:`~obliqueforest.autoencoder.ForestAutoencoder`. With oblique projections
+    (``SparseSigned``, ``Gaussian``, ...) the trees find clusters that no single feature
+    separates (Madhyastha et al. 2020's URerF).""",
+    """
+    Attributes
+    ----------
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+    projection_counts_ : ndarray of shape (n_features,)
+        Normalised count of split projections using each feature.
+    estimators_samples_ : list of ndarray
+        Each tree's rows (a row repeated as often as its bootstrap drew it).
+
+    References
+    ----------
+    .. [1] M. Madhyastha, G. Li, V. Strnadová-Neeley, J. Browne, J. T. Vogelstein,
+       R. Burns, C. E. Priebe, "Geodesic Forests", KDD 2020 (URerF, Fast-BIC).
+    .. [2] T. M. Tomita et al., "Sparse Projection Oblique Randomer Forests", JMLR 2020.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from obliqueforest import UnsupervisedRandomForest
+    >>> from obliqueforest.projections import SparseSigned
+    >>> X = np.random.default_rng(0).normal(size=(200, 5))
+    >>> urf = UnsupervisedRandomForest(50, projection=SparseSigned(), random_state=0).fit(X)
+    >>> urf.proximity(X[:3]).toarray().round(2).shape
+    (3, 3)
+""",
+)
+class UnsupervisedRandomForest(_ForestWithoutTargets):
+    def proximity(self, X, Y=None):
+        """Forest proximity: the fraction of trees in which two rows share a leaf.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples_X, n_features)
+        Y : {array-like, sparse matrix} of shape (n_samples_Y, n_features), default=None
+            None: the proximity among the rows of X.
+
+        Returns
+        -------
+        proximity : scipy.sparse.csr_matrix of shape (n_samples_X, n_samples_Y)
+            Entry (i, j) in [0, 1]; 1 on the diagonal when Y is None. Pairs that share no
+            leaf are not stored.
+
+        Raises
+        ------
+        MemoryError
+            When the matrix could hold more nonzeros than the memory limit allows
+            (:func:`obliqueforest.set_memory_limit`): each pair sharing a leaf in some tree
+            is stored, up to n_samples_X * n_samples_Y.
+        """
+        from .autoencoder._kernel import _leaf_membership
+
+        est = self._fitted()
+        check_is_fitted(est, "_forest")
+        core, n_jobs = est._forest, est._n_threads()
+        n_leaves = int(core.leaf_offsets()[-1])
+        leaves_x = core.apply_leaves(est._validate_X_predict(X), n_jobs)
+        leaves_y = leaves_x if Y is None else core.apply_leaves(est._validate_X_predict(Y), n_jobs)
+        # every pair in a common leaf is a stored entry: bound them before the product
+        per_leaf = np.bincount(leaves_x.ravel(), minlength=n_leaves).astype(np.float64)
+        other = per_leaf if Y is None else np.bincount(leaves_y.ravel(), minlength=n_leaves)
+        bound = min(float(per_leaf @ other), float(len(leaves_x)) * float(len(leaves_y)))
+        # float64 values and int32 indices, once in the product and once in its sum
+        need, budget = 24 * bound, _core.memory_budget()
+        if budget is not None and need > budget:
+            raise MemoryError(
+                f"the proximity of {len(leaves_x)} x {len(leaves_y)} rows may hold up to "
+                f"{bound:.3g} nonzeros ({need / 1e9:.3g} GB), over the memory limit of "
+                f"{budget / 1e9:.3g} GB; ask for fewer rows at a time (proximity(X[a:b], "
+                "Y)), grow trees with larger leaves (min_samples_split, min_samples_leaf), "
+                "or raise the limit (obliqueforest.set_memory_limit)"
+            )
+        mx = _leaf_membership(leaves_x, n_leaves)
+        my = mx if Y is None else _leaf_membership(leaves_y, n_leaves)
+        shared = (mx @ my.T).tocsr()
+        shared.data /= leaves_x.shape[1]
+        return sparse.csr_matrix(shared)
+
+
+# -- isolation forests -------------------------------------------------------------------
+_IF_SURFACE = Surface(
+    [
+        FOREST_PARAMS["n_estimators"].replace(doc="Number of isolation trees."),
+        _PROJECTION,
+        Param(
+            "max_samples",
+            "auto",
+            [
+                StrOptions({"auto"}),
+                Interval(Integral, 1, None, closed="left"),
+                Interval(RealNotInt, 0.0, 1.0, closed="right"),
+            ],
+            '"auto", int or float',
+            """Rows each tree draws (ψ): "auto" is min(256, n_samples), an int a count
+            (at most n_samples, else n_samples with a warning), a float a fraction of
+            n_samples. Trees stop at depth ceil(log2(ψ)), as scikit-learn's.""",
+        ),
+        Param(
+            "contamination",
+            "auto",
+            [StrOptions({"auto"}), Interval(Real, 0.0, 0.5, closed="right")],
+            '"auto" or float',
+            """The expected fraction of outliers, which sets ``offset_``: "auto" the
+            original paper's -0.5 (a row is an outlier when its anomaly score exceeds 0.5),
+            a float in (0, 0.5] the training scores' ``contamination`` quantile.""",
+        ),
+        Param(
+            "max_features",
+            1.0,
+            [
+                Interval(Integral, 1, None, closed="left"),
+                Interval(Real, 0.0, 1.0, closed="right"),
+            ],
+            "int or float",
+            """Features each tree may use, drawn without replacement per tree (an int, or
+            a fraction of n_features), as scikit-learn's; the projections of a tree are
+            drawn over its features only (a family with explicit projections is needed
+            for fewer than all: not Patch, HaarPatch, PooledFilter or Dictionary). Each
+            node cuts one candidate projection.""",
+        ),
+        FOREST_PARAMS["bootstrap"].replace(
+            default=False,
+            doc="""Draw each tree's ψ rows with replacement; False (scikit-learn's
+            default): without.""",
+        ),
+        FOREST_PARAMS["n_jobs"],
+        FOREST_PARAMS["random_state"],
+        FOREST_PARAMS["verbose"],
+        FOREST_PARAMS["warm_start"].replace(
+            doc="""Add trees to the fitted forest instead of growing a new one (on the
+            same data: its ψ and depth limit are the first fit's); ``offset_`` is
+            recomputed."""
+        ),
+    ],
+    positional=1,
+)
+
+
+@_IF_SURFACE.declare(
+    """Isolation forest on any projection family (scikit-learn's API).
+
+    Each tree draws ``max_samples`` rows and cuts each node once, uniformly between the
+    smallest and largest value of one projection drawn from ``projection``, down to depth
+    ceil(log2(ψ)). A row that is isolated in few cuts is anomalous: its score is
+    ``2 ** -(E[h(x)] / c(ψ))`` with h the path length (the leaf's depth plus the average
+    path length c(n) of the n training rows left in it) and c(ψ) the average path length of
+    ψ rows (Liu et al. 2008). ``AxisAligned()`` (the default) is scikit-learn's
+    IsolationForest; ``SparseSigned``, ``Gaussian`` or ``ForestRC`` cut along random
+    oblique hyperplanes, the extended isolation forest (Hariri et al. 2019), which does not
+    give axis-parallel bands of false normality around rotated or curved data.""",
+    """
+    Attributes
+    ----------
+    max_samples_ : int
+        The rows each tree drew (ψ).
+    offset_ : float
+        ``decision_function = score_samples - offset_``: -0.5 for ``contamination="auto"``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+    projection_counts_ : ndarray of shape (n_features,)
+        Normalised count of split projections using each feature.
+    estimators_samples_ : list of ndarray
+        Each tree's rows.
+
+    References
+    ----------
+    .. [1] F. T. Liu, K. M. Ting, Z.-H. Zhou, "Isolation Forest", ICDM 2008.
+    .. [2] S. Hariri, M. Carrasco Kind, R. J. Brunner, "Extended Isolation Forest", IEEE
+       TKDE 33(4), 2021 (arXiv 2019).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from obliqueforest import IsolationForest
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(size=(300, 2)), [[6.0, 6.0]]])
+    >>> iso = IsolationForest(random_state=0).fit(X)
+    >>> iso.predict([[0.0, 0.0], [6.0, 6.0]])
+    array([ 1, -1])
+""",
+)
+class IsolationForest(OutlierMixin, _ForestWithoutTargets):
+    def _resolve(self, X):
+        if self.warm_start and hasattr(self, "_forest"):
+            return  # more trees of the same forest: its ψ and features per tree stay
+        n, p = X.shape
+        if self.max_samples == "auto":
+            psi = min(256, n)
+        elif isinstance(self.max_samples, Integral):
+            psi = int(self.max_samples)
+            if psi > n:
+                # scikit-learn's words
+                warnings.warn(
+                    f"max_samples ({self.max_samples}) is greater than the total number of "
+                    f"samples ({n}). max_samples will be set to n_samples for estimation.",
+                    UserWarning,
+                    stacklevel=5,
+                )
+                psi = n
+        else:
+            psi = int(self.max_samples * n)
+        self.max_samples_ = max(psi, 1)
+        # scikit-learn's rule for features per tree (BaseBagging)
+        k = (
+            self.max_features
+            if isinstance(self.max_features, Integral)
+            else int(self.max_features * p)
+        )
+        if not 0 < k <= p:
+            raise ValueError("max_features must be in (0, n_features]")
+        self._tree_features = int(k)
+
+    _private_fit_state = _BaseForest._private_fit_state | {"_tree_features"}
+
+    def _task_params(self, X):
+        k = self._tree_features
+        return {**super()._task_params(X), "tree_features": None if k == X.shape[1] else k}
+
+    def _core_fields(self) -> dict:
+        psi = self.max_samples_
+        return {
+            "n_estimators": self.n_estimators,
+            "criterion": "twomeans",  # (one candidate per node: nothing to compare)
+            "splitter": "random",
+            "max_features": 1,
+            "max_depth": max(int(np.ceil(np.log2(max(psi, 2)))), 1),
+            "bootstrap": self.bootstrap,
+            "max_samples": psi,
+        }
+
+    def _fit_draft(self, X, y, sample_weight):
+        super()._fit_draft(X, y, sample_weight)
+        if self.contamination == "auto":
+            self.offset_ = -0.5  # the paper's threshold on the anomaly score
+        else:
+            scores = self._forest.score_samples(self._validate_X_predict(X), self._n_threads())
+            self.offset_ = float(np.percentile(scores, 100.0 * self.contamination))
+
+    def score_samples(self, X):
+        """The opposite of the anomaly score of each row, as scikit-learn's.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+            ``-2 ** -(E[h(x)] / c(ψ))`` in [-1, 0): the lower, the more abnormal.
+        """
+        est = self._fitted()
+        check_is_fitted(est, "_forest")
+        return est._forest.score_samples(est._validate_X_predict(X), est._n_threads())
+
+    def decision_function(self, X):
+        """``score_samples(X) - offset_``: negative for outliers, positive for inliers.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        est = self._fitted()
+        return est.score_samples(X) - est.offset_
+
+    def predict(self, X):
+        """Whether each row is an inlier (1) or an outlier (-1).
+
+        Returns
+        -------
+        is_inlier : ndarray of shape (n_samples,)
+            -1 where ``decision_function(X) < 0``, else 1.
+        """
+        decision = self.decision_function(X)
+        is_inlier = np.ones(decision.shape[0], dtype=int)
+        is_inlier[decision < 0] = -1
+        return is_inlier

@@ -50,7 +50,9 @@ impl LeafTargets {
         }
         let y = match &data.y {
             Targets::Values(y) | Targets::MultiValues { y, .. } => y.clone(),
-            Targets::Classes(_) | Targets::MultiClasses { .. } | Targets::Unlabelled => return None,
+            Targets::Classes(_) | Targets::MultiClasses { .. } | Targets::Unlabelled => {
+                return None
+            }
         };
         let w = &data.sample_weight;
         let sample_weight = if w.iter().all(|&v| v == 1.0) {

@@ -379,6 +379,11 @@ fn pins_of_forests_without_targets() {
                 .unwrap(),
         )
     };
+    // random-subspace trees (their features from the tree's Features stream)
+    let mut subspace = isolation(sporf(), 64);
+    subspace.task = Task::Unsupervised {
+        tree_features: Some(3),
+    };
     let got = [
         crc(&unsupervised(
             Criterion::TwoMeans,
@@ -387,10 +392,11 @@ fn pins_of_forests_without_targets() {
         crc(&unsupervised(Criterion::FastBic, sporf())),
         crc(&isolation(Projection::new(AxisAligned), 128)),
         crc(&isolation(Projection::new(Gaussian), 64)),
+        crc(&subspace),
     ];
     assert_eq!(
         got,
-        [2070880499, 620242903, 700684967, 2739547832],
+        [2070880499, 620242903, 700684967, 2739547832, 2260125928],
         "{got:?}"
     );
 }
@@ -462,4 +468,19 @@ fn isolation_model_files_score_and_predict_from_rust() {
     assert_eq!(urf.apply(xf.view()).unwrap().dim(), (400, 50));
     assert!(urf.predict(xf.view()).is_err());
     assert!(urf.score_samples(xf.view()).is_err());
+}
+
+#[test]
+fn forests_without_targets_refuse_leaf_filling() {
+    let (x, _) = rotated_clusters(60, 3, 12);
+    for (name, honest, keep) in [
+        ("honest_fraction", 0.5, false),
+        ("store_leaf_values", 0.0, true),
+    ] {
+        let mut p = isolation(Projection::new(AxisAligned), 32);
+        p.honest_fraction = honest;
+        p.store_leaf_values = keep;
+        let err = Forest::fit(&p, x.view(), &[], None).unwrap_err();
+        assert!(err.to_string().contains(name), "{err}");
+    }
 }

@@ -156,7 +156,10 @@ class _BaseForest(TransactionalFit, BaseEstimator):
             ensure_all_finite=False,
             accept_sparse=SPARSE_FORMATS,
         )
-        return core_X(X)
+        # float32 in any memory order is read where it is (the core copies a block of rows
+        # at a time when they are not row-major): predicting on a large Fortran-order or
+        # memory-mapped X takes no copy of it
+        return core_X(X, order="K")
 
     def _fit_forest(self, X, y_core, sample_weight, task):
         """Grows (or, with warm_start, extends) the core forest (on the draft of a fit)."""

@@ -36,10 +36,8 @@ impl Forest {
         }
     }
 
-    pub(super) fn rows<'a>(
-        &self,
-        x: &'a ArrayView2<'a, f32>,
-    ) -> Result<ndarray::CowArray<'a, f32, ndarray::Ix2>> {
+    /// Checks dense rows to predict: the model's features, no infinity.
+    fn check_rows(&self, x: &ArrayView2<'_, f32>) -> Result<()> {
         if x.ncols() != self.n_features {
             return Err(Error::FeatureMismatch {
                 expected: self.n_features,
@@ -60,14 +58,16 @@ impl Forest {
                     .into(),
             ));
         }
-        Ok(x.as_standard_layout())
+        Ok(())
     }
 
     /// Runs `f(start, rows, out)` over blocks of rows in parallel; `start` is the block's
     /// first row, `rows` holds whole rows
     /// (row-major and n_features wide, or CSR rows of sparse X, converted once from CSC)
     /// and `out` their `width`-wide output rows. Blocks let a caller walk one tree over
-    /// many rows while its nodes are in cache.
+    /// many rows while its nodes are in cache. Dense X in another memory order (Fortran
+    /// order, a strided view) is copied to row-major one block at a time, so the memory a
+    /// call takes beyond its output is a block per thread, whatever the number of rows.
     pub(super) fn per_block<'x, T: Send + Clone + Default>(
         &self,
         x: impl Into<Features<'x>>,
@@ -76,11 +76,11 @@ impl Forest {
         f: impl Fn(usize, RowBlock<'_>, &mut [T]) + Sync,
     ) -> Result<Vec<T>> {
         let p = self.n_features;
-        let (dense, csr);
-        let (flat, csr) = match x.into() {
+        let csr;
+        let (dense, csr) = match x.into() {
             Features::Dense(x) => {
-                dense = x;
-                (Some(self.rows(&dense)?), None)
+                self.check_rows(&x)?;
+                (Some(x), None)
             }
             Features::Sparse(x) => {
                 if x.dim().1 != p {
@@ -93,17 +93,13 @@ impl Forest {
                 (None, Some(&csr))
             }
         };
-        let n_rows = match (&flat, csr) {
+        let n_rows = match (&dense, csr) {
             (Some(rows), _) => rows.nrows(),
             (None, Some(x)) => x.view().dim().0,
             (None, None) => 0,
         };
-        let flat = match &flat {
-            Some(rows) => rows
-                .as_slice()
-                .ok_or_else(|| Error::Internal("rows not contiguous".into()))?,
-            None => &[],
-        };
+        // row-major X is read where it is; other layouts block by block
+        let flat = dense.as_ref().and_then(|x| x.as_slice());
         let mut out = alloc::table(n_rows, width, "the prediction output")?;
         if width == 0 || out.is_empty() {
             return Ok(out);
@@ -120,16 +116,26 @@ impl Forest {
                 return;
             }
             let (start, end) = (b * block, b * block + chunk.len() / width);
-            let rows = match csr {
-                Some(x) => RowBlock::Csr {
+            let copy: Vec<f32>;
+            let rows = match (csr, flat, &dense) {
+                (Some(x), _, _) => RowBlock::Csr {
                     x: x.view(),
                     start,
                     end,
                 },
-                None => RowBlock::Dense {
+                (None, Some(flat), _) => RowBlock::Dense {
                     rows: &flat[start * p..end * p],
                     p,
                 },
+                (None, None, Some(x)) => {
+                    copy = x
+                        .slice(ndarray::s![start..end, ..])
+                        .iter()
+                        .copied()
+                        .collect();
+                    RowBlock::Dense { rows: &copy, p }
+                }
+                (None, None, None) => return,
             };
             f(start, rows, chunk);
         };

@@ -542,6 +542,32 @@ def _concat(blocks):
     return np.concatenate(blocks) if len(blocks) > 1 else _aligned(blocks[0])
 
 
+def _concat_features(blocks):
+    """A worker's row partitions of X as one array the core fits without another copy:
+    numeric numpy blocks go straight into one float32 array in Fortran order (the
+    layout the core borrows; row-major X of more than 16 features it would copy once
+    more, column by column); other blocks (frames, other dtypes) as :func:`_concat`."""
+    first = blocks[0]
+    if not (
+        isinstance(first, np.ndarray)
+        and first.ndim == 2
+        and all(isinstance(b, np.ndarray) and b.dtype.kind in "fiub" for b in blocks)
+        and {b.dtype for b in blocks} <= {np.dtype(np.float32), np.dtype(np.float64)}
+    ):
+        return _concat(blocks)
+    narrow = first.flags.c_contiguous and first.shape[1] <= 16  # the core borrows it
+    if len(blocks) == 1 and (first.dtype != np.float32 or first.flags.f_contiguous or narrow):
+        # one block: the estimator's own conversion makes the one copy (float64 -> float32
+        # in Fortran order) or none
+        return _aligned(first)
+    out = np.empty((sum(b.shape[0] for b in blocks), first.shape[1]), np.float32, order="F")
+    start = 0
+    for b in blocks:
+        out[start : start + b.shape[0]] = b
+        start += b.shape[0]
+    return out
+
+
 class _PartitionGrower:
     """Worker side of partitions mode, installed as FOREST_GROWER around the estimator's
     own fit on the worker's rows: grows trees start..end with the client's seed and with
@@ -566,7 +592,7 @@ class _PartitionGrower:
 def _fit_worker_rows(estimator, parts, classes, seed, start, end, topic):
     """Worker side: the estimator's own fit on the worker's partitions, growing trees
     start..end. Returns the fitted estimator (without its forest) and the part."""
-    X = _concat([p[0] for p in parts])
+    X = _concat_features([p[0] for p in parts])
     y = None if parts[0][1] is None else _concat([p[1] for p in parts])
     sw = None if parts[0][2] is None else _concat([np.asarray(p[2]) for p in parts])
     est = clone(estimator)

@@ -151,7 +151,11 @@ def make_model(model, n_estimators, n_jobs):
             # the paper's SPORF (d = p, lambda*p = 3, +-1 on the raw values), pinned: the
             # comparisons with treeple and rerf give them these settings too
             return of.SPORFClassifier(
-                max_features=1.0, feature_combinations=3.0, scaling=None, **common
+                max_features=1.0,
+                feature_combinations=3.0,
+                scaling=None,
+                candidate_samples=None,
+                **common,
             )
         if model == "of_sporf_defaults":
             # SPORFClassifier as it ships (d = 2p, 1.5 features per projection, robust

@@ -202,7 +202,15 @@ class _YDF:
 MODELS = {
     "of_rf": _of("RandomForest"),
     "of_sporf": _of("SPORF"),
-    "of_sporf_paper": _of("SPORF", max_features=1.0, feature_combinations=3.0, scaling=None),
+    "of_sporf_paper": _of(
+        "SPORF",
+        max_features=1.0,
+        feature_combinations=3.0,
+        scaling=None,
+        candidate_samples=None,
+    ),
+    # SPORF's defaults before candidate screening (the same trees on sets of < ~2,000 rows)
+    "of_sporf_exact": _of("SPORF", candidate_samples=None),
     # the defaults before robust weight scaling (issue 17)
     "of_sporf_unscaled": _of("SPORF", scaling=None),
     "of_sporf_random": _of("SPORF", splitter="random"),

@@ -21,7 +21,10 @@ leaf, otherwise fully grown, bootstrap sampling):
 * ``of_rf``, ``of_rf_hist``: ``RandomForestClassifier`` (d = sqrt(p) = 5), exact and
   ``splitter="hist"``;
 * ``of_sporf``, ``of_sporf_hist``: ``SPORFClassifier`` at its defaults (d = 2p = 64
-  projections, 1.5 features each on average, robust scaling), exact and hist;
+  projections, 1.5 features each on average, robust scaling, candidates compared on 512
+  rows at nodes of more than 1,024), exact and hist; ``of_sporf_exact``,
+  ``of_sporf_hist_exact``: the same with every candidate scored on every row
+  (``candidate_samples=None``, the defaults before screening);
 * ``sk_rf``: scikit-learn's ``RandomForestClassifier`` (max_features="sqrt");
 * ``ydf_rf``: YDF's ``RandomForestLearner`` (max_depth=-1: unlimited, min_examples=5,
   sqrt(p) attributes per node); ``ydf_sporf``: the same with ``split_axis="SPARSE_OBLIQUE"``
@@ -77,6 +80,8 @@ MODELS = (
     "of_rf_hist",
     "of_sporf",
     "of_sporf_hist",
+    "of_sporf_exact",
+    "of_sporf_hist_exact",
     "sk_rf",
     "ydf_rf",
     "ydf_sporf",
@@ -118,8 +123,17 @@ def make_model(name, n, trees, n_jobs):
         import obliqueforest as of
 
         cls = of.SPORFClassifier if "sporf" in name else of.RandomForestClassifier
-        splitter = "hist" if name.endswith("_hist") else "best"
-        return cls(trees, min_samples_leaf=5, splitter=splitter, n_jobs=n_jobs, random_state=0)
+        splitter = "hist" if "_hist" in name else "best"
+        # "_exact": every candidate scored on every row (SPORF's candidate_samples=None)
+        extra = {"candidate_samples": None} if name.endswith("_exact") else {}
+        return cls(
+            trees,
+            min_samples_leaf=5,
+            splitter=splitter,
+            n_jobs=n_jobs,
+            random_state=0,
+            **extra,
+        )
     if name == "sk_rf":
         from sklearn.ensemble import RandomForestClassifier
 

@@ -44,8 +44,10 @@ GRID = {
         }
         for d in (2, 4, 8)
     },
-    # the defaults (d = 2p, lambda * p = 1.5, robust scaling)
-    "sporf_defaults": {},
+    # the defaults (d = 2p, lambda * p = 1.5, robust scaling, candidates compared on 512
+    # rows at nodes of more than 1,024), and the same without that screening
+    "sporf_defaults_cs512": {},
+    "sporf_defaults_exact": {"candidate_samples": None},
 }
 
 

@@ -276,6 +276,14 @@ pub struct ForestParams {
     /// regression only. Carried like `honest_fraction`.
     #[serde(skip)]
     pub store_leaf_values: bool,
+    /// Candidate screening at large nodes: at a node of more than twice this many rows,
+    /// every candidate projection is scored on this many of its rows, drawn at random,
+    /// and only the four best are scored on all of them; the best of those splits the
+    /// node (with its exact threshold). `None` scores every candidate on every row. For the splitters "best" and "hist" of forests with
+    /// targets. Applied while growing, so, like `ccp_alpha`, not part of the serialized
+    /// model (a warm start is told it again).
+    #[serde(skip)]
+    pub candidate_samples: Option<usize>,
 }
 
 impl ForestParams {
@@ -304,6 +312,7 @@ impl ForestParams {
             n_jobs: 1,
             honest_fraction: 0.0,
             store_leaf_values: false,
+            candidate_samples: None,
         }
     }
 
@@ -588,6 +597,12 @@ impl ForestParams {
                 ));
             }
         }
+        if self.candidate_samples.is_some_and(|m| m < 2) {
+            return Err(invalid(
+                "candidate_samples",
+                "must be at least 2 (the rows on which a node's candidates are compared)",
+            ));
+        }
         let tree_features = self.check_unsupervised(n_features)?;
         crate::threads::n_threads(Some(self.n_jobs))?;
         self.projection.check_candidates(n_features, n_candidates)?;
@@ -608,6 +623,7 @@ impl ForestParams {
             tree_features,
             monotonic_cst: self.monotonic_cst.clone(),
             honest_fraction: self.honest_fraction,
+            candidate_samples: self.candidate_samples,
         })
     }
 
@@ -700,6 +716,8 @@ pub struct TreeConfig {
     pub(crate) monotonic_cst: Vec<i8>,
     /// The fraction of each tree's in-bag rows that fill its leaves instead of growing it.
     pub(crate) honest_fraction: f64,
+    /// Rows on which a large node's candidates are compared ([`ForestParams::candidate_samples`]).
+    pub(crate) candidate_samples: Option<usize>,
 }
 
 impl TreeConfig {

@@ -366,7 +366,7 @@ mod tests {
         let (x, y) = data(300, 4, 4);
         let mut here = Forest::fit(&params(3), x.view(), &y, None).unwrap();
         let mut there = here.clone();
-        here.grow_more(x.view(), &y, None, 4, None, None, None, None)
+        here.grow_more(x.view(), &y, None, 4, None, None, None, None, None)
             .unwrap();
         let part = Forest::grow_part(&params(7), x.view(), &y, None, 3, 7, None, None).unwrap();
         let part = ForestPart::from_bytes(&part.to_bytes().unwrap()).unwrap();

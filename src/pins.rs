@@ -67,6 +67,7 @@ fn params(task: Task, criterion: Criterion, projection: Projection) -> ForestPar
         n_jobs: 1,
         honest_fraction: 0.0,
         store_leaf_values: false,
+        candidate_samples: None,
     }
 }
 

@@ -49,6 +49,7 @@ TREE = dict(
     max_samples=None,
     splitter="best",
     max_bins=256,
+    candidate_samples=None,
 )
 CLF = dict(TREE, criterion="gini", class_weight=None)
 REG = dict(TREE, criterion="squared_error")

@@ -173,7 +173,7 @@ def test_core_params_defaults_are_the_estimators_declared_defaults():
         assert repr(core_params(**common, max_depth=3)) != repr(explicit)
     signature = inspect.signature(of.SPORFClassifier).parameters
     for name in FOREST_PARAMS.names():
-        if name not in ("max_features",):  # SPORF's own default
+        if name not in ("max_features", "candidate_samples"):  # SPORF's own defaults
             assert signature[name].default is FOREST_PARAMS[name].default, name
     # the crate's ForestParams itself has no defaults: every field is passed
     fields = _all_fields()

@@ -197,6 +197,7 @@ class _BaseForest(TransactionalFit, BaseEstimator):
                     self._n_threads(),
                     fields.get("ccp_alpha", 0.0),
                     monotonic_cst_vector(fields.get("monotonic_cst")),
+                    fields.get("candidate_samples") or 0,  # 0: no screening
                 ),
                 n_more,
                 self.verbose,

@@ -119,6 +119,7 @@ class ForestParams:
         honest_fraction: float = 0.0,
         store_leaf_values: bool = False,
         tree_features: Optional[int] = None,
+        candidate_samples: Optional[int] = None,
     ) -> None: ...
     def with_seed(self, seed: int) -> ForestParams:
         """The same parameters with another seed."""
@@ -156,10 +157,14 @@ class Forest:
         progress: Optional[Progress] = None,
         n_jobs: Optional[int] = None,
         ccp_alpha: Optional[float] = None,
+        monotonic_cst: Optional[list[int]] = None,
+        candidate_samples: Optional[int] = None,
     ) -> None:
         """Grow ``n_more`` further trees (tree indices continue), same params and seed,
         on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it),
-        pruned with ``ccp_alpha`` (default: the first fit's; 0 for a loaded model)."""
+        pruned with ``ccp_alpha`` (default: the first fit's; 0 for a loaded model), under
+        ``monotonic_cst`` and with ``candidate_samples`` (0: no screening) when given
+        (default: the first fit's; none for a loaded model)."""
     def projection_family(self) -> tuple[str, dict[str, Any]]:
         """The forest's family as ``(tag, args)`` (int and float sequences as int64 and
         float64 arrays), what ``Projection.family(tag, **args)`` rebuilds it from."""

@@ -295,6 +295,21 @@ _TABLE = [
         core="max_bins",
     ),
     Param(
+        "candidate_samples",
+        None,
+        [Interval(Integral, 2, None, closed="left"), None],
+        "int or None",
+        """Candidate screening at large nodes: at a node of more than
+        ``2 * candidate_samples`` rows, every candidate projection is scored on
+        ``candidate_samples`` of the node's rows drawn at random, and only the four best
+        are scored on all the node's rows; the best of those splits the node, with its
+        exact threshold. Smaller nodes, and None, score every candidate on every row. It
+        saves the most where many candidates meet many rows (SPORF's d = 2p at 10^5 rows
+        and more: benches/results/sporf_screening.md); for the "best" and "hist"
+        splitters.""",
+        core="candidate_samples",
+    ),
+    Param(
         "honest_fraction",
         0.0,
         [Interval(Real, 0.0, 1.0, closed="left")],
@@ -465,4 +480,5 @@ def core_params(
         monotonic_cst=monotonic_cst_vector(values["monotonic_cst"]),
         honest_fraction=float(values["honest_fraction"]),
         store_leaf_values=bool(values["store_leaf_values"]),
+        candidate_samples=_plain(values["candidate_samples"]),
     )

@@ -54,6 +54,7 @@ fn kept_leaf_rows_are_the_in_bag_rows_prediction_sends_to_each_leaf() {
     let plain = Forest::fit(
         &ForestParams {
             store_leaf_values: false,
+            candidate_samples: None,
             ..p.clone()
         },
         x.view(),
@@ -198,6 +199,7 @@ fn quantiles_are_ordered_reproducible_and_out_of_bag_where_asked() {
     let plain = Forest::fit(
         &ForestParams {
             store_leaf_values: false,
+            candidate_samples: None,
             ..p
         },
         x.view(),

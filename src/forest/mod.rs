@@ -141,15 +141,16 @@ impl Forest {
 
     /// Grows `n_more` further trees with the same parameters and seed (warm start), on
     /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's,
-    /// pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model), and
-    /// under `monotonic_cst` when given, else the first fit's (none for a loaded model).
+    /// pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model),
+    /// under `monotonic_cst` when given, else the first fit's (none for a loaded model), and
+    /// with `candidate_samples` when given, else the first fit's (none for a loaded model).
     /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
     /// to mean anything. The new trees add to the out-of-bag record when the forest has
     /// one; a forest without (truncated, read from bytes) stays without.
     ///
     /// # Errors
     /// As [`Forest::fit`], plus a feature-count mismatch.
-    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the three per-call overrides
+    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the per-call overrides
     pub fn grow_more<'x>(
         &mut self,
         x: impl Into<Features<'x>>,
@@ -159,6 +160,7 @@ impl Forest {
         n_jobs: Option<i64>,
         ccp_alpha: Option<f64>,
         monotonic_cst: Option<&[i8]>,
+        candidate_samples: Option<Option<usize>>,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         let x = x.into();
@@ -174,6 +176,7 @@ impl Forest {
         if let Some(cst) = monotonic_cst {
             params.monotonic_cst = cst.to_vec();
         }
+        params.candidate_samples = candidate_samples.unwrap_or(params.candidate_samples);
         // the grown forest's size is checked like a first fit's (bounded before growing)
         params.n_estimators = self.trees.len().saturating_add(n_more);
         // a forest without an out-of-bag record (truncated, or read from bytes) starts none:
@@ -191,6 +194,7 @@ impl Forest {
         self.params.n_jobs = params.n_jobs;
         self.params.ccp_alpha = params.ccp_alpha;
         self.params.monotonic_cst.clone_from(&params.monotonic_cst);
+        self.params.candidate_samples = params.candidate_samples;
         self.grow(&data, n_more, progress)?;
         self.params.n_estimators = self.trees.len();
         Ok(())
@@ -416,5 +420,7 @@ mod tests;
 
 #[cfg(test)]
 mod kinds_tests;
+#[cfg(test)]
+mod screening_tests;
 #[cfg(test)]
 mod unsupervised_tests;

@@ -966,7 +966,7 @@ fn grow_more_adds_to_an_oob_record_and_starts_none() {
     let whole = Forest::fit(&seven, x.view(), &y, None).unwrap();
     let mut grown = Forest::fit(&p, x.view(), &y, None).unwrap();
     grown
-        .grow_more(x.view(), &y, None, 4, None, None, None, None)
+        .grow_more(x.view(), &y, None, 4, None, None, None, None, None)
         .unwrap();
     assert_eq!(
         grown.oob(),
@@ -977,7 +977,7 @@ fn grow_more_adds_to_an_oob_record_and_starts_none() {
     // truncated: the record is gone, and the next trees do not start a partial one
     let mut cut = Forest::fit(&p, x.view(), &y, None).unwrap();
     cut.truncate(3);
-    cut.grow_more(x.view(), &y, None, 4, None, None, None, None)
+    cut.grow_more(x.view(), &y, None, 4, None, None, None, None, None)
         .unwrap();
     assert!(cut.oob().is_none());
     assert_eq!(cut.to_bytes().unwrap(), whole.to_bytes().unwrap());

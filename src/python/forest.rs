@@ -80,7 +80,7 @@ impl PyForest {
 
     #[pyo3(signature = (
         x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None,
-        monotonic_cst=None
+        monotonic_cst=None, candidate_samples=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn fit_more(
@@ -94,7 +94,10 @@ impl PyForest {
         n_jobs: Option<i64>,
         ccp_alpha: Option<f64>,
         monotonic_cst: Option<Vec<i8>>,
+        candidate_samples: Option<usize>,
     ) -> PyResult<()> {
+        // given: the estimator's value (0 for none: no screening); not given: the first fit's
+        let candidate_samples = candidate_samples.map(|m| (m > 0).then_some(m));
         let n_more = named::<Count>(n_more, "n_more")?.0;
         let (counter, cancel) = progress
             .map(|p| (Some(p.done.clone()), p.cancel.clone()))
@@ -114,6 +117,7 @@ impl PyForest {
                 n_jobs,
                 ccp_alpha,
                 monotonic_cst.as_deref(),
+                candidate_samples,
                 counter.as_deref(),
             )
         })

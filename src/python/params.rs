@@ -69,7 +69,8 @@ impl PyForestParams {
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
         max_samples, class_weight_subsample, oob, seed, ccp_alpha, monotonic_cst, n_jobs,
-        n_outputs=None, honest_fraction=0.0, store_leaf_values=false, tree_features=None
+        n_outputs=None, honest_fraction=0.0, store_leaf_values=false, tree_features=None,
+        candidate_samples=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -99,6 +100,7 @@ impl PyForestParams {
         honest_fraction: f64,
         store_leaf_values: bool,
         tree_features: Option<&Bound<'_, PyAny>>,
+        candidate_samples: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         // n_classes: a count, or one count per output (multi-output classification)
         let per_output =
@@ -183,6 +185,10 @@ impl PyForestParams {
                 n_jobs,
                 honest_fraction,
                 store_leaf_values,
+                candidate_samples: match candidate_samples {
+                    Some(v) => named_opt::<Count>(v, "candidate_samples")?.map(|c| c.0),
+                    None => None,
+                },
             },
         })
     }
@@ -195,7 +201,7 @@ impl PyForestParams {
         let py = slf.py();
         let p = &slf.get().inner;
         // with the fields a model file leaves out (they matter to a fit on a worker)
-        let skipped = (p.honest_fraction, p.store_leaf_values);
+        let skipped = (p.honest_fraction, p.store_leaf_values, p.candidate_samples);
         let bytes = postcard::to_stdvec(&(p, p.ccp_alpha, &p.monotonic_cst, p.n_jobs, skipped))
             .map_err(|e| PyErr::from(Error::Internal(format!("encode: {e}"))))?;
         let from_bytes = slf.get_type().getattr("_from_bytes")?;
@@ -204,15 +210,18 @@ impl PyForestParams {
 
     #[staticmethod]
     fn _from_bytes(data: &[u8]) -> PyResult<Self> {
-        type Encoded = (ForestParams, f64, Vec<i8>, i64, (f64, bool));
-        let (mut inner, ccp_alpha, monotonic_cst, n_jobs, (honest_fraction, store_leaf_values)): Encoded =
+        type Encoded = (ForestParams, f64, Vec<i8>, i64, (f64, bool, Option<usize>));
+        let (mut inner, ccp_alpha, monotonic_cst, n_jobs, skipped): Encoded =
             postcard::from_bytes(data)
                 .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
         inner.ccp_alpha = ccp_alpha;
         inner.monotonic_cst = monotonic_cst;
         inner.n_jobs = n_jobs;
-        inner.honest_fraction = honest_fraction;
-        inner.store_leaf_values = store_leaf_values;
+        (
+            inner.honest_fraction,
+            inner.store_leaf_values,
+            inner.candidate_samples,
+        ) = skipped;
         Ok(PyForestParams { inner })
     }
 

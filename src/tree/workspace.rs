@@ -46,6 +46,9 @@ pub(crate) struct Workspace {
     /// Sparse X: a bit per training row, set for the rows of the node being searched
     /// (none between searches).
     pub(super) node_mask: Vec<u64>,
+    /// Criterion statistics of a screened node's screen rows
+    /// ([`crate::params::ForestParams::candidate_samples`]).
+    pub(super) screen_stats: Vec<f64>,
 }
 
 /// Memory [`project`] reuses: a projection's terms, and the row map sparse X gathers

@@ -417,4 +417,4 @@ mod tests;
 #[cfg(test)]
 mod kinds_tests;
 #[cfg(test)]
-mod unsupervised_tests;
+pub(crate) mod unsupervised_tests;

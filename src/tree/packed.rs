@@ -269,8 +269,8 @@ impl PackedTree {
     }
 
     /// The leaves of every row of a row-major block (`p` features a row) into `out`:
-    /// node by node ([`Self::leaves_grouped`]) or row by row ([`Self::leaves_by`]), the
-    /// same leaves either way.
+    /// node by node (each node projecting all the rows that reach it) where nodes get
+    /// many rows, else row by row ([`Self::leaves_by`]); the same leaves either way.
     pub fn leaves(&self, rows: &[f32], p: usize, out: &mut [u32]) {
         // node by node pays where nodes get many rows: dense projections (whose sums it
         // vectorises), or trees with fewer nodes than rows (isolation trees, shallow

@@ -115,19 +115,22 @@ def main():
     ap.add_argument("--out", type=Path, default=None, help="also write the tables here")
     ap.add_argument("--repeats", type=int, default=5, help="alternating rounds (default 5)")
     ap.add_argument("--trees", type=int, default=100, help="trees per forest (default 100)")
+    ap.add_argument(
+        "--tables", default="ab", help="the tables to run: a (isolation), b, or ab (default)"
+    )
     args = ap.parse_args()
 
     iso = [
         "| model | X | fit + score CPU s (median) | / scikit-learn |",
         "|---|---|---:|---:|",
     ]
-    for n, p in [(10_000, 10), (100_000, 20)]:
+    for n, p in [(10_000, 10), (100_000, 20)] if "a" in args.tables else []:
         iso += isolation_table(n, p, args.trees, args.repeats)
     urf = [
         "| family | forest | X | fit CPU s (median) | / regressor | nodes per tree |",
         "|---|---|---|---:|---:|---:|",
     ]
-    for n, p in [(5_000, 20)]:
+    for n, p in [(5_000, 20)] if "b" in args.tables else []:
         urf += unsupervised_table(n, p, args.trees, args.repeats)
     import sklearn
 
@@ -136,24 +139,39 @@ def main():
             "## Forests without targets: speed",
             "",
             f"`nice -n 19 python benches/unsupervised.py --repeats {args.repeats} --trees "
-            f"{args.trees}` at {commit()}; scikit-learn {sklearn.__version__}; "
+            f"{args.trees} --tables {args.tables}` at {commit()}; "
+            f"scikit-learn {sklearn.__version__}; "
             f"{args.trees} trees, n_jobs=1, CPU seconds of the process, medians of "
             f"{args.repeats} alternating rounds.",
             "",
-            "### (a) IsolationForest against scikit-learn's (fit, then score the training rows)",
-            "",
-            *iso,
-            "",
-            "### (b) UnsupervisedRandomForest against the regressor of the same family",
-            "",
-            "Same tree parameters (d = p candidates, min_samples_split = ceil(sqrt(n)), "
-            "bootstrap); the regressor learns y = x0 + x1 x2 + noise. Two-means trees split "
-            "down to min_samples_split as the regressor's do (the comparable case); "
-            "Fast-BIC trees stop where one Gaussian fits a node, here at once (Gaussian X).",
-            "",
-            *urf,
+            *(
+                [
+                    "### (a) IsolationForest against scikit-learn's (fit, then score the "
+                    "training rows)",
+                    "",
+                    *iso,
+                    "",
+                ]
+                if "a" in args.tables
+                else []
+            ),
+            *(
+                [
+                    "### (b) UnsupervisedRandomForest against the regressor of the same family",
+                    "",
+                    "Same tree parameters (d = p candidates, min_samples_split = ceil(sqrt(n)), "
+                    "bootstrap); the regressor learns y = x0 + x1 x2 + noise. Two-means trees "
+                    "split down to min_samples_split as the regressor's do (the comparable "
+                    "case); Fast-BIC trees stop where one Gaussian fits a node, here at once "
+                    "(Gaussian X).",
+                    "",
+                    *urf,
+                ]
+                if "b" in args.tables
+                else []
+            ),
         ]
-    )
+    ).rstrip()
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

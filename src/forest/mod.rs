@@ -423,4 +423,4 @@ mod kinds_tests;
 #[cfg(test)]
 mod screening_tests;
 #[cfg(test)]
-mod unsupervised_tests;
+pub(crate) mod unsupervised_tests;

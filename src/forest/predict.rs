@@ -167,27 +167,31 @@ impl Forest {
     pub fn predict<'x>(&self, x: impl Into<Features<'x>>, n_jobs: i64) -> Result<Array2<f64>> {
         let x = x.into();
         let (k, n) = (self.n_outputs(), x.nrows());
+        let out = self.per_block(x, k, n_jobs, |_, rows, out| self.mean_leaves(rows, out))?;
+        Array2::from_shape_vec((n, k), out).map_err(|e| Error::Internal(e.to_string()))
+    }
+
+    /// [`Forest::predict`] of a block of rows into `out` (n_outputs wide rows, zeros).
+    fn mean_leaves(&self, rows: RowBlock<'_>, out: &mut [f64]) {
+        let k = self.n_outputs();
         let n_trees = self.trees.len() as f64;
-        let out = self.per_block(x, k, n_jobs, |_, rows, out| {
-            // trees in index order for every row: the sum does not depend on blocking
-            let packed = self.packed();
-            self.leaves_of_block(rows, |t, r, leaf| {
-                let out = &mut out[r * k..(r + 1) * k];
-                match packed[t].pure_class(leaf) {
-                    // a one-hot leaf (most leaves of a fully grown classifier): adding its
-                    // zeros changes nothing, so add its one only
-                    Some(c) => out[c] += 1.0,
-                    None => {
-                        let values = self.trees[t].leaf_row(packed[t].leaf_row(leaf));
-                        for (s, v) in out.iter_mut().zip(values) {
-                            *s += v;
-                        }
+        // trees in index order for every row: the sum does not depend on blocking
+        let packed = self.packed();
+        self.leaves_of_block(rows, |t, r, leaf| {
+            let out = &mut out[r * k..(r + 1) * k];
+            match packed[t].pure_class(leaf) {
+                // a one-hot leaf (most leaves of a fully grown classifier): adding its
+                // zeros changes nothing, so add its one only
+                Some(c) => out[c] += 1.0,
+                None => {
+                    let values = self.trees[t].leaf_row(packed[t].leaf_row(leaf));
+                    for (s, v) in out.iter_mut().zip(values) {
+                        *s += v;
                     }
                 }
-            });
-            out.iter_mut().for_each(|s| *s /= n_trees);
-        })?;
-        Array2::from_shape_vec((n, k), out).map_err(|e| Error::Internal(e.to_string()))
+            }
+        });
+        out.iter_mut().for_each(|s| *s /= n_trees);
     }
 
     /// scikit-learn's `IsolationForest.score_samples` for a forest without targets: the
@@ -206,8 +210,11 @@ impl Forest {
                     .into(),
             ));
         }
-        let depth = self.predict(x, n_jobs)?;
-        Ok(depth.iter().map(|&h| -(-h).exp2()).collect())
+        // one pass: each block's mean path lengths become its scores while in cache
+        self.per_block(x, self.n_outputs(), n_jobs, |_, rows, out| {
+            self.mean_leaves(rows, out);
+            out.iter_mut().for_each(|h| *h = -(-*h).exp2());
+        })
     }
 
     /// Each tree's leaf values, shape (n_trees, n_samples, n_outputs).

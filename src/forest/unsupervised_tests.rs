@@ -41,7 +41,8 @@ fn unsupervised(criterion: Criterion, projection: Projection) -> ForestParams {
     }
 }
 
-fn isolation(projection: Projection, max_samples: usize) -> ForestParams {
+/// Isolation-forest parameters as the Python estimator sets them (ψ = `max_samples`).
+pub(crate) fn isolation(projection: Projection, max_samples: usize) -> ForestParams {
     ForestParams {
         task: Task::Unsupervised {
             tree_features: None,

@@ -1,8 +1,14 @@
 //! The prediction layout of a tree (SPORF paper, Sect. 6.4.3, "forest packing"). Node
 //! indices are those of the [`Tree`] it was built from, and a leaf points to itself, which
 //! is how a walk recognises it. A row whose projection is NaN at a node goes where
-//! [`Tree::missing_goes_left`] says, looked up from a per-node table consulted only for
-//! such rows (a NaN compares false both ways, so the common path is one compare).
+//! [`Tree::missing_goes_left`] says, looked up from a per-node table (a NaN compares false
+//! both ways, so a walk's common path is one compare).
+//!
+//! Blocks of rows go down a tree either row by row (eight lanes of dependent loads in
+//! flight) or node by node, each node projecting all its rows at once (vectorised across
+//! rows for dense projections); whichever walk computes it, a row's projection at a node
+//! is the same `f32` value: its terms' products added in term order from 0 (pieces
+//! combined as [`PoolSum`] does for a pooled one), as at fit.
 
 use super::{Tree, MULTI};
 use crate::projection::{CompactDescriptors, Pool, PoolSum, Pooling};
@@ -11,6 +17,79 @@ use crate::projection::{CompactDescriptors, Pool, PoolSum, Pooling};
 /// (piece length, 1.0 for [`Pool::Min`] else 0.0).
 const POOLED: u32 = 1 << 30;
 use crate::sparse::Row;
+
+/// Rows [`PackedTree::leaves`] sends down a node together ([`PackedTree::leaves_grouped`]);
+/// fewer walk one by one.
+const GROUP: usize = 16;
+
+/// Rows whose dense projections [`dense_sums`] computes together.
+const LANES: usize = 8;
+
+/// The projections of `LANES` rows (`x[l]`, at least `w.len()` features each) on the dense
+/// weights `w` (features `0..w.len()` in order): for each row `0 + w0 x0 + w1 x1 + ...`,
+/// added in term order as [`PackedTree::project`] adds them. The eight sums are
+/// independent chains of additions, which the processor overlaps (or a vector
+/// instruction does at once); a single row's sum is never reassociated.
+#[inline(always)]
+fn dense_sums(w: &[(u32, f32)], x: &[&[f32]; LANES]) -> [f32; LANES] {
+    let mut acc = [0.0f32; LANES];
+    for (j, &(_, wj)) in w.iter().enumerate() {
+        for l in 0..LANES {
+            acc[l] += wj * x[l][j];
+        }
+    }
+    acc
+}
+
+/// [`dense_sums`] with AVX: the eight rows are the lanes of one vector, four features of
+/// each read at once and transposed in registers, each term a multiplication then an
+/// addition (never fused), so every lane is the same `f32` sum as [`dense_sums`]'.
+///
+/// # Safety
+/// The processor must have AVX.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx")]
+unsafe fn dense_sums_avx(w: &[(u32, f32)], x: &[&[f32]; LANES]) -> [f32; LANES] {
+    use std::arch::x86_64::*;
+    let m = w.len();
+    // the reads below stay within each row
+    assert!(x.iter().all(|r| r.len() >= m));
+    let mut acc = _mm256_setzero_ps();
+    let mut j = 0;
+    while j + 4 <= m {
+        // SAFETY: features j..j + 4 of each row are in it (j + 4 <= m <= its length)
+        let quad = |l: usize| unsafe { _mm_loadu_ps(x[l].as_ptr().add(j)) };
+        // rows l and l + 4 in the low and high halves; a 4 x 4 transpose in each half
+        // gives one vector per feature, lane l holding row l's
+        let r0 = _mm256_set_m128(quad(4), quad(0));
+        let r1 = _mm256_set_m128(quad(5), quad(1));
+        let r2 = _mm256_set_m128(quad(6), quad(2));
+        let r3 = _mm256_set_m128(quad(7), quad(3));
+        let t0 = _mm256_unpacklo_ps(r0, r1);
+        let t1 = _mm256_unpackhi_ps(r0, r1);
+        let t2 = _mm256_unpacklo_ps(r2, r3);
+        let t3 = _mm256_unpackhi_ps(r2, r3);
+        let features = [
+            _mm256_shuffle_ps::<0x44>(t0, t2),
+            _mm256_shuffle_ps::<0xEE>(t0, t2),
+            _mm256_shuffle_ps::<0x44>(t1, t3),
+            _mm256_shuffle_ps::<0xEE>(t1, t3),
+        ];
+        for (k, f) in features.into_iter().enumerate() {
+            acc = _mm256_add_ps(acc, _mm256_mul_ps(_mm256_set1_ps(w[j + k].1), f));
+        }
+        j += 4;
+    }
+    let mut out = [0.0f32; LANES];
+    // SAFETY: `out` holds eight floats
+    unsafe { _mm256_storeu_ps(out.as_mut_ptr(), acc) };
+    for (jj, &(_, wj)) in w.iter().enumerate().skip(j) {
+        for l in 0..LANES {
+            out[l] += wj * x[l][jj];
+        }
+    }
+    out
+}
 
 /// One node of a [`PackedTree`]: 16 bytes, one cache line holds four.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,6 +119,10 @@ pub struct PackedTree {
     /// Per node, 1 when a row with a missing (NaN) projection goes right
     /// ([`Tree::missing_goes_left`]); read only for such rows.
     missing_right: Vec<u8>,
+    /// `m` when every inner node's projection is linear with the terms features `0..m` in
+    /// that order (dense projections over every feature: Gaussian's), else 0: such a tree
+    /// reads a row's first `m` features as a slice ([`dense_sums`]).
+    dense: u32,
 }
 
 impl PackedTree {
@@ -51,7 +134,10 @@ impl PackedTree {
             missing_right: (0..tree.n_nodes())
                 .map(|i| u8::from(!tree.is_leaf(i) && !tree.missing_goes_left(i)))
                 .collect(),
+            dense: 0,
         };
+        // the length of every inner node's dense projection so far (None before the first)
+        let mut dense: Option<usize> = None;
         for node in 0..tree.n_nodes() {
             let (a, b, threshold, left) = if tree.is_leaf(node) {
                 // a leaf points to itself, which is how a walk recognises it; its `a` holds
@@ -85,6 +171,15 @@ impl PackedTree {
                 } else {
                     (MULTI | start as u32, (p.proj.len() - start) as u32)
                 };
+                let terms = &p.proj[start..];
+                let contiguous = a & (MULTI | POOLED) == MULTI
+                    && terms.iter().enumerate().all(|(k, &(j, _))| j as usize == k);
+                dense = match dense {
+                    _ if !contiguous => Some(0),
+                    None => Some(terms.len()),
+                    Some(m) if m == terms.len() => Some(m),
+                    Some(_) => Some(0),
+                };
                 (a, b, tree.threshold[node], tree.left[node])
             };
             p.nodes.push(PackedNode {
@@ -94,6 +189,7 @@ impl PackedTree {
                 left,
             });
         }
+        p.dense = dense.unwrap_or(0) as u32;
         p
     }
 
@@ -102,16 +198,21 @@ impl PackedTree {
         if nd.a & MULTI == 0 {
             f32::from_bits(nd.b) * row.at(nd.a as usize)
         } else if nd.a & POOLED == 0 {
-            let start = (nd.a & !MULTI) as usize;
-            let end = start + nd.b as usize;
-            let mut s = 0.0f32;
-            for &(j, w) in &self.proj[start..end] {
-                s += w * row.at(j as usize);
-            }
-            s
+            self.linear(nd, row)
         } else {
             self.project_pooled(nd, row)
         }
+    }
+
+    /// [`Self::project`] of a linear node of several terms: their sum in order.
+    #[inline(always)]
+    fn linear<R: Row>(&self, nd: PackedNode, row: R) -> f32 {
+        let start = (nd.a & !MULTI) as usize;
+        let mut s = 0.0f32;
+        for &(j, w) in &self.proj[start..start + nd.b as usize] {
+            s += w * row.at(j as usize);
+        }
+        s
     }
 
     /// [`Self::project`] of a pooled node: [`PoolSum`] over its terms, as
@@ -141,7 +242,12 @@ impl PackedTree {
     /// [`PackedTree::leaf`] of a row read through [`Row`].
     #[inline]
     fn leaf_of<R: Row>(&self, row: R) -> usize {
-        let mut i = 0usize;
+        self.leaf_below(0, row)
+    }
+
+    /// The leaf a row reaches from node `i` on.
+    #[inline]
+    fn leaf_below<R: Row>(&self, mut i: usize, row: R) -> usize {
         loop {
             let nd = self.nodes[i];
             if nd.left as usize == i {
@@ -162,19 +268,145 @@ impl PackedTree {
         }
     }
 
-    /// The leaves of every row of a row-major block (`p` features a row) into `out`.
-    /// Eight rows go down the tree side by side, so eight independent chains of dependent
-    /// loads are in flight instead of one; a lane that reaches its leaf takes the next row
-    /// at once, so the work follows the total path length, not the deepest leaf.
+    /// The leaves of every row of a row-major block (`p` features a row) into `out`:
+    /// node by node (each node projecting all the rows that reach it) where nodes get
+    /// many rows, else row by row ([`Self::leaves_by`]); the same leaves either way.
     pub fn leaves(&self, rows: &[f32], p: usize, out: &mut [u32]) {
-        self.leaves_by(|k| &rows[k * p..(k + 1) * p], out);
+        // node by node pays where nodes get many rows: dense projections (whose sums it
+        // vectorises), or trees with fewer nodes than rows (isolation trees, shallow
+        // ones); the deep levels of a fully grown tree see a row or two a node, which
+        // the eight-lane walk takes faster
+        let n = out.len();
+        if n >= GROUP && (self.dense > 0 || n >= self.nodes.len()) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor has AVX2, checked just above
+                return unsafe { self.leaves_grouped_avx2(rows, p, out) };
+            }
+            self.leaves_grouped::<false>(rows, p, out);
+        } else {
+            self.leaves_by(|k| &rows[k * p..(k + 1) * p], out);
+        }
+    }
+
+    /// [`Self::leaves_grouped`] compiled for AVX2: the same operations (vector and
+    /// scalar arithmetic round alike, and multiplications and additions stay apart), eight
+    /// lanes to an instruction instead of four.
+    ///
+    /// # Safety
+    /// The processor must have AVX2.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn leaves_grouped_avx2(&self, rows: &[f32], p: usize, out: &mut [u32]) {
+        self.leaves_grouped::<true>(rows, p, out)
+    }
+
+    /// [`PackedTree::leaves`] of at least [`GROUP`] rows: the rows go down the tree
+    /// together, node by node (depth first), each node projecting all the rows that reach
+    /// it while its projection is in registers and cache, and sending each to its side
+    /// without a branch. There is no chain of dependent loads from node to node as in a
+    /// walk, and a side mispredicted half the time costs nothing. A node reached by fewer
+    /// than [`GROUP`] rows walks each of them down the rest of the way instead.
+    ///
+    /// A tree whose inner nodes are all dense over features `0..m` ([`Self::dense`])
+    /// projects eight rows at a time, their sums independent chains the processor
+    /// overlaps (one row's sum is a chain of dependent additions), reading four
+    /// features of each row at once. Every row's sum is still `0 + w0 x0 + w1 x1 + ...`
+    /// in term order, the value [`Self::project`] computes.
+    ///
+    /// `AVX` (only from [`Self::leaves_grouped_avx2`]): the dense sums use
+    /// [`dense_sums_avx`].
+    #[inline(always)]
+    fn leaves_grouped<const AVX: bool>(&self, rows: &[f32], p: usize, out: &mut [u32]) {
+        let m = self.dense as usize;
+        let dense = m > 0 && m <= p;
+        let n = out.len();
+        let row = |r: u32| &rows[r as usize * p..(r as usize + 1) * p];
+        // the rows at each node: a node's rows are a range of one of two buffers, which
+        // it partitions into the other (children take their parent's range; ranges of
+        // nodes at one depth do not overlap, so depth parity picks the buffer)
+        let mut idx = [(0..n as u32).collect::<Vec<u32>>(), vec![0u32; n]];
+        let mut stack = vec![(0usize, 0usize, n, 0usize)];
+        while let Some((i, start, end, depth)) = stack.pop() {
+            let nd = self.nodes[i];
+            let [a, b] = &mut idx;
+            let (src, dst) = if depth % 2 == 0 { (&*a, b) } else { (&*b, a) };
+            let src = &src[start..end];
+            if nd.left as usize == i {
+                for &r in src {
+                    out[r as usize] = i as u32;
+                }
+                continue;
+            }
+            if src.len() < GROUP {
+                for &r in src {
+                    out[r as usize] = self.leaf_below(i, row(r)) as u32;
+                }
+                continue;
+            }
+            let dst = &mut dst[start..end];
+            let (mut lo, mut hi) = (0usize, dst.len());
+            // Self::goes_right without a branch (a row's side is a coin toss a predictor
+            // would miss half the time; a NaN compares false, so it goes right when the
+            // node's missing side is), the row written at both ends, one of which a later
+            // row may overwrite
+            let missing_right = usize::from(self.missing_right[i]);
+            let mut place = |r: u32, v: f32| {
+                let right =
+                    usize::from(v > nd.threshold) | (usize::from(v.is_nan()) & missing_right);
+                dst[lo] = r;
+                dst[hi - 1] = r;
+                lo += 1 - right;
+                hi -= right;
+            };
+            if dense {
+                let w_start = (nd.a & !MULTI) as usize;
+                let w = &self.proj[w_start..w_start + m];
+                let mut chunks = src.chunks_exact(LANES);
+                for chunk in &mut chunks {
+                    let x: [&[f32]; LANES] = std::array::from_fn(|l| &row(chunk[l])[..m]);
+                    #[cfg(target_arch = "x86_64")]
+                    let acc = if AVX {
+                        // SAFETY: AVX is only true in a function compiled for AVX2, called
+                        // where the processor has it
+                        unsafe { dense_sums_avx(w, &x) }
+                    } else {
+                        dense_sums(w, &x)
+                    };
+                    #[cfg(not(target_arch = "x86_64"))]
+                    let acc = dense_sums(w, &x);
+                    for l in 0..LANES {
+                        place(chunk[l], acc[l]);
+                    }
+                }
+                for &r in chunks.remainder() {
+                    place(r, self.project(nd, row(r)));
+                }
+            } else if nd.a & MULTI == 0 {
+                // one feature (axis-aligned splits): its index and weight stay in registers
+                let (j, w) = (nd.a as usize, f32::from_bits(nd.b));
+                for &r in src {
+                    place(r, w * rows[r as usize * p + j]);
+                }
+            } else if nd.a & POOLED == 0 {
+                for &r in src {
+                    place(r, self.linear(nd, row(r)));
+                }
+            } else {
+                for &r in src {
+                    place(r, self.project_pooled(nd, row(r)));
+                }
+            }
+            let left = nd.left as usize;
+            stack.push((left, start, start + lo, depth + 1));
+            stack.push((left + 1, start + lo, end, depth + 1));
+        }
     }
 
     /// [`PackedTree::leaves`] of rows `0..out.len()`, row `k` read through `row(k)` (a
     /// dense slice, or a sparse row of a CSR matrix).
     #[inline]
     pub fn leaves_by<R: Row>(&self, row: impl Fn(usize) -> R, out: &mut [u32]) {
-        const LANES: usize = 8;
         let n = out.len();
         if n < LANES {
             for (k, o) in out.iter_mut().enumerate() {
@@ -234,5 +466,118 @@ impl PackedTree {
         self.nodes.len() * std::mem::size_of::<PackedNode>()
             + self.proj.len() * 8
             + self.missing_right.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forest::Forest;
+    use crate::params::ForestParams;
+    use crate::projection::{
+        AxisAligned, Density, Gaussian, Projection, SparseSigned, WeightScale,
+    };
+    use crate::rng::Rng;
+    use ndarray::Array2;
+
+    /// `n` x `p` normal values spread over many binary orders of magnitude, so that a sum
+    /// added in another order would often round differently; some NaN when `missing`.
+    fn rows(n: usize, p: usize, seed: u64, missing: bool) -> Array2<f32> {
+        let mut rng = Rng::from_seed(seed);
+        Array2::from_shape_fn((n, p), |_| {
+            let v = rng.normal() * 2f64.powi((rng.normal() * 8.0) as i32);
+            if missing && rng.normal() > 1.8 {
+                f32::NAN
+            } else {
+                v as f32
+            }
+        })
+    }
+
+    #[test]
+    fn dense_sums_add_each_rows_terms_in_order() {
+        let mut reordered_differs = false;
+        for m in 1..=23 {
+            let x = rows(LANES, m, m as u64, false);
+            let w: Vec<(u32, f32)> = rows(1, m, 100 + m as u64, false)
+                .iter()
+                .enumerate()
+                .map(|(j, &w)| (j as u32, w))
+                .collect();
+            let lanes: [&[f32]; LANES] = std::array::from_fn(|l| x.row(l).to_slice().unwrap());
+            let want: Vec<u32> = lanes
+                .iter()
+                .map(|row| {
+                    let mut s = 0.0f32;
+                    for (&(_, w), &v) in w.iter().zip(*row) {
+                        s += w * v;
+                    }
+                    s.to_bits()
+                })
+                .collect();
+            let bits = |s: [f32; LANES]| s.map(f32::to_bits).to_vec();
+            assert_eq!(bits(dense_sums(&w, &lanes)), want, "m = {m}");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx") {
+                // SAFETY: the processor has AVX, checked just above
+                let avx = unsafe { dense_sums_avx(&w, &lanes) };
+                assert_eq!(bits(avx), want, "m = {m}");
+            }
+            // (the data tell orders apart: the same terms added last to first differ)
+            for row in lanes {
+                let mut s = 0.0f32;
+                for (&(_, w), &v) in w.iter().zip(row).rev() {
+                    s += w * v;
+                }
+                reordered_differs |= !want.contains(&s.to_bits());
+            }
+        }
+        assert!(reordered_differs);
+    }
+
+    #[test]
+    fn grouped_walk_reaches_the_leaves_of_the_row_walk() {
+        let isolation = |projection| ForestParams {
+            n_estimators: 6,
+            ..crate::forest::unsupervised_tests::isolation(projection, 128)
+        };
+        let sporf = Projection::new(SparseSigned {
+            density: Density::FeatureCombinations(2.0),
+            scaling: WeightScale::None,
+        });
+        let p = 7;
+        let x = rows(301, p, 1, true);
+        let mut no_first = x.clone();
+        no_first.column_mut(0).fill(f32::NAN);
+        let cases = [
+            // every inner node dense over features 0..7
+            (isolation(Projection::new(Gaussian)), &x, true),
+            // dense over features 1..7: the general path
+            (isolation(Projection::new(Gaussian)), &no_first, false),
+            (isolation(Projection::new(AxisAligned)), &x, false),
+            (isolation(sporf), &x, false),
+        ];
+        for (params, x, dense) in cases {
+            let f = Forest::fit(&params, x.view(), &[], None).unwrap();
+            let flat: Vec<f32> = x.iter().copied().collect();
+            for pt in f.packed() {
+                assert_eq!(pt.dense > 0, dense);
+                assert_eq!(pt.dense, if dense { p as u32 } else { 0 });
+                for n in [0, 1, 7, 15, 16, 17, 23, 24, 25, 64, 301] {
+                    let want: Vec<u32> = (0..n)
+                        .map(|i| pt.leaf(&flat[i * p..(i + 1) * p]) as u32)
+                        .collect();
+                    let mut got = vec![u32::MAX; n];
+                    pt.leaves(&flat[..n * p], p, &mut got);
+                    assert_eq!(got, want, "n = {n}");
+                    if n >= GROUP {
+                        // the portable build of the walk, which AVX2 machines skip
+                        let mut got = vec![u32::MAX; n];
+                        pt.leaves_grouped::<false>(&flat[..n * p], p, &mut got);
+                        assert_eq!(got, want, "n = {n}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -127,6 +127,14 @@ fn add_terms<C: At>(cols: &[(C, f32)], offsets: impl Iterator<Item = usize>, out
     }
 }
 
+/// `out[k] = col[samples[k] * row_stride]`.
+#[inline]
+fn gather<C: At>(col: C, row_stride: usize, samples: &[u32], out: &mut [f32]) {
+    for (o, &s) in out.iter_mut().zip(samples) {
+        *o = col.at(s as usize * row_stride);
+    }
+}
+
 /// `apply(out[k], 0 + w_1 * col_1[o_k] + ...)` over up to four columns of bits (the sum
 /// of [`add_terms`] on zeros, bit for bit), each row's sum looked up from the 2^t values
 /// the sum can take.
@@ -448,6 +456,16 @@ impl<'a> FeatureMatrix<'a> {
                     *exact.get_or_insert_with(|| terms.len() > 4 && self.sums_exactly(terms));
                 self.add_chunk_with_bits(chunk, k == 0, exact, offsets.clone(), out);
             }
+        }
+    }
+
+    /// `out[k] = x[samples[k], j]` for dense X (sparse X never asks): the columns a
+    /// batch of pooled candidates sums from ([`crate::tree`]'s `pooled_batch`).
+    pub(crate) fn gather_column(&self, j: usize, samples: &[u32], out: &mut [f32]) {
+        let rs = self.row_stride();
+        match self.column(j) {
+            ColRef::Strided(c) => gather(c, rs, samples, out),
+            ColRef::Binary(b) => gather(b, rs, samples, out),
         }
     }
 

@@ -24,8 +24,9 @@
 use super::bins::{self, Binned};
 use super::criterion::{Criterion, RowSplit, ScanStats};
 use super::monotonic::{admissible, direction, Bounds, Monotone};
+use super::pooled_batch::MAX_VALUES;
 use super::scan::{finite_range, midpoint, sort_pairs, Missing, ScanDriver, Sorted};
-use super::workspace::{project, Workspace};
+use super::workspace::Workspace;
 use crate::data::FeatureMatrix;
 use crate::params::{Splitter, TreeConfig};
 use crate::projection::{ProjRef, ProjectionBuf, Sampler};
@@ -124,6 +125,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         for _ in 0..rounds {
             self.sampler
                 .sample(rng, self.cfg.n_candidates, &mut ws.scratch, cand);
+            ws.pooled.reset();
             let mut varied = false;
             for c in 0..cand.len() {
                 if crate::cancel::requested() {
@@ -142,7 +144,17 @@ impl<C: Criterion> SplitSearch<'_, C> {
                     }
                 };
                 let to_beat = best.as_ref().map(|b| b.proxy);
-                let Some(found) = self.candidate_split(ws, rng, node, proj, mono, to_beat) else {
+                if let Some(family) = self.sampler.descriptors() {
+                    // dense X: this and the next pooled candidates at once, sharing sums
+                    if !self.x.is_sparse() && !ws.pooled.covers(c) && proj.pooling().is_some() {
+                        let rows = &ws.samples[node.start..node.end];
+                        let missing = self.x.has_missing();
+                        ws.pooled
+                            .compute(self.x, (cand, family), c, rows, missing, MAX_VALUES);
+                    }
+                }
+                let Some(found) = self.candidate_split(ws, rng, node, (c, proj), mono, to_beat)
+                else {
                     continue; // constant on the node
                 };
                 varied = true;
@@ -165,7 +177,8 @@ impl<C: Criterion> SplitSearch<'_, C> {
         best
     }
 
-    /// The split of `node` under candidate `proj` (with its monotonic direction and the
+    /// The split of `node` under candidate `c` of `ws.cand`, `proj` (its values from the
+    /// node's pooled batch when computed there; with its monotonic direction and the
     /// node's bounds, under constraints): `None` when the candidate is constant on the
     /// node (or missing on every row), so it cannot split; `Some(None)` when it varies but
     /// no split is admissible or beats `to_beat` (the best proxy so far, which some paths
@@ -175,7 +188,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws: &mut Workspace,
         rng: &mut Rng,
         node: Node<'_>,
-        proj: ProjRef<'_>,
+        (c, proj): (usize, ProjRef<'_>),
         mono: Option<(i8, Bounds)>,
         to_beat: Option<f64>,
     ) -> Option<Found> {
@@ -185,13 +198,12 @@ impl<C: Criterion> SplitSearch<'_, C> {
             let found = self.sparse_split(ws, node, proj, mono)?;
             return Some(found.map(|(proxy, threshold)| (proxy, threshold, None)));
         }
-        project(
-            self.x,
-            proj,
-            &ws.samples[start..end],
-            &mut ws.terms,
-            &mut ws.vals,
-        );
+        if let Some(vals) = ws.pooled.values(c) {
+            ws.vals.clear();
+            ws.vals.extend_from_slice(vals);
+        } else {
+            ws.project_node(self.x, proj, start, end);
+        }
         // a tree without targets scores the values themselves (`value_split`)
         if let Some(rule) = self.crit.value_rule() {
             return self.value_split(ws, rng, node, rule);

@@ -529,6 +529,9 @@ impl<C: Criterion> SplitSearch<'_, C> {
 
     /// Whether every feature of `proj` looks discrete (see [`FeatureMatrix::is_discrete`]).
     fn all_discrete(&self, proj: ProjRef<'_>) -> bool {
+        if !self.x.any_discrete() {
+            return false; // (a pooled candidate has thousands of terms)
+        }
         let mut all = true;
         proj.for_each(|j, _| all &= self.x.is_discrete(j));
         all

@@ -24,6 +24,9 @@ use crate::projection::{CompactDescriptors, Pool, ProjectionBuf, Sliding};
 
 /// Rows summed together (the gathered features of a block stay in cache).
 const BLOCK: usize = 64;
+/// Rows summed in one vector register or two (`BLOCK` is a multiple).
+const LANES: usize = 8;
+const _: () = assert!(BLOCK % LANES == 0);
 /// The most values one batch holds (16 MiB); candidates beyond go in the next batch.
 pub(super) const MAX_VALUES: usize = 1 << 22;
 /// No trie node: the parent of the first tap.
@@ -69,6 +72,8 @@ pub(crate) struct PooledBatch {
     xb: Vec<f32>,
     /// The running sum of every trie node at one position, `BLOCK` floats per node.
     sums: Vec<f32>,
+    /// The pooled value so far of each filter of the line on the block's rows.
+    acc: Vec<f32>,
 }
 
 impl PooledBatch {
@@ -158,6 +163,7 @@ impl PooledBatch {
             trie,
             xb,
             sums,
+            acc,
             ..
         } = self;
         let n = *n;
@@ -195,9 +201,13 @@ impl PooledBatch {
         }
         xb.resize((a1 - q0) * nb * BLOCK, 0.0);
         sums.resize(trie.len() * BLOCK, 0.0);
+        acc.resize(members.len() * BLOCK, 0.0);
         for r0 in (0..n).step_by(BLOCK) {
             let rows = &samples[r0..n.min(r0 + BLOCK)];
             let bl = rows.len();
+            // sums run over whole vectors of lanes: those past the block's rows hold
+            // stale values, read by no one
+            let lanes = bl.next_multiple_of(LANES);
             for a in q0..a1 {
                 for (i, &j) in base.iter().enumerate() {
                     let slot = (a - q0) * nb + i;
@@ -212,26 +222,29 @@ impl PooledBatch {
                         continue; // no filter reads this far
                     }
                     let (done, rest) = sums.split_at_mut(k * BLOCK);
-                    let sum = &mut rest[..bl];
+                    let sum = &mut rest[..lanes];
                     for i in 0..nb {
-                        let xv = &xb[((a - q0) * nb + i) * BLOCK..][..bl];
+                        let xv = &xb[((a - q0) * nb + i) * BLOCK..][..lanes];
                         add_tap(sum, (i == 0).then_some((tap.parent, &*done)), tap.w, xv);
                     }
                 }
                 // each filter pools its pieces starting at q
-                for &i in members.iter() {
+                for (m, &i) in members.iter().enumerate() {
                     let (s, end) = (filters[i].s, filters[i].end);
                     if q < s.first || q >= s.first + s.positions {
                         continue;
                     }
-                    let piece = &sums[end * BLOCK..][..bl];
-                    let out = &mut values[i * n + r0..][..bl];
+                    let piece = &sums[end * BLOCK..][..lanes];
+                    let out = &mut acc[m * BLOCK..][..lanes];
                     if q == s.first {
                         out.copy_from_slice(piece);
                     } else {
                         pool_into(s.pool, missing, out, piece);
                     }
                 }
+            }
+            for (m, &i) in members.iter().enumerate() {
+                values[i * n + r0..][..bl].copy_from_slice(&acc[m * BLOCK..][..bl]);
             }
         }
     }

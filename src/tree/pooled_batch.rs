@@ -49,6 +49,9 @@ struct Tap {
     w: f32,
     /// Its index in the filter (the depth in the trie, from 0).
     t: usize,
+    /// The positions where a filter through this tap has a piece: from the first
+    /// filter's first to the last one's end (a parent's span holds its children's).
+    span: Range<usize>,
 }
 
 /// The values of a batch of pooled candidates at one node, and the scratch that computes
@@ -181,15 +184,26 @@ impl PooledBatch {
             members.push(i);
             let s = filter.s;
             let mut node = ROOT;
+            let pieces = s.first..s.first + s.positions;
             for t in 0..s.taps() {
                 let w = s.weight(t);
                 node = match trie
                     .iter()
                     .position(|k| k.parent == node && k.w.to_bits() == w.to_bits())
                 {
-                    Some(k) => k,
+                    Some(k) => {
+                        let span = &mut trie[k].span;
+                        *span = span.start.min(pieces.start)..span.end.max(pieces.end);
+                        k
+                    }
                     None => {
-                        trie.push(Tap { parent: node, w, t });
+                        let span = pieces.clone();
+                        trie.push(Tap {
+                            parent: node,
+                            w,
+                            t,
+                            span,
+                        });
                         trie.len() - 1
                     }
                 };
@@ -217,10 +231,11 @@ impl PooledBatch {
             for q in q0..q1 {
                 // every tap's running sum at position q, parents first
                 for (k, tap) in trie.iter().enumerate() {
-                    let a = q + tap.t;
-                    if a >= a1 {
-                        continue; // no filter reads this far
+                    if !tap.span.contains(&q) {
+                        continue; // no filter through this tap has a piece at q
                     }
+                    let a = q + tap.t;
+                    debug_assert!(a < a1);
                     let (done, rest) = sums.split_at_mut(k * BLOCK);
                     let sum = &mut rest[..lanes];
                     for i in 0..nb {

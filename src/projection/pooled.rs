@@ -378,6 +378,9 @@ mod tests {
                 assert!(f.is_valid(desc), "{desc:?}");
                 if let Some(p) = f.pooling(desc) {
                     n_pooled += 1;
+                    let mut base = vec![];
+                    let s = f.sliding(desc, &mut base).expect("a sliding filter");
+                    assert_eq!(s.pooling(base.len()), p, "{desc:?}");
                     let mut n = 0;
                     f.for_each_term(desc, &mut |j, _| {
                         assert!(j < n_features);

@@ -26,9 +26,11 @@ pub trait CompactDescriptors: Sync + Send + fmt::Debug {
     }
     /// For a pooled `desc` that is one filter slid along a line of features: its
     /// [`Sliding`] form, with the features of its first tap at position 0 of the line
-    /// appended to `base` (its terms are then [`Sliding::for_each_term`]'s). `None` (the
-    /// default) for any other descriptor. The split search computes such filters in
-    /// batches that share their pieces' sums ([`crate::tree`]'s `pooled_batch`).
+    /// appended to `base`. A family returning `Some` guarantees that
+    /// [`Sliding::for_each_term`] over that `base` gives exactly [`Self::for_each_term`]'s
+    /// terms and [`Self::pooling`] is [`Sliding::pooling`] (the split search computes such
+    /// filters in batches that share their pieces' sums, `tree/pooled_batch.rs`, and
+    /// prediction reads the terms). `None` (the default) for any other descriptor.
     fn sliding(&self, _desc: &[u32], _base: &mut Vec<usize>) -> Option<Sliding> {
         None
     }

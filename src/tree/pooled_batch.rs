@@ -60,6 +60,8 @@ struct Tap {
 pub(crate) struct PooledBatch {
     /// The candidates the last batch looked at.
     covered: Range<usize>,
+    /// The rows its values are for: their range in the workspace's samples.
+    rows: Range<usize>,
     /// Per covered candidate, its index in `filters` (`u32::MAX`: not a sliding filter).
     slot: Vec<u32>,
     /// Rows of the node.
@@ -85,32 +87,36 @@ impl PooledBatch {
         self.covered = 0..0;
     }
 
-    /// Whether the last batch looked at candidate `c`.
-    pub(super) fn covers(&self, c: usize) -> bool {
-        self.covered.contains(&c)
+    /// Whether the last batch looked at candidate `c` on the rows `rows` (a range of the
+    /// workspace's samples: a search may score candidates on part of a node's rows).
+    pub(super) fn covers(&self, c: usize, rows: &Range<usize>) -> bool {
+        self.covered.contains(&c) && self.rows == *rows
     }
 
-    /// Candidate `c`'s values on the node's rows, when the batch computed them.
-    pub(super) fn values(&self, c: usize) -> Option<&[f32]> {
-        if !self.covers(c) {
+    /// Candidate `c`'s values on the rows `rows`, when the batch computed them.
+    pub(super) fn values(&self, c: usize, rows: &Range<usize>) -> Option<&[f32]> {
+        if !self.covers(c, rows) {
             return None;
         }
         let k = self.slot[c - self.covered.start];
         (k != u32::MAX).then(|| &self.values[k as usize * self.n..][..self.n])
     }
 
-    /// Computes the values on rows `samples` of the sliding filters among candidates
-    /// `from..` of `cand` (as many as `max_values` values allow, at least one filter;
-    /// [`MAX_VALUES`] in the split search); `missing`: whether X holds NaN.
+    /// Computes the values on the rows `samples` (the range `rows` of the workspace's
+    /// samples) of the sliding filters among candidates `from..` of `cand` (as many as
+    /// `max_values` values allow, at least one filter; [`MAX_VALUES`] in the split search);
+    /// `missing`: whether X holds NaN.
     pub(super) fn compute(
         &mut self,
         x: &FeatureMatrix<'_>,
         (cand, family): (&ProjectionBuf, &dyn CompactDescriptors),
         from: usize,
-        samples: &[u32],
+        (rows, samples): (Range<usize>, &[u32]),
         missing: bool,
         max_values: usize,
     ) {
+        debug_assert_eq!(rows.len(), samples.len());
+        self.rows = rows;
         let n = samples.len();
         let most = (max_values / n.max(1)).max(1);
         self.n = n;
@@ -375,16 +381,22 @@ mod tests {
                         if proj.pooling().is_none() {
                             continue;
                         }
-                        if !batch.covers(c) {
-                            batch.compute(&x, (&cand, f), c, &rows, *missing, max_values);
+                        let at = 0..rows.len();
+                        if !batch.covers(c, &at) {
+                            let samples = (at.clone(), &rows[..]);
+                            batch.compute(&x, (&cand, f), c, samples, *missing, max_values);
                         }
                         project(&x, proj, &rows, &mut gather, &mut want);
-                        let got = batch.values(c).expect("a pooled candidate");
+                        let got = batch.values(c, &at).expect("a pooled candidate");
+                        assert!(
+                            batch.values(c, &(0..rows.len() - 1)).is_none(),
+                            "other rows"
+                        );
                         let bits = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
                         assert_eq!(bits(got), bits(&want), "candidate {c}");
                         n_checked += 1;
                     }
-                    assert!(batch.values(cand.len()).is_none());
+                    assert!(batch.values(cand.len(), &(0..rows.len())).is_none());
                 }
             }
         }

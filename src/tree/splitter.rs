@@ -146,8 +146,10 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 let to_beat = best.as_ref().map(|b| b.proxy);
                 if let Some(family) = self.sampler.descriptors() {
                     // dense X: this and the next pooled candidates at once, sharing sums
-                    if !self.x.is_sparse() && !ws.pooled.covers(c) && proj.pooling().is_some() {
-                        let rows = &ws.samples[node.start..node.end];
+                    let at = node.start..node.end;
+                    if !self.x.is_sparse() && !ws.pooled.covers(c, &at) && proj.pooling().is_some()
+                    {
+                        let rows = (at.clone(), &ws.samples[at]);
                         let missing = self.x.has_missing();
                         ws.pooled
                             .compute(self.x, (cand, family), c, rows, missing, MAX_VALUES);
@@ -198,7 +200,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             let found = self.sparse_split(ws, node, proj, mono)?;
             return Some(found.map(|(proxy, threshold)| (proxy, threshold, None)));
         }
-        if let Some(vals) = ws.pooled.values(c) {
+        if let Some(vals) = ws.pooled.values(c, &(start..end)) {
             ws.vals.clear();
             ws.vals.extend_from_slice(vals);
         } else {

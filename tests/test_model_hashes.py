@@ -9,7 +9,9 @@ the pin), then hashes
   survives a change of the file format's layout.
 
 The pins were recorded before the open-engine refactor (issue 18); ``sporf_clf_robust``
-when SPORF's robust weight scaling was added (issue 17). A pin that moves means a change
+when SPORF's robust weight scaling was added (issue 17); the ``morf_pooled_*`` pins (MORF
+with pooled filters, on a 1-D series and a 2-D image) at 771027b, before the pooled
+candidates of a node were computed together (issue 28). A pin that moves means a change
 altered which trees are grown: find out why, do not re-pin blindly.
 """
 
@@ -137,6 +139,21 @@ CASES = {
         dict(REG, max_features=10, max_patch_size=(2, 4), **dict(GEOMETRY, periodic=True)),
         "reg",
     ),
+    "morf_pooled_series_clf": (
+        MORFClassifier,
+        dict(
+            CLF,
+            max_features=12,
+            max_patch_size=2,
+            **dict(GEOMETRY, data_shape=(36,), differences=0.5, pooled=0.5),
+        ),
+        "clf",
+    ),
+    "morf_pooled_image_reg": (
+        MORFRegressor,
+        dict(REG, max_features=10, max_patch_size=2, **dict(GEOMETRY, pooled=0.7)),
+        "reg",
+    ),
 }
 
 # sha256 of (bytes, nodes), recorded at 579aa27 (before the refactor)
@@ -152,6 +169,14 @@ PINS = {
     "morf_clf": (
         "f9840f1b653b63bf0c6778de64e0f8422fc73b3515dad3efbd5667d8c78d01fa",
         "1210899e6af6afb3bc2a959a3ea5d954be3fe70cd5f37ba43b9a575137ca68b4",
+    ),
+    "morf_pooled_image_reg": (
+        "c1df469cca885aa34d0a0ab315a9c22531a26235bdc2aee491300f3fe04e2881",
+        "50d2f5d2b2c7a679050fffdc4bb70b40deb969d0b8c179367564936bd349bcb2",
+    ),
+    "morf_pooled_series_clf": (
+        "6d31beffe602cbac38fb9169c4e9ccd4ca2efef15533f39bd323d910a834a60f",
+        "e13a5459fc5e06f17c8bb4d7d4d3ea174a5b8e99b508273ed741f60853c2018e",
     ),
     "morf_reg_periodic": (
         "5403f7a8ec66d5562fa5b4ed245272779fcb214d575008279af9d6dc43296a06",
@@ -208,9 +233,9 @@ def _nodes_digest(forest) -> str:
                 # added with NaN support; on these NaN-free data it is the default rule
                 # (the heavier child), a function of weighted_n_node_samples, hashed already
                 continue
-            if key in ("proj_pool", "proj_piece_len"):
-                # added with pooled filters: no pinned forest pools, so all zero
-                assert not np.any(nodes[key]), key
+            if key in ("proj_pool", "proj_piece_len") and not np.any(nodes[key]):
+                # added with pooled filters: all zero in a forest that does not pool,
+                # which the pins from before them do not hash
                 continue
             h.update(key.encode())
             h.update(np.ascontiguousarray(nodes[key]).tobytes())

@@ -37,6 +37,8 @@ pub struct FeatureMatrix<'a> {
     /// Columns that look discrete (few distinct values in a sample of rows): a hint that
     /// the split search may try its exact histogram path before sorting.
     discrete: Vec<bool>,
+    /// Whether some column is in `discrete`.
+    any_discrete: bool,
     /// The largest |value| of X (NaN aside): bounds every projected sum.
     max_abs: f32,
     /// Whether some value of X is NaN (missing).
@@ -124,6 +126,14 @@ fn add_terms<C: At>(cols: &[(C, f32)], offsets: impl Iterator<Item = usize>, out
             *o = *o + wa * a.at(r) + wb * b.at(r) + wc * c.at(r) + wd * d.at(r);
         }),
         _ => unreachable!("one to four terms"),
+    }
+}
+
+/// `out[k] = col[samples[k] * row_stride]`.
+#[inline]
+fn gather<C: At>(col: C, row_stride: usize, samples: &[u32], out: &mut [f32]) {
+    for (o, &s) in out.iter_mut().zip(samples) {
+        *o = col.at(s as usize * row_stride);
     }
 }
 
@@ -301,9 +311,10 @@ impl<'a> FeatureMatrix<'a> {
             max_abs: x.max_abs(),
             store: Store::Sparse(SparseMatrix::in_layout(x, Layout::Csc)?),
             discrete: Vec::new(),
+            any_discrete: false,
             has_missing: false, // (a sparse view holds finite values only)
         };
-        x.discrete = (0..p).map(|j| x.looks_discrete(j)).collect();
+        x.find_discrete();
         Ok(x)
     }
 
@@ -344,10 +355,11 @@ impl<'a> FeatureMatrix<'a> {
             n_features: p,
             store,
             discrete: Vec::new(),
+            any_discrete: false,
             max_abs,
             has_missing,
         };
-        x.discrete = (0..p).map(|j| x.looks_discrete(j)).collect();
+        x.find_discrete();
         Ok(x)
     }
 
@@ -358,9 +370,24 @@ impl<'a> FeatureMatrix<'a> {
         self.discrete[j]
     }
 
+    /// Whether some column [`Self::is_discrete`] (else no projection is all discrete).
+    #[inline]
+    pub fn any_discrete(&self) -> bool {
+        self.any_discrete
+    }
+
     /// Sets every column's discreteness hint (tests compare both split-search paths).
     pub fn set_discrete_hint(&mut self, on: bool) {
         self.discrete.iter_mut().for_each(|d| *d = on);
+        self.any_discrete = on;
+    }
+
+    /// Every column's discreteness hint.
+    fn find_discrete(&mut self) {
+        self.discrete = (0..self.n_features)
+            .map(|j| self.looks_discrete(j))
+            .collect();
+        self.any_discrete = self.discrete.contains(&true);
     }
 
     fn looks_discrete(&self, j: usize) -> bool {
@@ -448,6 +475,16 @@ impl<'a> FeatureMatrix<'a> {
                     *exact.get_or_insert_with(|| terms.len() > 4 && self.sums_exactly(terms));
                 self.add_chunk_with_bits(chunk, k == 0, exact, offsets.clone(), out);
             }
+        }
+    }
+
+    /// `out[k] = x[samples[k], j]` for dense X (sparse X never asks): the columns a
+    /// batch of pooled candidates sums from ([`crate::tree`]'s `pooled_batch`).
+    pub(crate) fn gather_column(&self, j: usize, samples: &[u32], out: &mut [f32]) {
+        let rs = self.row_stride();
+        match self.column(j) {
+            ColRef::Strided(c) => gather(c, rs, samples, out),
+            ColRef::Binary(b) => gather(b, rs, samples, out),
         }
     }
 

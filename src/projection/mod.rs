@@ -55,7 +55,7 @@ pub use patch::{PatchGeometry, Patches};
 pub use pooled::PooledPatches;
 pub use sparse_signed::{Density, SparseSigned, WeightScale};
 pub use terms::{
-    CompactDescriptors, Pool, PoolSum, Pooling, ProjRef, ProjectionBuf, SamplerScratch,
+    CompactDescriptors, Pool, PoolSum, Pooling, ProjRef, ProjectionBuf, SamplerScratch, Sliding,
 };
 pub(crate) use wire::needs_newer_format;
 

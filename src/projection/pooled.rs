@@ -25,8 +25,8 @@
 
 use super::haar::HaarPatches;
 use super::{
-    DataStats, CompactDescriptors, FamilyArgs, PatchGeometry, Pool, Pooling, ProjectionBuf,
-    ProjectionFamily, RegisteredFamily, SamplerScratch,
+    CompactDescriptors, DataStats, FamilyArgs, PatchGeometry, Pool, Pooling, ProjectionBuf,
+    ProjectionFamily, RegisteredFamily, SamplerScratch, Sliding,
 };
 use crate::error::{check_probability, invalid, Result};
 use crate::rng::Rng;
@@ -54,15 +54,8 @@ pub struct PooledPatches {
     pub min_window: usize,
 }
 
-/// The filter's weight at tap `t` (of `(kind + 1) · h`).
-#[inline]
-fn tap_weight(kind: u32, h: usize, t: usize) -> f32 {
-    match (kind, t / h) {
-        (0, _) | (1, 0) | (2, 0) | (2, 2) => 1.0,
-        (1, _) => -1.0,
-        _ => -2.0,
-    }
-}
+/// The cells' weights of each filter kind: a sum, a first and a second difference.
+const CELLS: [&[f32]; 3] = [&[1.0], &[1.0, -1.0], &[1.0, -2.0, 1.0]];
 
 /// A pooled descriptor's parts: (window words, spatial axis position `k`, kind, h, pool).
 fn split(desc: &[u32]) -> Option<(&[u32], usize, u32, usize, Pool)> {
@@ -194,30 +187,36 @@ impl RegisteredFamily for PooledPatches {
 
 impl CompactDescriptors for PooledPatches {
     fn for_each_term(&self, desc: &[u32], f: &mut dyn FnMut(usize, f32)) {
-        let Some((window, k, kind, h, _)) = split(desc) else {
-            return self.haar.for_each_term(desc, f);
-        };
+        let mut base = Vec::new();
+        match self.sliding(desc, &mut base) {
+            Some(s) => s.for_each_term(&base, f),
+            None => self.haar.for_each_term(desc, f),
+        }
+    }
+
+    fn sliding(&self, desc: &[u32], base: &mut Vec<usize>) -> Option<Sliding> {
+        let (window, k, kind, h, pool) = split(desc)?;
         let g = self.geometry();
         let axis = g.spatial_axes().nth(k).expect("a valid descriptor");
         let stride = g.strides()[axis];
         let n_ch = window[0] as usize;
         let (start, len) = (1 + n_ch + 2 * k, 1 + n_ch + 2 * k + 1);
-        let (len_k, span) = (window[len] as usize, (kind as usize + 1) * h);
-        // the features of one tap at the window's start; every other tap is a shift
+        let (first, len_k) = (window[start] as usize, window[len] as usize);
+        let cells = *CELLS.get(kind as usize)?;
+        debug_assert!(first + len_k <= g.data_shape[axis]);
+        // the features of one tap at the window's start (the window never wraps along
+        // `k`), moved to position 0
         let mut cell = window.to_vec();
         cell[len] = 1;
-        let mut base = Vec::new();
-        g.for_each_feature(&cell, |j| base.push(j));
-        debug_assert!(window[start] as usize + len_k <= g.data_shape[axis]);
-        for p in 0..=len_k - span {
-            for t in 0..span {
-                let w = tap_weight(kind, h, t);
-                let shift = (p + t) * stride;
-                for &j in &base {
-                    f(j + shift, w);
-                }
-            }
-        }
+        g.for_each_feature(&cell, |j| base.push(j - first * stride));
+        Some(Sliding {
+            pool,
+            stride,
+            first,
+            positions: len_k + 1 - cells.len() * h,
+            cell: h,
+            cells,
+        })
     }
 
     fn pooling(&self, desc: &[u32]) -> Option<Pooling> {
@@ -379,6 +378,9 @@ mod tests {
                 assert!(f.is_valid(desc), "{desc:?}");
                 if let Some(p) = f.pooling(desc) {
                     n_pooled += 1;
+                    let mut base = vec![];
+                    let s = f.sliding(desc, &mut base).expect("a sliding filter");
+                    assert_eq!(s.pooling(base.len()), p, "{desc:?}");
                     let mut n = 0;
                     f.for_each_term(desc, &mut |j, _| {
                         assert!(j < n_features);

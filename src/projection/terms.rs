@@ -24,6 +24,16 @@ pub trait CompactDescriptors: Sync + Send + fmt::Debug {
     fn pooling(&self, _desc: &[u32]) -> Option<Pooling> {
         None
     }
+    /// For a pooled `desc` that is one filter slid along a line of features: its
+    /// [`Sliding`] form, with the features of its first tap at position 0 of the line
+    /// appended to `base`. A family returning `Some` guarantees that
+    /// [`Sliding::for_each_term`] over that `base` gives exactly [`Self::for_each_term`]'s
+    /// terms and [`Self::pooling`] is [`Sliding::pooling`] (the split search computes such
+    /// filters in batches that share their pieces' sums, `tree/pooled_batch.rs`, and
+    /// prediction reads the terms). `None` (the default) for any other descriptor.
+    fn sliding(&self, _desc: &[u32], _base: &mut Vec<usize>) -> Option<Sliding> {
+        None
+    }
     /// The largest sum of |weights| over the terms of any descriptor this family can
     /// store, when known: a fit refuses data whose projected sums could then leave
     /// float32's range (stored descriptors carry no weights that could be scaled down).
@@ -70,6 +80,65 @@ pub struct Pooling {
     pub pool: Pool,
     /// Terms per piece (at least 1).
     pub piece_len: usize,
+}
+
+/// A pooled projection made of one filter slid along a line of features (an axis of a
+/// sample): piece `p` (of `positions`) puts tap `t` (of [`Self::taps`], weight
+/// [`Self::weight`]`(t)`) at position `first + p + t` of the line, where it reads features
+/// `base[i] + (first + p + t) * stride` in `base`'s order (`base`: the tap's features at
+/// position 0). The filter has `cells.len()` cells of `cell` taps each, cell `i` weighted
+/// `cells[i]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Sliding {
+    /// How the pieces combine.
+    pub pool: Pool,
+    /// The step between the features of consecutive positions.
+    pub stride: usize,
+    /// The position of the first piece's first tap.
+    pub first: usize,
+    /// Pieces (at least 1).
+    pub positions: usize,
+    /// Taps per cell (at least 1).
+    pub cell: usize,
+    /// The cells' weights.
+    pub cells: &'static [f32],
+}
+
+impl Sliding {
+    /// Taps of the filter.
+    #[inline]
+    pub fn taps(&self) -> usize {
+        self.cell * self.cells.len()
+    }
+
+    /// The weight of tap `t`.
+    #[inline]
+    pub fn weight(&self, t: usize) -> f32 {
+        self.cells[t / self.cell]
+    }
+
+    /// Calls `f(feature, weight)` for every term, piece by piece, tap by tap, and within a
+    /// tap over `base` in order: the projection's terms ([`CompactDescriptors::for_each_term`]).
+    #[inline]
+    pub fn for_each_term(&self, base: &[usize], f: &mut dyn FnMut(usize, f32)) {
+        for p in 0..self.positions {
+            for t in 0..self.taps() {
+                let (w, shift) = (self.weight(t), (self.first + p + t) * self.stride);
+                for &j in base {
+                    f(j + shift, w);
+                }
+            }
+        }
+    }
+
+    /// How the pieces combine, `base.len()` features per tap.
+    #[inline]
+    pub fn pooling(&self, base_len: usize) -> Pooling {
+        Pooling {
+            pool: self.pool,
+            piece_len: self.taps() * base_len,
+        }
+    }
 }
 
 /// Running value of a pooled projection fed its terms' products in order: each piece

@@ -13,7 +13,7 @@
 
 use super::criterion::Criterion;
 use super::splitter::SplitSearch;
-use super::workspace::{node_stats, project, stable_partition, Workspace};
+use super::workspace::{node_stats, stable_partition, Workspace};
 use super::{LeafRows, Tree};
 
 /// The rows that fill a grown tree.
@@ -88,13 +88,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws: &mut Workspace,
     ) -> usize {
         let proj = tree.proj(node, self.sampler.descriptors());
-        project(
-            self.x,
-            proj,
-            &ws.samples[start..end],
-            &mut ws.terms,
-            &mut ws.vals,
-        );
+        ws.project_node(self.x, proj, start, end);
         let left = tree.left[node] as usize;
         stable_partition(
             &mut ws.samples[start..end],

@@ -56,6 +56,7 @@ pub(crate) mod criterion;
 mod fill;
 pub(crate) mod monotonic;
 pub mod packed;
+mod pooled_batch;
 mod scan;
 pub(crate) mod sparse_split;
 pub(crate) mod splitter;

@@ -24,8 +24,9 @@
 use super::bins::{self, Binned};
 use super::criterion::{Criterion, RowSplit, ScanStats};
 use super::monotonic::{admissible, direction, Bounds, Monotone};
+use super::pooled_batch::MAX_VALUES;
 use super::scan::{finite_range, midpoint, sort_pairs, Missing, ScanDriver, Sorted};
-use super::workspace::{node_stats, project, Workspace};
+use super::workspace::{node_stats, Workspace};
 use crate::data::FeatureMatrix;
 use crate::params::{Splitter, TreeConfig};
 use crate::projection::{ProjRef, ProjectionBuf, Sampler};
@@ -122,6 +123,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         for _ in 0..rounds {
             self.sampler
                 .sample(rng, self.cfg.n_candidates, &mut ws.scratch, cand);
+            ws.pooled.reset();
             if let Some(m) = self.screening(node) {
                 if let Some(best) = self.screened_search(ws, cand, rng, node, m) {
                     return Some(best);
@@ -185,7 +187,17 @@ impl<C: Criterion> SplitSearch<'_, C> {
         } else {
             Some((direction(cst, proj)?, node.bounds))
         };
-        let found = self.candidate_split(ws, rng, node, proj, mono, to_beat)?;
+        if let Some(family) = self.sampler.descriptors() {
+            // dense X: this and the next pooled candidates at once, sharing sums
+            let at = node.start..node.end;
+            if !self.x.is_sparse() && !ws.pooled.covers(c, &at) && proj.pooling().is_some() {
+                let rows = (at.clone(), &ws.samples[at]);
+                let missing = self.x.has_missing();
+                ws.pooled
+                    .compute(self.x, (cand, family), c, rows, missing, MAX_VALUES);
+            }
+        }
+        let found = self.candidate_split(ws, rng, node, (c, proj), mono, to_beat)?;
         Some(found.and_then(|(proxy, threshold, missing)| {
             (admissible(proxy) && to_beat.is_none_or(|b| proxy > b)).then_some(Best {
                 proxy,
@@ -269,7 +281,8 @@ impl<C: Criterion> SplitSearch<'_, C> {
         best
     }
 
-    /// The split of `node` under candidate `proj` (with its monotonic direction and the
+    /// The split of `node` under candidate `c` of `ws.cand`, `proj` (its values from the
+    /// node's pooled batch when computed there; with its monotonic direction and the
     /// node's bounds, under constraints): `None` when the candidate is constant on the
     /// node (or missing on every row), so it cannot split; `Some(None)` when it varies but
     /// no split is admissible or beats `to_beat` (the best proxy so far, which some paths
@@ -279,7 +292,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws: &mut Workspace,
         rng: &mut Rng,
         node: Node<'_>,
-        proj: ProjRef<'_>,
+        (c, proj): (usize, ProjRef<'_>),
         mono: Option<(i8, Bounds)>,
         to_beat: Option<f64>,
     ) -> Option<Found> {
@@ -289,13 +302,12 @@ impl<C: Criterion> SplitSearch<'_, C> {
             let found = self.sparse_split(ws, node, proj, mono)?;
             return Some(found.map(|(proxy, threshold)| (proxy, threshold, None)));
         }
-        project(
-            self.x,
-            proj,
-            &ws.samples[start..end],
-            &mut ws.terms,
-            &mut ws.vals,
-        );
+        if let Some(vals) = ws.pooled.values(c, &(start..end)) {
+            ws.vals.clear();
+            ws.vals.extend_from_slice(vals);
+        } else {
+            ws.project_node(self.x, proj, start, end);
+        }
         // a tree without targets scores the values themselves (`value_split`)
         if let Some(rule) = self.crit.value_rule() {
             return self.value_split(ws, rng, node, rule);
@@ -621,6 +633,9 @@ impl<C: Criterion> SplitSearch<'_, C> {
 
     /// Whether every feature of `proj` looks discrete (see [`FeatureMatrix::is_discrete`]).
     fn all_discrete(&self, proj: ProjRef<'_>) -> bool {
+        if !self.x.any_discrete() {
+            return false; // (a pooled candidate has thousands of terms)
+        }
         let mut all = true;
         proj.for_each(|j, _| all &= self.x.is_discrete(j));
         all

@@ -8,6 +8,7 @@
 
 use super::bins::Bins;
 use super::criterion::Criterion;
+use super::pooled_batch::PooledBatch;
 use crate::data::FeatureMatrix;
 use crate::projection::{ProjRef, ProjectionBuf, SamplerScratch};
 
@@ -34,6 +35,8 @@ pub(crate) struct Workspace {
     pub(super) right_rows: Vec<u32>,
     /// Scratch of [`project`].
     pub(super) terms: Gather,
+    /// The node's pooled candidates, computed together.
+    pub(super) pooled: PooledBatch,
     pub(super) bins: Bins,
     /// Samples of a node's rows whose candidate projection is present / missing (NaN).
     pub(super) present: Vec<u32>,
@@ -49,6 +52,25 @@ pub(crate) struct Workspace {
     /// Criterion statistics of a screened node's screen rows
     /// ([`crate::params::ForestParams::candidate_samples`]).
     pub(super) screen_stats: Vec<f64>,
+}
+
+impl Workspace {
+    /// The node's rows `samples[start..end]` projected on `proj`, into `vals` ([`project`]).
+    pub(super) fn project_node(
+        &mut self,
+        x: &FeatureMatrix<'_>,
+        proj: ProjRef<'_>,
+        start: usize,
+        end: usize,
+    ) {
+        project(
+            x,
+            proj,
+            &self.samples[start..end],
+            &mut self.terms,
+            &mut self.vals,
+        );
+    }
 }
 
 /// Memory [`project`] reuses: a projection's terms, and the row map sparse X gathers

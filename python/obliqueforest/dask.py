@@ -59,25 +59,8 @@ import logging
 import threading
 import uuid
 
-import numpy as np
-from scipy import sparse
-
-try:
-    import dask
-    import dask.array as da
-    import dask.dataframe as dd
-    from distributed import default_client, get_worker, wait
-except ImportError as e:  # pragma: no cover - exercised without the extra
-    raise ImportError(
-        'obliqueforest.dask needs dask and distributed: pip install "obliqueforest[dask]"'
-    ) from e
-
-import pandas as pd
-from sklearn.base import clone, is_classifier
-
-from . import _core
-from ._forest import FOREST_GROWER, CoreSparse, _BaseForest
-from ._dask_predict import (
+# first: it raises the ImportError that names the extra when dask or distributed is missing
+from ._dask_predict import (  # isort: skip
     _is_dask,
     apply,
     decision_function,
@@ -86,6 +69,18 @@ from ._dask_predict import (
     score_samples,
     transform,
 )
+
+import dask
+import dask.array as da
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from distributed import default_client, get_worker, wait
+from scipy import sparse
+from sklearn.base import clone, is_classifier
+
+from . import _core
+from ._forest import FOREST_GROWER, CoreSparse, _BaseForest
 from ._progress import _make_bar
 
 __all__ = [

@@ -10,6 +10,8 @@ resets the kernel's high-water mark of its resident memory, fits, and reports:
 * ``accuracy`` on 100,000 held-out rows of the same distribution, ``predict_s``;
 * ``rss_before_mib`` (X, y and imports, before fit), ``peak_rss_mib`` (VmHWM during fit)
   and ``fit_growth_mib`` = their difference: the fit's own working memory plus the trees;
+  ``rss_after_mib`` (VmRSS once fit returned: X, y and the trees) and ``working_mib`` =
+  peak - after, the fit's working memory beyond X and the trees (what it frees);
   ``x_mib`` is X's size.
 
 Data: x ~ N(0, 1)^32; y = 1[x0 + x1 x2 + sin(2 x3) + 0.5 x4 - 0.5 x5 x6 + 0.7 e > 0] with
@@ -231,6 +233,7 @@ def run_child(name, n, trees, n_jobs):
     model.fit(X, y)
     fit_s, fit_cpu_s = time.perf_counter() - t, time.process_time() - cpu
     peak = status_kb("VmHWM") / 1024
+    after = status_kb("VmRSS") / 1024
     t = time.perf_counter()
     pred = np.asarray(model.predict(X_test)).astype(np.int64).ravel()
     predict_s = time.perf_counter() - t
@@ -248,6 +251,8 @@ def run_child(name, n, trees, n_jobs):
         "rss_before_mib": round(before, 1),
         "peak_rss_mib": round(peak, 1),
         "fit_growth_mib": round(peak - before, 1),
+        "rss_after_mib": round(after, 1),
+        "working_mib": round(peak - after, 1),
     }
 
 
@@ -307,8 +312,8 @@ def report(records, meta):
             f"### n = {n:,} (x 32 float32, {N_FEATURES * 4 * n / 2**20:,.0f} MiB)",
             "",
             "| model | trees | fit s | s / tree | vs of_rf | accuracy | peak RSS MiB | "
-            "fit growth MiB | growth / X |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "fit growth MiB | growth / X | working MiB | working / X |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         base = by.get(("of_rf", n))
         for m in names:
@@ -316,17 +321,22 @@ def report(records, meta):
             if r is None:
                 continue
             if "error" in r:
-                lines.append(f"| {m} | {r['trees']} | {r['error']} | | | | | | |")
+                lines.append(f"| {m} | {r['trees']} | {r['error']} | | | | | | | | |")
                 continue
             rel = (
                 f"{r['s_per_tree'] / base['s_per_tree']:.2f}"
                 if base and "error" not in base
                 else ""
             )
+            working = (
+                f"{r['working_mib']:,.0f} | {r['working_mib'] / r['x_mib']:.2f}"
+                if "working_mib" in r
+                else " | "
+            )
             lines.append(
                 f"| {m} | {r['trees']} | {r['fit_s']:.1f} | {r['s_per_tree']:.2f} | {rel} | "
                 f"{r['accuracy']:.4f} | {r['peak_rss_mib']:,.0f} | {r['fit_growth_mib']:,.0f} | "
-                f"{r['fit_growth_mib'] / r['x_mib']:.2f} |"
+                f"{r['fit_growth_mib'] / r['x_mib']:.2f} | {working} |"
             )
         lines.append("")
     lines += [

@@ -38,6 +38,53 @@ pub fn table<T: Clone + Default>(rows: usize, width: usize, what: &str) -> Resul
     }
 }
 
+/// Makes room for `n` elements in `v` and, when that is large, asks the kernel to back the
+/// buffer with transparent huge pages (Linux `madvise(MADV_HUGEPAGE)`; a hint, nothing
+/// elsewhere or when refused). For the per-row arrays the split search reads in an order
+/// of its own (a tree's row weights and targets, in sorted-value order; a node's sort
+/// buffers, scattered into): with 4 KiB pages nearly every such read of a large node
+/// misses the TLB. Pages already touched keep their size, so call it before filling.
+pub(crate) fn reserve_huge<T>(v: &mut Vec<T>, n: usize) {
+    if v.capacity() >= n {
+        return;
+    }
+    v.reserve(n - v.len());
+    advise_huge(v);
+}
+
+/// A vector with room for `n` elements, advised as [`reserve_huge`] says.
+pub(crate) fn with_capacity_huge<T>(n: usize) -> Vec<T> {
+    let mut v = Vec::new();
+    reserve_huge(&mut v, n);
+    v
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge<T>(v: &Vec<T>) {
+    /// Smallest buffer worth backing with huge pages (two of them).
+    const HUGE_MIN_BYTES: usize = 4 << 20;
+    let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
+    if bytes < HUGE_MIN_BYTES {
+        return;
+    }
+    // the whole pages inside the buffer
+    let page = 4096usize;
+    let start = v.as_ptr() as usize;
+    let first = start.next_multiple_of(page);
+    let end = (start + bytes) & !(page - 1);
+    if end > first {
+        // SAFETY: madvise only changes how the kernel backs pages of this process's own
+        // mapping [first, end), which lies inside the vector's allocation; it reads and
+        // writes no memory, and a failure (an old kernel, THP disabled) is ignored.
+        unsafe {
+            libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge<T>(_v: &Vec<T>) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;

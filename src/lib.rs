@@ -55,6 +55,7 @@ pub mod limits;
 pub mod model;
 pub mod params;
 pub mod part;
+mod prefetch;
 pub mod projection;
 pub mod prune;
 pub mod rng;

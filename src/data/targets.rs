@@ -1,6 +1,7 @@
 //! The targets as the criteria read them, and the checks of targets and sample weights
 //! against what the criteria's sums can hold.
 
+use crate::alloc::with_capacity_huge;
 use crate::error::{Error, Result};
 
 /// What the trees predict.
@@ -109,21 +110,25 @@ impl Targets {
                 "y contains NaN or infinity at position {pos}"
             )));
         }
+        // read at random by the split search: huge pages (`with_capacity_huge`)
         match n_classes {
-            None => Ok(Targets::Values(y.to_vec())),
-            Some(k) => y
-                .iter()
-                .map(|&v| {
-                    if v >= 0.0 && v < k as f64 && v.fract() == 0.0 {
-                        Ok(v as u32)
-                    } else {
-                        Err(Error::InvalidInput(format!(
+            None => {
+                let mut values = with_capacity_huge(y.len());
+                values.extend_from_slice(y);
+                Ok(Targets::Values(values))
+            }
+            Some(k) => {
+                let mut codes = with_capacity_huge(y.len());
+                for &v in y {
+                    if !(v >= 0.0 && v < k as f64 && v.fract() == 0.0) {
+                        return Err(Error::InvalidInput(format!(
                             "class code {v} is not in 0..{k}"
-                        )))
+                        )));
                     }
-                })
-                .collect::<Result<Vec<_>>>()
-                .map(Targets::Classes),
+                    codes.push(v as u32);
+                }
+                Ok(Targets::Classes(codes))
+            }
         }
     }
 }
@@ -180,17 +185,17 @@ pub fn check_weights(w: Option<&[f64]>, n: usize) -> Result<Vec<f64>> {
     }
 }
 
-/// Checks that regression targets keep the squared-error sums finite with these weights:
-/// every weighted sum of y² a tree forms is at most (total weight) × (rows) × max y².
+/// Checks that regression targets keep the squared-error sums finite with sample weights
+/// summing to `total`: every weighted sum of y² a tree forms is at most (total weight) ×
+/// (rows) × max y².
 ///
 /// # Errors
 /// [`Error::InvalidInput`] naming the largest target when those sums would overflow f64.
-pub fn check_target_scale(y: &Targets, weights: &[f64]) -> Result<()> {
+pub fn check_target_scale(y: &Targets, total: f64) -> Result<()> {
     let (Targets::Values(y) | Targets::MultiValues { y, .. }) = y else {
         return Ok(());
     };
     let largest = y.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    let total: f64 = weights.iter().sum();
     // a margin of 16 for the criterion's own sums of such terms
     if total * y.len() as f64 * largest * largest < f64::MAX / 16.0 {
         return Ok(());

@@ -21,7 +21,8 @@ pub(crate) struct FitData<'a> {
     pub(crate) cfg: TreeConfig,
     pub(crate) x: FeatureMatrix<'a>,
     pub(crate) y: Targets,
-    pub(crate) sample_weight: Vec<f64>,
+    /// The checked sample weights; `None` when every row weighs 1 (no vector of ones).
+    pub(crate) sample_weight: Option<Vec<f64>>,
 }
 
 /// Grows trees `range` of a forest in the fit's pool, each from its (seed, tree index)
@@ -109,8 +110,12 @@ pub(crate) fn prepare<'a, 'x: 'a>(
     if params.criterion == Criterion::Poisson {
         check_poisson_targets(&y)?;
     }
-    let sample_weight = check_weights(sample_weight, n)?;
-    check_target_scale(&y, &sample_weight)?;
+    let sample_weight = match sample_weight {
+        Some(w) => Some(check_weights(Some(w), n)?),
+        None => None,
+    };
+    let total_weight = sample_weight.as_ref().map_or(n as f64, |w| w.iter().sum());
+    check_target_scale(&y, total_weight)?;
     // in the fit's pool: a copy into Fortran order is split over its threads
     let x = cancel::install(&*thread_pool(params.n_threads())?, || {
         FeatureMatrix::from_features(x)
@@ -191,7 +196,16 @@ fn grow_one(
     t: usize,
     ws: &mut Workspace,
 ) -> (Tree, Option<Vec<u32>>) {
-    let sample = tree_sample(data, t);
+    let mut sample = tree_sample(data, t);
+    let oob = if data.params.oob {
+        sample.out_of_bag()
+    } else {
+        None
+    };
+    if !data.params.store_leaf_values {
+        // nothing reads the counts while the tree grows (4 bytes a row per worker)
+        sample.counts = None;
+    }
     let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
     let keep_rows = data.params.store_leaf_values;
     let honest = sample.honest.is_some();
@@ -200,7 +214,7 @@ fn grow_one(
         weights: &fill_weights,
         values: honest,
         keep_rows,
-        multiplicity: sample.multiplicity.as_deref(),
+        multiplicity: sample.multiplicity(),
     });
     let alpha = data.params.ccp_alpha;
     let prune = |tree| prune_cost_complexity(tree, alpha);
@@ -221,13 +235,5 @@ fn grow_one(
     } else {
         grower.grow(&weights, fill.as_ref(), prune, &mut rng, ws)
     };
-    let oob = sample.counts.filter(|_| data.params.oob).map(|counts| {
-        counts
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c == 0)
-            .map(|(i, _)| i as u32)
-            .collect()
-    });
     (tree, oob)
 }

@@ -54,11 +54,9 @@ impl LeafTargets {
                 return None
             }
         };
-        let w = &data.sample_weight;
-        let sample_weight = if w.iter().all(|&v| v == 1.0) {
-            Vec::new()
-        } else {
-            w.clone()
+        let sample_weight = match &data.sample_weight {
+            Some(w) if w.iter().any(|&v| v != 1.0) => w.clone(),
+            _ => Vec::new(),
         };
         Some(LeafTargets { y, sample_weight })
     }

@@ -15,6 +15,7 @@
 //! ([`honest_mask`]).
 
 use super::FitData;
+use crate::alloc::with_capacity_huge;
 use crate::data::Targets;
 use crate::rng::{Purpose, Rng};
 
@@ -151,14 +152,30 @@ pub(super) struct TreeSample {
     pub(super) weights: Vec<f64>,
     /// Bootstrap or subsample counts, when the tree draws its rows ([`draw_counts`]).
     pub(super) counts: Option<Vec<u32>>,
-    /// How often each row counts in its weight: the bootstrap counts, unless the tree
-    /// sees every row once (no bootstrap, or the fallback below).
-    pub(super) multiplicity: Option<Vec<u32>>,
+    /// The tree sees every row once although it drew a sample (the fallback of
+    /// [`tree_sample`]): its counts are then no multiplicity.
+    fallback: bool,
     /// Honest trees: the rows that fill the leaves (the split search gives them no weight).
     pub(super) honest: Option<Vec<bool>>,
 }
 
 impl TreeSample {
+    /// How often each row counts in its weight: the bootstrap counts, unless the tree
+    /// sees every row once (no bootstrap, or the fallback of [`tree_sample`]).
+    pub(super) fn multiplicity(&self) -> Option<&[u32]> {
+        self.counts.as_deref().filter(|_| !self.fallback)
+    }
+
+    /// The rows the tree did not draw (count 0), when it draws a sample.
+    pub(super) fn out_of_bag(&self) -> Option<Vec<u32>> {
+        let counts = self.counts.as_ref()?;
+        Some(
+            (0..counts.len() as u32)
+                .filter(|&i| counts[i as usize] == 0)
+                .collect(),
+        )
+    }
+
     /// The weights the split search sees: the structure part's (every row's weight when
     /// the tree is not honest).
     pub(super) fn structure_weights(&self) -> std::borrow::Cow<'_, [f64]> {
@@ -198,11 +215,10 @@ pub(super) fn tree_sample(data: &FitData<'_>, t: usize) -> TreeSample {
         let n = data.x.n_samples;
         honest_mask(data.params.seed, t, n, counts.as_deref(), fraction)
     });
-    let multiplicity = counts.clone().filter(|_| !fallback);
     TreeSample {
         weights,
         counts,
-        multiplicity,
+        fallback,
         honest,
     }
 }
@@ -210,8 +226,18 @@ pub(super) fn tree_sample(data: &FitData<'_>, t: usize) -> TreeSample {
 /// The weights of [`tree_sample`], its bootstrap counts, and whether the fallback to every
 /// row applied.
 fn weighted_sample(data: &FitData<'_>, t: usize) -> (Vec<f64>, Option<Vec<u32>>, bool) {
-    let mut weights = data.sample_weight.clone();
     let n = data.x.n_samples;
+    // the fit's sample weights, or ones: the vector of ones exists only per tree
+    // (read in sorted-value order by the split search: huge pages, `with_capacity_huge`)
+    let given = || {
+        let mut w = with_capacity_huge(n);
+        match data.sample_weight.as_deref() {
+            Some(sw) => w.extend_from_slice(sw),
+            None => w.resize(n, 1.0),
+        }
+        w
+    };
+    let mut weights = given();
     let Some(counts) = draw_counts(data.params, &data.cfg, t, n) else {
         return (weights, None, false);
     };
@@ -232,7 +258,7 @@ fn weighted_sample(data: &FitData<'_>, t: usize) -> (Vec<f64>, Option<Vec<u32>>,
     }
     let fallback = weights.iter().all(|&w| w == 0.0);
     if fallback {
-        weights.clone_from(&data.sample_weight);
+        weights = given();
     }
     (weights, Some(counts), fallback)
 }

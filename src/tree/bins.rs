@@ -19,7 +19,7 @@ use crate::params::Splitter;
 /// a chain of dependent read-modify-writes.
 #[derive(Default)]
 pub(super) struct Bins {
-    of_row: Vec<u16>,
+    of_row: RowBins,
     /// A value of each bin (the exact path checks every row against it).
     pub(super) value: Vec<f32>,
     stats: Vec<f64>,
@@ -43,24 +43,26 @@ impl Bins {
         let scale = n_bins as f64 / (f64::from(hi) - f64::from(lo));
         let top = (n_bins - 1) as f64;
         self.n_bins = n_bins;
-        self.of_row.clear();
-        self.of_row.extend(
-            vals.iter()
-                .map(|&v| ((f64::from(v) - f64::from(lo)) * scale).min(top) as u16),
-        );
+        let bin = |v: f32| ((f64::from(v) - f64::from(lo)) * scale).min(top);
+        if n_bins <= 256 {
+            let rows = self.of_row.bytes();
+            rows.extend(vals.iter().map(|&v| bin(v) as u8));
+        } else {
+            let rows = self.of_row.wide();
+            rows.extend(vals.iter().map(|&v| bin(v) as u16));
+        }
         if !exact {
             return true;
         }
         self.value.clear();
         self.value.resize(n_bins, 0.0);
-        for (&b, &v) in self.of_row.iter().zip(vals) {
-            self.value[b as usize] = v;
-        }
-        let value = &self.value;
-        self.of_row
-            .iter()
-            .zip(vals)
-            .all(|(&b, &v)| value[b as usize] == v)
+        let value = &mut self.value;
+        with_rows!(&self.of_row, rows => {
+            for (&b, &v) in rows.iter().zip(vals) {
+                value[usize::from(b)] = v;
+            }
+            rows.iter().zip(vals).all(|(&b, &v)| value[usize::from(b)] == v)
+        })
     }
 
     /// Sums every row's weight into its bin; `slot(sample)` says where in the bin's
@@ -87,15 +89,18 @@ impl Bins {
         self.w.resize(copies * n_bins, 0.0);
         self.n.clear();
         self.n.resize(copies * n_bins, 0);
-        for (k, (&b, &s)) in self.of_row.iter().zip(samples).enumerate() {
-            let (b, s) = (b as usize, s as usize);
-            let c = if copies == 1 { 0 } else { k % COPIES };
-            let w = weights[s];
-            let (at, factor) = slot(s);
-            self.stats[c * width + b * per_bin + at] += factor * w;
-            self.w[c * n_bins + b] += w;
-            self.n[c * n_bins + b] += 1;
-        }
+        let (stats, bin_w, bin_n) = (&mut self.stats, &mut self.w, &mut self.n);
+        with_rows!(&self.of_row, rows => {
+            for (k, (&b, &s)) in rows.iter().zip(samples).enumerate() {
+                let (b, s) = (usize::from(b), s as usize);
+                let c = if copies == 1 { 0 } else { k % COPIES };
+                let w = weights[s];
+                let (at, factor) = slot(s);
+                stats[c * width + b * per_bin + at] += factor * w;
+                bin_w[c * n_bins + b] += w;
+                bin_n[c * n_bins + b] += 1;
+            }
+        });
         for c in 1..copies {
             for i in 0..width {
                 self.stats[i] += self.stats[c * width + i];
@@ -115,16 +120,74 @@ impl Bins {
             return midpoint(self.value[b], self.value[next]);
         }
         let (mut below, mut above) = (f32::NEG_INFINITY, f32::INFINITY);
-        for (&r, &v) in self.of_row.iter().zip(vals) {
-            if r as usize <= b {
-                below = if v > below { v } else { below };
-            } else {
-                above = if v < above { v } else { above };
+        with_rows!(&self.of_row, rows => {
+            for (&r, &v) in rows.iter().zip(vals) {
+                if usize::from(r) <= b {
+                    below = if v > below { v } else { below };
+                } else {
+                    above = if v < above { v } else { above };
+                }
             }
-        }
+        });
         midpoint(below, above)
     }
 }
+
+/// Each row's bin at the node being searched: one byte per row when there are at most 256
+/// bins (the default `max_bins`), two otherwise.
+enum RowBins {
+    Bytes(Vec<u8>),
+    Wide(Vec<u16>),
+}
+
+impl Default for RowBins {
+    fn default() -> Self {
+        RowBins::Bytes(Vec::new())
+    }
+}
+
+impl RowBins {
+    /// The one-byte form, emptied (its memory kept when it already was that form).
+    fn bytes(&mut self) -> &mut Vec<u8> {
+        if !matches!(self, RowBins::Bytes(_)) {
+            *self = RowBins::Bytes(Vec::new());
+        }
+        let RowBins::Bytes(v) = self else {
+            unreachable!()
+        };
+        v.clear();
+        v
+    }
+
+    /// The two-byte form, emptied.
+    fn wide(&mut self) -> &mut Vec<u16> {
+        if !matches!(self, RowBins::Wide(_)) {
+            *self = RowBins::Wide(Vec::new());
+        }
+        let RowBins::Wide(v) = self else {
+            unreachable!()
+        };
+        v.clear();
+        v
+    }
+}
+
+/// Runs `$body` with `$rows` bound to the row bins as a slice of their element type.
+macro_rules! with_rows {
+    ($bins:expr, $rows:ident => $body:expr) => {
+        match $bins {
+            RowBins::Bytes(v) => {
+                let $rows: &[u8] = v;
+                $body
+            }
+            RowBins::Wide(v) => {
+                let $rows: &[u16] = v;
+                $body
+            }
+        }
+    };
+}
+use with_rows;
 
 /// Bins of the exact histogram path (projections of discrete columns).
 const EXACT_BINS: usize = 256;

@@ -213,6 +213,7 @@ impl<C: Criterion> Builder<'_, C> {
         ws.left.resize(stat_len, 0.0);
         ws.right.resize(stat_len, 0.0);
         ws.node_sums.resize(stat_len, 0.0);
+        ws.reserve_rows(weights.len());
         ws.samples.clear();
         ws.samples
             .extend((0..weights.len() as u32).filter(|&i| weights[i as usize] > 0.0));

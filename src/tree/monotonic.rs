@@ -113,6 +113,10 @@ impl<T: ScanStats> ScanStats for Monotone<T> {
         self.inner.move_left(sample, w)
     }
     #[inline(always)]
+    fn prefetch(&self, sample: usize) {
+        self.inner.prefetch(sample)
+    }
+    #[inline(always)]
     fn move_bin(&mut self, bin: &[f64]) {
         self.inner.move_bin(bin)
     }

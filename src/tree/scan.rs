@@ -9,6 +9,7 @@
 //! those rows left.
 
 use super::criterion::ScanStats;
+use crate::prefetch::{prefetch, AHEAD};
 
 /// A way of walking the split positions of one candidate, generic over the criterion's
 /// running statistics so that each (walk, criterion) pair is one monomorphised loop.
@@ -67,6 +68,12 @@ impl ScanDriver for Sorted<'_> {
         stats.prepare(pairs, weights, self.stay_right);
         let stop = if missing.to_end { m } else { m - 1 };
         for i in 0..stop {
+            // the weights and targets are read in value order: ask for them some rows
+            // ahead, or every read of a large node waits for memory
+            if let Some(&(_, ahead)) = pairs.get(i + AHEAD) {
+                prefetch(weights, ahead as usize);
+                stats.prefetch(ahead as usize);
+            }
             let s = pairs[i].1 as usize;
             let w = weights[s];
             stats.move_left(s, w);

@@ -9,6 +9,7 @@
 use super::bins::Bins;
 use super::criterion::Criterion;
 use super::pooled_batch::PooledBatch;
+use crate::alloc::reserve_huge;
 use crate::data::FeatureMatrix;
 use crate::projection::{ProjRef, ProjectionBuf, SamplerScratch};
 
@@ -55,6 +56,16 @@ pub(crate) struct Workspace {
 }
 
 impl Workspace {
+    /// Room for a node of `n` rows in the per-row buffers, large ones backed by huge pages
+    /// ([`reserve_huge`]: the sort scatters into them, the scans read through them).
+    pub(super) fn reserve_rows(&mut self, n: usize) {
+        reserve_huge(&mut self.samples, n);
+        reserve_huge(&mut self.pairs, n);
+        reserve_huge(&mut self.sort_buf, n);
+        reserve_huge(&mut self.vals, n);
+        reserve_huge(&mut self.right_rows, n);
+    }
+
     /// The node's rows `samples[start..end]` projected on `proj`, into `vals` ([`project`]).
     pub(super) fn project_node(
         &mut self,

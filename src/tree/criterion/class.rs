@@ -287,6 +287,10 @@ impl<R: ClassRule, const MULTI: bool> ClassScan<'_, R, MULTI> {
 
 impl<R: ClassRule, const MULTI: bool> ScanStats for ClassScan<'_, R, MULTI> {
     #[inline(always)]
+    fn prefetch(&self, s: usize) {
+        crate::prefetch::prefetch(self.crit.codes, s * self.crit.k);
+    }
+    #[inline(always)]
     fn move_left(&mut self, s: usize, w: f64) {
         for &c in self.crit.slots(s) {
             self.move_class(c as usize, w);

@@ -125,6 +125,9 @@ pub(crate) trait ScanStats {
     fn prepare(&mut self, _pairs: &[(f32, u32)], _weights: &[f64], _stay_right: &[u32]) {}
     /// Moves row `sample` with weight `w` to the left child.
     fn move_left(&mut self, sample: usize, w: f64);
+    /// Asks the cache for what [`Self::move_left`] of row `sample` will read (a hint).
+    #[inline(always)]
+    fn prefetch(&self, _sample: usize) {}
     /// Moves a histogram bin's statistics (see [`Criterion::bin_slot`]).
     fn move_bin(&mut self, bin: &[f64]);
     /// The proxy of the current split with child weights `w_l`, `w_r` (both > 0).

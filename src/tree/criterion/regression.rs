@@ -116,6 +116,10 @@ impl<'a, R> SumScan<'a, R> {
 
 impl<R: SumRule> ScanStats for SumScan<'_, R> {
     #[inline(always)]
+    fn prefetch(&self, s: usize) {
+        crate::prefetch::prefetch(self.y, s);
+    }
+    #[inline(always)]
     fn move_left(&mut self, s: usize, w: f64) {
         let wy = w * self.y[s];
         self.s_l += wy;
@@ -497,6 +501,10 @@ impl<'a, R> SumsScan<'a, R> {
 }
 
 impl<R: SumsRule> ScanStats for SumsScan<'_, R> {
+    #[inline(always)]
+    fn prefetch(&self, s: usize) {
+        crate::prefetch::prefetch(self.y, s * self.k);
+    }
     #[inline(always)]
     fn move_left(&mut self, s: usize, w: f64) {
         let k = self.k;

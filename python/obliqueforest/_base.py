@@ -339,11 +339,18 @@ class _ClassifierMixin(ClassifierMixin):
             return
         y = target_columns(y)
         check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
-        encoded = [np.unique(y[:, o], return_inverse=True) for o in range(y.shape[1])]
-        classes = [c for c, _ in encoded]
-        y_enc = np.stack([e for _, e in encoded], axis=1)
+        # the class codes as the core reads them (float64): one array of n x outputs kept
+        # through the fit, not also the integer codes and their stacked copy
+        classes, codes = [], []
+        for o in range(y.shape[1]):
+            c, inverse = np.unique(y[:, o], return_inverse=True)
+            classes.append(c)
+            codes.append(inverse.astype(np.float64))
+            del inverse
+        y_enc = codes[0] if len(codes) == 1 else np.stack(codes, axis=1)
+        del codes
         if y.shape[1] == 1:
-            classes, y_enc, y = classes[0], y_enc[:, 0], y[:, 0]
+            classes, y = classes[0], y[:, 0]
         if warm:
             old = self.classes_ if isinstance(self.classes_, list) else [self.classes_]
             new = classes if isinstance(classes, list) else [classes]

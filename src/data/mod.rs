@@ -21,6 +21,7 @@ mod targets;
 pub use targets::{check_target_scale, check_weights, Targets};
 
 use crate::error::{Error, Result};
+use crate::prefetch::{prefetch, AHEAD};
 use crate::projection::ProjectionBuf;
 use crate::sparse::{CowSparse, Features, Layout, SparseMatrix};
 use ndarray::ArrayView2;
@@ -74,12 +75,18 @@ enum Column {
 /// A column as [`FeatureMatrix::project_rows`] reads it: the value at a row offset.
 trait At: Copy {
     fn at(self, r: usize) -> f32;
+    /// Asks the cache for the value at row offset `r` (a hint).
+    fn prefetch(self, r: usize);
 }
 
 impl At for &[f32] {
     #[inline]
     fn at(self, r: usize) -> f32 {
         self[r]
+    }
+    #[inline(always)]
+    fn prefetch(self, r: usize) {
+        prefetch(self, r);
     }
 }
 
@@ -91,6 +98,10 @@ impl At for Bits<'_> {
     #[inline]
     fn at(self, r: usize) -> f32 {
         self.1[((self.0[r >> 6] >> (r & 63)) & 1) as usize]
+    }
+    #[inline(always)]
+    fn prefetch(self, r: usize) {
+        prefetch(self.0, r >> 6);
     }
 }
 
@@ -109,20 +120,56 @@ impl At for ColRef<'_> {
             ColRef::Binary(b) => b.at(r),
         }
     }
+    #[inline(always)]
+    fn prefetch(self, r: usize) {
+        match self {
+            ColRef::Strided(c) => c.prefetch(r),
+            ColRef::Binary(b) => b.prefetch(r),
+        }
+    }
+}
+
+/// The offsets of a node's rows in every column (`samples[k] * stride`), each with the
+/// offset of the row [`AHEAD`] places later (the last row's near the end), which the
+/// gathers ask the cache for while they read row k.
+fn row_offsets(
+    samples: &[u32],
+    stride: usize,
+) -> impl Iterator<Item = (usize, usize)> + Clone + '_ {
+    let last = samples.last().map_or(0, |&s| s as usize * stride);
+    samples.iter().enumerate().map(move |(k, &s)| {
+        let ahead = samples
+            .get(k + AHEAD)
+            .map_or(last, |&a| a as usize * stride);
+        (s as usize * stride, ahead)
+    })
 }
 
 /// `out[k] += sum_t w_t * col_t[o_k]` over up to four `(col_t, w_t)` and the row offsets
-/// `o_k`, added in term order in one pass over the rows.
+/// `o_k` ([`row_offsets`]), added in term order in one pass over the rows.
 #[inline]
-fn add_terms<C: At>(cols: &[(C, f32)], offsets: impl Iterator<Item = usize>, out: &mut [f32]) {
+fn add_terms<C: At>(
+    cols: &[(C, f32)],
+    offsets: impl Iterator<Item = (usize, usize)>,
+    out: &mut [f32],
+) {
     let rows = out.iter_mut().zip(offsets);
+    let ask = |ahead: usize| cols.iter().for_each(|&(c, _)| c.prefetch(ahead));
     match *cols {
-        [(a, wa)] => rows.for_each(|(o, r)| *o += wa * a.at(r)),
-        [(a, wa), (b, wb)] => rows.for_each(|(o, r)| *o = *o + wa * a.at(r) + wb * b.at(r)),
-        [(a, wa), (b, wb), (c, wc)] => rows.for_each(|(o, r)| {
+        [(a, wa)] => rows.for_each(|(o, (r, ahead))| {
+            ask(ahead);
+            *o += wa * a.at(r);
+        }),
+        [(a, wa), (b, wb)] => rows.for_each(|(o, (r, ahead))| {
+            ask(ahead);
+            *o = *o + wa * a.at(r) + wb * b.at(r);
+        }),
+        [(a, wa), (b, wb), (c, wc)] => rows.for_each(|(o, (r, ahead))| {
+            ask(ahead);
             *o = *o + wa * a.at(r) + wb * b.at(r) + wc * c.at(r);
         }),
-        [(a, wa), (b, wb), (c, wc), (d, wd)] => rows.for_each(|(o, r)| {
+        [(a, wa), (b, wb), (c, wc), (d, wd)] => rows.for_each(|(o, (r, ahead))| {
+            ask(ahead);
             *o = *o + wa * a.at(r) + wb * b.at(r) + wc * c.at(r) + wd * d.at(r);
         }),
         _ => unreachable!("one to four terms"),
@@ -142,7 +189,7 @@ fn gather<C: At>(col: C, row_stride: usize, samples: &[u32], out: &mut [f32]) {
 /// the sum can take.
 fn from_bits(
     cols: &[(Bits<'_>, f32)],
-    offsets: impl Iterator<Item = usize>,
+    offsets: impl Iterator<Item = (usize, usize)>,
     out: &mut [f32],
     apply: impl Fn(&mut f32, f32),
 ) {
@@ -153,7 +200,7 @@ fn from_bits(
         }
     }
     let bit = |t: usize, r: usize| ((cols[t].0 .0[r >> 6] >> (r & 63)) & 1) as usize;
-    let rows = out.iter_mut().zip(offsets);
+    let rows = out.iter_mut().zip(offsets.map(|(r, _)| r));
     match cols.len() {
         1 => rows.for_each(|(o, r)| apply(o, table[bit(0, r)])),
         2 => rows.for_each(|(o, r)| apply(o, table[bit(0, r) | bit(1, r) << 1])),
@@ -454,7 +501,7 @@ impl<'a> FeatureMatrix<'a> {
         out.clear();
         out.resize(samples.len(), 0.0);
         let rs = self.row_stride();
-        let offsets = samples.iter().map(|&s| s as usize * rs);
+        let offsets = row_offsets(samples, rs);
         let mut exact = None;
         for (k, chunk) in terms.chunks(4).enumerate() {
             let mut floats = [(&[][..], 0.0f32); 4];
@@ -497,7 +544,7 @@ impl<'a> FeatureMatrix<'a> {
         chunk: &[(usize, f32)],
         first: bool,
         exact: bool,
-        offsets: impl Iterator<Item = usize> + Clone,
+        offsets: impl Iterator<Item = (usize, usize)> + Clone,
         out: &mut [f32],
     ) {
         let mut bits = [(Bits(&[], [0.0; 2]), 0.0f32); 4];

@@ -11,6 +11,7 @@
 use super::criterion::ScanStats;
 use super::scan::{midpoint, offer, Missing, ScanDriver};
 use crate::params::Splitter;
+use crate::prefetch::{prefetch, AHEAD};
 
 /// Histogram of one candidate's projected values at one node: each row's bin, and per bin
 /// the statistics the criterion needs (class weights, or the weighted target sum), the
@@ -66,13 +67,15 @@ impl Bins {
     }
 
     /// Sums every row's weight into its bin; `slot(sample)` says where in the bin's
-    /// `per_bin` statistics the row's weight goes and with what factor.
+    /// `per_bin` statistics the row's weight goes and with what factor, and `ask(sample)`
+    /// asks the cache for what `slot` will read (the rows' weights are asked for here).
     pub(super) fn fill(
         &mut self,
         samples: &[u32],
         weights: &[f64],
         per_bin: usize,
         slot: impl Fn(usize) -> (usize, f64),
+        ask: impl Fn(usize),
     ) {
         const COPIES: usize = 4;
         let n_bins = self.n_bins;
@@ -92,6 +95,11 @@ impl Bins {
         let (stats, bin_w, bin_n) = (&mut self.stats, &mut self.w, &mut self.n);
         with_rows!(&self.of_row, rows => {
             for (k, (&b, &s)) in rows.iter().zip(samples).enumerate() {
+                // a large node's rows are far apart in the weights and targets
+                if let Some(&ahead) = samples.get(k + AHEAD) {
+                    prefetch(weights, ahead as usize);
+                    ask(ahead as usize);
+                }
                 let (b, s) = (usize::from(b), s as usize);
                 let c = if copies == 1 { 0 } else { k % COPIES };
                 let w = weights[s];
@@ -313,7 +321,7 @@ mod tests {
         }
         let mut bins = Bins::default();
         assert!(bins.assign(&vals, 0.0, 4.0, exact_bins(0.0, 4.0, 40), true));
-        bins.fill(&samples, &weights, 2, |s| crit.bin_slot(s));
+        bins.fill(&samples, &weights, 2, |s| crit.bin_slot(s), |_| {});
         let (mut l, mut r) = (vec![0.0; 2], vec![0.0; 2]);
         let (p_bin, b) = Binned {
             bins: &bins,
@@ -366,7 +374,7 @@ mod tests {
         }
         let mut bins = Bins::default();
         assert!(bins.assign(&vals, 0.0, 4.0, exact_bins(0.0, 4.0, 40), true));
-        bins.fill(&present, &weights, 2, |s| crit.bin_slot(s));
+        bins.fill(&present, &weights, 2, |s| crit.bin_slot(s), |_| {});
         let pairs = sorted(&vals);
         for left_side in [false, true] {
             let missing_of = |_| Missing {

@@ -496,8 +496,13 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let mut best: Option<(f64, usize, bool)> = None;
         if binned {
             let crit = self.crit;
-            ws.bins
-                .fill(&ws.present, self.weights, per_bin, |s| crit.bin_slot(s));
+            ws.bins.fill(
+                &ws.present,
+                self.weights,
+                per_bin,
+                |s| crit.bin_slot(s),
+                |s| crit.prefetch(s),
+            );
         } else {
             ws.pairs.clear();
             ws.pairs
@@ -661,8 +666,13 @@ impl<C: Criterion> SplitSearch<'_, C> {
         }
         let samples = &ws.samples[node.start..node.end];
         let crit = self.crit;
-        ws.bins
-            .fill(samples, self.weights, per_bin, |s| crit.bin_slot(s));
+        ws.bins.fill(
+            samples,
+            self.weights,
+            per_bin,
+            |s| crit.bin_slot(s),
+            |s| crit.prefetch(s),
+        );
         let driver = Binned {
             bins: &ws.bins,
             per_bin,

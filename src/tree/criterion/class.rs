@@ -193,6 +193,10 @@ impl<'a, R: ClassRule, const MULTI: bool> Criterion for Classes<'a, R, MULTI> {
         n_outputs
     }
     #[inline(always)]
+    fn prefetch(&self, s: usize) {
+        crate::prefetch::prefetch(self.codes, s * self.k);
+    }
+    #[inline(always)]
     fn add_sample(&self, sums: &mut [f64], s: usize, w: f64) {
         for &c in self.slots(s) {
             sums[c as usize] += w;

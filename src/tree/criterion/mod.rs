@@ -102,6 +102,10 @@ pub(crate) trait Criterion: Copy {
     fn bin_width(&self, n_outputs: usize) -> usize;
     /// Where row `s`'s weight goes in its bin's statistics, and with what factor.
     fn bin_slot(&self, s: usize) -> (usize, f64);
+    /// Asks the cache for row `s`'s target, which [`Self::bin_slot`] and
+    /// [`Self::add_sample`] read (a hint; none for the criteria that do not say).
+    #[inline(always)]
+    fn prefetch(&self, _s: usize) {}
     /// A scan starting with every row of a node with statistics `total` on the right;
     /// `left` and `right` are scratch of [`Self::stat_len`] entries.
     fn scan<'s>(

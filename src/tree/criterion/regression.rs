@@ -24,6 +24,10 @@ impl<'a> Criterion for SquaredError<'a> {
         3
     }
     #[inline(always)]
+    fn prefetch(&self, s: usize) {
+        crate::prefetch::prefetch(self.y, s);
+    }
+    #[inline(always)]
     fn add_sample(&self, sums: &mut [f64], s: usize, w: f64) {
         let y = self.y[s];
         sums[0] += w;

@@ -106,4 +106,22 @@ mod tests {
         assert!(e.contains("predictions"), "{e}");
         assert_eq!(table::<u8>(3, 2, "x").unwrap(), vec![0; 6]);
     }
+
+    #[test]
+    fn huge_reservations_keep_contents_and_make_room() {
+        // small (no advice) and large (advised on Linux) buffers behave as Vec::reserve
+        for n in [10usize, 3 << 20] {
+            let mut v: Vec<u32> = vec![7, 8, 9];
+            reserve_huge(&mut v, n);
+            assert!(v.capacity() >= n);
+            assert_eq!(v, [7, 8, 9]);
+            v.resize(n, 1);
+            assert_eq!(v[n - 1], 1);
+            let cap = v.capacity();
+            reserve_huge(&mut v, n / 2); // enough room already: nothing moves
+            assert_eq!(v.capacity(), cap);
+            let w: Vec<f64> = with_capacity_huge(n);
+            assert!(w.is_empty() && w.capacity() >= n);
+        }
+    }
 }

@@ -301,6 +301,37 @@ mod tests {
     }
 
     #[test]
+    fn row_bins_take_one_byte_up_to_256_bins_and_two_beyond_with_the_same_counts() {
+        // 600 rows, value v in 0..300 twice each, weight 1 + (row % 3)
+        let vals: Vec<f32> = (0..600).map(|i| (i % 300) as f32).collect();
+        let samples: Vec<u32> = (0..600).collect();
+        let weights: Vec<f64> = (0..600).map(|i| 1.0 + (i % 3) as f64).collect();
+        for n_bins in [150, 256, 257, 300] {
+            let mut bins = Bins::default();
+            // [-0.5, 299.5] in n_bins equal bins: value v lands in bin (v + 0.5) * n_bins / 300
+            assert!(bins.assign(&vals, -0.5, 299.5, n_bins, n_bins == 300));
+            assert_eq!(matches!(bins.of_row, RowBins::Bytes(_)), n_bins <= 256);
+            bins.fill(&samples, &weights, 1, |_| (0, 1.0), |_| {});
+            for b in 0..n_bins {
+                let in_bin = |v: f32| {
+                    (((f64::from(v) + 0.5) * n_bins as f64 / 300.0).min((n_bins - 1) as f64))
+                        as usize
+                        == b
+                };
+                let rows: Vec<usize> = (0..600).filter(|&i| in_bin(vals[i])).collect();
+                assert_eq!(bins.n[b] as usize, rows.len(), "{n_bins} bins, bin {b}");
+                let w: f64 = rows.iter().map(|&i| weights[i]).sum();
+                assert_eq!(bins.w[b], w, "{n_bins} bins, bin {b}");
+            }
+            // one value per bin at 300 bins: the threshold after bin b is b + 0.5
+            if n_bins == 300 {
+                assert_eq!(bins.threshold(&vals, 41, false), midpoint(41.0, 42.0));
+                assert_eq!(bins.threshold(&vals, 41, true), midpoint(41.0, 42.0));
+            }
+        }
+    }
+
+    #[test]
     fn exact_histogram_gives_up_on_two_values_in_a_bin() {
         let mut bins = Bins::default();
         assert!(bins.assign(&[0.0, 1.0, 2.0, 1.0], 0.0, 2.0, 3, true));

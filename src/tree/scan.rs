@@ -148,17 +148,25 @@ pub(super) fn midpoint(a: f32, b: f32) -> f32 {
 }
 
 /// Sorts (value, sample) pairs by value: LSD radix sort on the order-preserving bit
-/// pattern of the f32 key (three 11-bit passes, a pass skipped when every key shares its
-/// digit) for large nodes, pdqsort for small ones.
+/// pattern of the f32 key (a pass skipped when every key shares its digit): three 11-bit
+/// passes for large nodes, four 8-bit ones for middle-sized nodes, pdqsort for small ones.
+/// The radix sorts are stable (equal values keep their order).
 pub(super) fn sort_pairs(pairs: &mut Vec<(f32, u32)>, buf: &mut Vec<(f32, u32)>) {
-    const SMALL: usize = 2048;
-    const BITS: u32 = 11;
-    const BUCKETS: usize = 1 << BITS;
+    const SMALL: usize = 256;
+    const MIDDLE: usize = 2048;
     let n = pairs.len();
     if n < SMALL {
         pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-        return;
+    } else if n < MIDDLE {
+        radix_sort(pairs, buf, 8, 4);
+    } else {
+        radix_sort(pairs, buf, 11, 3);
     }
+}
+
+/// LSD radix sort of `pairs` by the total order of their f32 keys in `passes` digits of
+/// `bits` bits (`bits * passes >= 32`, `bits <= 11`); `buf` is scratch.
+fn radix_sort(pairs: &mut Vec<(f32, u32)>, buf: &mut Vec<(f32, u32)>, bits: u32, passes: u32) {
     // the total order of f32 as unsigned integers: flip negatives, set the sign of positives
     let key = |v: f32| {
         let b = v.to_bits();
@@ -168,14 +176,17 @@ pub(super) fn sort_pairs(pairs: &mut Vec<(f32, u32)>, buf: &mut Vec<(f32, u32)>)
             b | 0x8000_0000
         }
     };
+    let n = pairs.len();
+    let mask = (1usize << bits) - 1;
     buf.clear();
     buf.resize(n, (0.0, 0));
-    let mut counts = [0u32; BUCKETS];
-    for pass in 0..3 {
-        let shift = pass * BITS;
+    let mut counts = [0u32; 1 << 11];
+    let counts = &mut counts[..=mask];
+    for pass in 0..passes {
+        let shift = pass * bits;
         counts.fill(0);
         for p in pairs.iter() {
-            counts[((key(p.0) >> shift) as usize) & (BUCKETS - 1)] += 1;
+            counts[((key(p.0) >> shift) as usize) & mask] += 1;
         }
         if counts.iter().any(|&c| c as usize == n) {
             continue; // every key has the same digit here: this pass would not move anything
@@ -187,7 +198,7 @@ pub(super) fn sort_pairs(pairs: &mut Vec<(f32, u32)>, buf: &mut Vec<(f32, u32)>)
             sum += here;
         }
         for p in pairs.iter() {
-            let d = ((key(p.0) >> shift) as usize) & (BUCKETS - 1);
+            let d = ((key(p.0) >> shift) as usize) & mask;
             buf[counts[d] as usize] = *p;
             counts[d] += 1;
         }

@@ -11,7 +11,7 @@
 use super::criterion::ScanStats;
 use super::scan::{midpoint, offer, Missing, ScanDriver};
 use crate::params::Splitter;
-use crate::prefetch::{prefetch, AHEAD};
+use crate::prefetch::AHEAD;
 
 /// Histogram of one candidate's projected values at one node: each row's bin, and per bin
 /// the statistics the criterion needs (class weights, or the weighted target sum), the
@@ -66,25 +66,20 @@ impl Bins {
         })
     }
 
-    /// Sums every row's weight into its bin; `slot(sample)` says where in the bin's
-    /// `per_bin` statistics the row's weight goes and with what factor, and `ask(sample)`
-    /// asks the cache for what `slot` will read (the rows' weights are asked for here).
+    /// Sums every row's weight into its bin: `row(k)` of the `k`-th row says where in its
+    /// bin's `per_bin` statistics its weight goes, with what factor, and the weight; `ask(k)`
+    /// asks the cache for what `row(k)` will read (called some rows ahead).
     pub(super) fn fill(
         &mut self,
-        samples: &[u32],
-        weights: &[f64],
         per_bin: usize,
-        slot: impl Fn(usize) -> (usize, f64),
+        row: impl Fn(usize) -> (usize, f64, f64),
         ask: impl Fn(usize),
     ) {
         const COPIES: usize = 4;
         let n_bins = self.n_bins;
         // the extra copies pay for their clearing only on nodes with many rows per bin
-        let copies = if samples.len() >= 16 * n_bins {
-            COPIES
-        } else {
-            1
-        };
+        let n_rows = with_rows!(&self.of_row, rows => rows.len());
+        let copies = if n_rows >= 16 * n_bins { COPIES } else { 1 };
         let width = n_bins * per_bin;
         self.stats.clear();
         self.stats.resize(copies * width, 0.0);
@@ -94,16 +89,13 @@ impl Bins {
         self.n.resize(copies * n_bins, 0);
         let (stats, bin_w, bin_n) = (&mut self.stats, &mut self.w, &mut self.n);
         with_rows!(&self.of_row, rows => {
-            for (k, (&b, &s)) in rows.iter().zip(samples).enumerate() {
-                // a large node's rows are far apart in the weights and targets
-                if let Some(&ahead) = samples.get(k + AHEAD) {
-                    prefetch(weights, ahead as usize);
-                    ask(ahead as usize);
+            for (k, &b) in rows.iter().enumerate() {
+                if k + AHEAD < n_rows {
+                    ask(k + AHEAD);
                 }
-                let (b, s) = (usize::from(b), s as usize);
+                let b = usize::from(b);
                 let c = if copies == 1 { 0 } else { k % COPIES };
-                let w = weights[s];
-                let (at, factor) = slot(s);
+                let (at, factor, w) = row(k);
                 stats[c * width + b * per_bin + at] += factor * w;
                 bin_w[c * n_bins + b] += w;
                 bin_n[c * n_bins + b] += 1;
@@ -290,7 +282,19 @@ impl ScanDriver for Binned<'_> {
 mod tests {
     use super::*;
     use crate::tree::criterion::{Criterion, Gini};
-    use crate::tree::scan::{midpoint, sorted, Sorted};
+    use crate::tree::scan::{midpoint, sorted, ByRow, Sorted};
+
+    /// [`Bins::fill`]'s row `k` of `samples`: its slot and factor under `crit`, and weight.
+    fn by_row<C: Criterion>(
+        crit: &C,
+        samples: &[u32],
+        weights: &[f64],
+        k: usize,
+    ) -> (usize, f64, f64) {
+        let s = samples[k] as usize;
+        let (at, factor) = crit.bin_slot(s);
+        (at, factor, weights[s])
+    }
 
     #[test]
     fn exact_bins_give_integers_one_bin_each() {
@@ -311,7 +315,7 @@ mod tests {
             // [-0.5, 299.5] in n_bins equal bins: value v lands in bin (v + 0.5) * n_bins / 300
             assert!(bins.assign(&vals, -0.5, 299.5, n_bins, n_bins == 300));
             assert_eq!(matches!(bins.of_row, RowBins::Bytes(_)), n_bins <= 256);
-            bins.fill(&samples, &weights, 1, |_| (0, 1.0), |_| {});
+            bins.fill(1, |k| (0, 1.0, weights[samples[k] as usize]), |_| {});
             for b in 0..n_bins {
                 let in_bin = |v: f32| {
                     (((f64::from(v) + 0.5) * n_bins as f64 / 300.0).min((n_bins - 1) as f64))
@@ -352,7 +356,7 @@ mod tests {
         }
         let mut bins = Bins::default();
         assert!(bins.assign(&vals, 0.0, 4.0, exact_bins(0.0, 4.0, 40), true));
-        bins.fill(&samples, &weights, 2, |s| crit.bin_slot(s), |_| {});
+        bins.fill(2, |k| by_row(&crit, &samples, &weights, k), |_| {});
         let (mut l, mut r) = (vec![0.0; 2], vec![0.0; 2]);
         let (p_bin, b) = Binned {
             bins: &bins,
@@ -366,7 +370,7 @@ mod tests {
         let pairs = sorted(&vals);
         let (p_sort, at) = Sorted {
             pairs: &pairs,
-            weights: &weights,
+            rows: ByRow(&weights),
             limits: (w_node, 1, 0.0),
             missing: Missing::NONE,
             stay_right: &[],
@@ -405,7 +409,7 @@ mod tests {
         }
         let mut bins = Bins::default();
         assert!(bins.assign(&vals, 0.0, 4.0, exact_bins(0.0, 4.0, 40), true));
-        bins.fill(&present, &weights, 2, |s| crit.bin_slot(s), |_| {});
+        bins.fill(2, |k| by_row(&crit, &present, &weights, k), |_| {});
         let pairs = sorted(&vals);
         for left_side in [false, true] {
             let missing_of = |_| Missing {
@@ -434,7 +438,7 @@ mod tests {
                 } else {
                     Sorted {
                         pairs: &pairs,
-                        weights: &weights,
+                        rows: ByRow(&weights),
                         limits: (w_node, 1, 0.0),
                         missing: missing_of(()),
                         stay_right: &[],

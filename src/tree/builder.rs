@@ -13,6 +13,7 @@ use super::criterion::{
 };
 use super::fill::Fill;
 use super::monotonic::Bounds;
+use super::scan::Packing;
 use super::splitter::{Node, SplitSearch};
 use super::workspace::{node_stats, project, stable_partition, Workspace};
 use super::{Tree, LEAF};
@@ -161,6 +162,7 @@ impl Grower<'_> {
                 crit,
                 weights,
                 zeros_as_block: self.x.is_sparse() && crit.exact_scan(weights),
+                packing: Packing::of(&crit, self.cfg.n_outputs, weights),
             },
         }
     }

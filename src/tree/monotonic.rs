@@ -117,6 +117,10 @@ impl<T: ScanStats> ScanStats for Monotone<T> {
         self.inner.prefetch(sample)
     }
     #[inline(always)]
+    fn move_slot(&mut self, slot: usize, w: f64) {
+        self.inner.move_slot(slot, w)
+    }
+    #[inline(always)]
     fn move_bin(&mut self, bin: &[f64]) {
         self.inner.move_bin(bin)
     }

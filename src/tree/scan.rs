@@ -8,7 +8,7 @@
 //! so far, and its threshold (the midpoint of the values on either side) sends exactly
 //! those rows left.
 
-use super::criterion::ScanStats;
+use super::criterion::{Criterion, ScanStats};
 use crate::prefetch::{prefetch, AHEAD};
 
 /// A way of walking the split positions of one candidate, generic over the criterion's
@@ -47,36 +47,33 @@ impl Missing {
 /// (`limits` = node weight, min_samples_leaf, min leaf weight) counting the missing rows
 /// on their side. `stay_right` are the missing rows when they stay on the right (criteria
 /// that see rows, not sums, are told them: [`ScanStats::prepare`]).
-pub(super) struct Sorted<'a> {
+/// The pairs carry their rows as `rows` says: their samples ([`ByRow`]), or their weights
+/// and criterion slots ([`Packed`]).
+pub(super) struct Sorted<'a, R> {
     pub(super) pairs: &'a [(f32, u32)],
-    pub(super) weights: &'a [f64],
+    pub(super) rows: R,
     pub(super) limits: (f64, usize, f64),
     pub(super) missing: Missing,
     pub(super) stay_right: &'a [u32],
 }
 
-impl ScanDriver for Sorted<'_> {
+impl<R: PairRows> ScanDriver for Sorted<'_, R> {
     #[inline]
     fn run<T: ScanStats>(self, mut stats: T) -> Option<(f64, usize)> {
-        let (pairs, weights, missing) = (self.pairs, self.weights, self.missing);
+        let (pairs, rows, missing) = (self.pairs, self.rows, self.missing);
         let (w_node, min_leaf, min_weight_leaf) = self.limits;
         let m = pairs.len();
         let n = m + missing.n;
         // without missing rows: 0 and w_node exactly, as before missing values existed
         let (mut w_l, mut w_r) = (missing.w_left, w_node - missing.w_left);
         let mut best: Option<(f64, usize)> = None;
-        stats.prepare(pairs, weights, self.stay_right);
+        rows.prepare(&mut stats, pairs, self.stay_right);
         let stop = if missing.to_end { m } else { m - 1 };
         for i in 0..stop {
-            // the weights and targets are read in value order: ask for them some rows
-            // ahead, or every read of a large node waits for memory
             if let Some(&(_, ahead)) = pairs.get(i + AHEAD) {
-                prefetch(weights, ahead as usize);
-                stats.prefetch(ahead as usize);
+                rows.prefetch(&stats, ahead);
             }
-            let s = pairs[i].1 as usize;
-            let w = weights[s];
-            stats.move_left(s, w);
+            let w = rows.move_left(&mut stats, pairs[i].1);
             w_l += w;
             w_r -= w;
             if (i + 1 == m || pairs[i].0 != pairs[i + 1].0)
@@ -92,6 +89,103 @@ impl ScanDriver for Sorted<'_> {
             }
         }
         best
+    }
+}
+
+/// How a sorted pair's 32 bits name its row, for the scan that moves it ([`Sorted`]).
+pub(super) trait PairRows: Copy {
+    /// Lets the statistics see the whole order before the first move
+    /// ([`ScanStats::prepare`]).
+    fn prepare<T: ScanStats>(self, stats: &mut T, pairs: &[(f32, u32)], stay_right: &[u32]);
+    /// Asks the cache for what moving the row of `tag` will read (a hint).
+    fn prefetch<T: ScanStats>(self, stats: &T, tag: u32);
+    /// Moves the row of `tag` to the left child; returns its weight.
+    fn move_left<T: ScanStats>(self, stats: &mut T, tag: u32) -> f64;
+}
+
+/// Pairs tagged with their sample: its weight (in this slice) and its target are read per
+/// move, in value order, i.e. at random.
+#[derive(Clone, Copy)]
+pub(super) struct ByRow<'a>(pub(super) &'a [f64]);
+
+impl PairRows for ByRow<'_> {
+    #[inline(always)]
+    fn prepare<T: ScanStats>(self, stats: &mut T, pairs: &[(f32, u32)], stay_right: &[u32]) {
+        stats.prepare(pairs, self.0, stay_right);
+    }
+    #[inline(always)]
+    fn prefetch<T: ScanStats>(self, stats: &T, tag: u32) {
+        // read in value order: asked for some rows ahead, or every read of a large node
+        // waits for memory
+        prefetch(self.0, tag as usize);
+        stats.prefetch(tag as usize);
+    }
+    #[inline(always)]
+    fn move_left<T: ScanStats>(self, stats: &mut T, tag: u32) -> f64 {
+        let (s, w) = (tag as usize, self.0[tag as usize]);
+        stats.move_left(s, w);
+        w
+    }
+}
+
+/// Pairs tagged with their row's weight and criterion slot ([`Packing`]): the scan reads
+/// nothing but the pairs.
+#[derive(Clone, Copy)]
+pub(super) struct Packed(pub(super) Packing);
+
+impl PairRows for Packed {
+    #[inline(always)]
+    fn prepare<T: ScanStats>(self, _: &mut T, _: &[(f32, u32)], _: &[u32]) {
+        // (the criteria that pack see sums only: their `prepare` does nothing)
+    }
+    #[inline(always)]
+    fn prefetch<T: ScanStats>(self, _: &T, _: u32) {}
+    #[inline(always)]
+    fn move_left<T: ScanStats>(self, stats: &mut T, tag: u32) -> f64 {
+        let (slot, w) = self.0.unpack(tag);
+        stats.move_slot(slot, w);
+        w
+    }
+}
+
+/// A row's weight and criterion slot in the 32 bits of a sorted pair: the weight, a whole
+/// number, above `bits` bits of slot. A tree packs its rows when its criterion puts each
+/// row's weight in one slot ([`Criterion::packable_slots`]) and every weight is a whole
+/// number that fits (bootstrap counts without fractional sample weights): its sorted scans
+/// then read a row's weight and slot from the pair instead of from two arrays in value
+/// order (at random, beyond the caches on large nodes), and add the same numbers in the
+/// same order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Packing {
+    bits: u32,
+}
+
+impl Packing {
+    /// The packing of rows with these `weights` under `crit`, if they fit.
+    pub(super) fn of<C: Criterion>(crit: &C, n_outputs: usize, weights: &[f64]) -> Option<Self> {
+        let slots = crit.packable_slots(n_outputs)?;
+        let bits = usize::BITS - slots.saturating_sub(1).leading_zeros();
+        if bits >= 32 {
+            return None;
+        }
+        let most = f64::from(u32::MAX >> bits);
+        let fits = weights
+            .iter()
+            .all(|&w| w.fract() == 0.0 && (0.0..=most).contains(&w));
+        fits.then_some(Packing { bits })
+    }
+
+    /// The tag of a row with weight `w` (a whole number that fits) in `slot`.
+    #[inline(always)]
+    pub(super) fn pack(self, slot: usize, w: f64) -> u32 {
+        ((w as u32) << self.bits) | slot as u32
+    }
+
+    /// (slot, weight) of a tag.
+    #[inline(always)]
+    pub(super) fn unpack(self, tag: u32) -> (usize, f64) {
+        let slot = tag & ((1u32 << self.bits) - 1);
+        (slot as usize, f64::from(tag >> self.bits))
     }
 }
 
@@ -251,7 +345,7 @@ mod tests {
         let pairs = sorted(&vals);
         let (_, at) = Sorted {
             pairs: &pairs,
-            weights: &weights,
+            rows: ByRow(&weights),
             limits: (6.0, 1, 0.0),
             missing: Missing::NONE,
             stay_right: &[],
@@ -273,7 +367,7 @@ mod tests {
             let (mut left, mut right) = (vec![0.0; 3], vec![0.0; 3]);
             Sorted {
                 pairs: &pairs,
-                weights: &weights,
+                rows: ByRow(&weights),
                 limits: (6.0, min_leaf, 0.0),
                 missing: Missing::NONE,
                 stay_right: &[],
@@ -314,7 +408,7 @@ mod tests {
         let pairs = sorted(vals);
         Sorted {
             pairs: &pairs,
-            weights: &weights,
+            rows: ByRow(&weights),
             limits: (classes.len() as f64, min_leaf, 0.0),
             missing: Missing {
                 n: n_m,
@@ -366,6 +460,78 @@ mod tests {
         let (proxy, at) = scan_missing(&vals, &classes, true, 3).unwrap();
         assert_eq!(at, 0);
         assert!((proxy - (3.0 + 5.0 / 3.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn packed_rows_scan_as_their_samples_do() {
+        // three classes, bootstrap-like whole weights: the packed scan is the same scan
+        let mut rng = crate::rng::Rng::from_seed(3);
+        let n = 300;
+        let vals: Vec<f32> = (0..n)
+            .map(|_| (rng.normal() * 4.0).round() as f32)
+            .collect();
+        let classes: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
+        let weights: Vec<f64> = (0..n).map(|i| (i % 4) as f64).collect();
+        let crit = Gini::new(&classes, 1);
+        let packing = Packing::of(&crit, 3, &weights).expect("whole weights pack");
+        let mut total = vec![0.0; 3];
+        for (s, &w) in weights.iter().enumerate() {
+            crit.add_sample(&mut total, s, w);
+        }
+        let w_node: f64 = weights.iter().sum();
+        let by_row = sorted(&vals);
+        let packed: Vec<(f32, u32)> = by_row
+            .iter()
+            .map(|&(v, s)| {
+                (
+                    v,
+                    packing.pack(classes[s as usize] as usize, weights[s as usize]),
+                )
+            })
+            .collect();
+        let (mut l, mut r) = (vec![0.0; 3], vec![0.0; 3]);
+        let limits = (w_node, 5, 0.0);
+        let (missing, stay_right) = (Missing::NONE, &[][..]);
+        let want = Sorted {
+            pairs: &by_row,
+            rows: ByRow(&weights),
+            limits,
+            missing,
+            stay_right,
+        }
+        .run(crit.scan(&total, &mut l, &mut r));
+        let got = Sorted {
+            pairs: &packed,
+            rows: Packed(packing),
+            limits,
+            missing,
+            stay_right,
+        }
+        .run(crit.scan(&total, &mut l, &mut r));
+        assert!(want.is_some());
+        assert_eq!(
+            got.map(|(p, at)| (p.to_bits(), at)),
+            want.map(|(p, at)| (p.to_bits(), at))
+        );
+        for (slot, w) in [(0usize, 0.0f64), (2, 1.0), (1, 7.0)] {
+            assert_eq!(packing.unpack(packing.pack(slot, w)), (slot, w));
+        }
+    }
+
+    #[test]
+    fn rows_pack_only_with_whole_weights_that_fit() {
+        let classes = [0u32, 1, 1];
+        let gini = Gini::new(&classes, 1);
+        assert!(Packing::of(&gini, 2, &[1.0, 2.0, 0.0]).is_some());
+        assert!(Packing::of(&gini, 2, &[1.0, 0.5, 1.0]).is_none());
+        assert!(Packing::of(&gini, 2, &[1.0, f64::NAN, 1.0]).is_none());
+        assert!(Packing::of(&gini, 2, &[1.0, -1.0, 1.0]).is_none());
+        // two classes leave 31 bits of weight
+        assert!(Packing::of(&gini, 2, &[f64::from(u32::MAX >> 1)]).is_some());
+        assert!(Packing::of(&gini, 2, &[f64::from(u32::MAX >> 1) + 1.0]).is_none());
+        // criteria that read more of a row than a slot never pack
+        let y = [0.0, 1.0, 2.0];
+        assert!(Packing::of(&SquaredError { y: &y }, 1, &[1.0; 3]).is_none());
     }
 
     #[test]

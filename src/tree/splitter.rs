@@ -21,14 +21,18 @@
 //! rows took ([`Best::missing`]). Candidates without NaN, and all data without NaN, take
 //! the plain scans.
 
-use super::bins::{self, Binned};
+use super::bins::{self, Binned, Bins};
 use super::criterion::{Criterion, RowSplit, ScanStats};
 use super::monotonic::{admissible, direction, Bounds, Monotone};
 use super::pooled_batch::MAX_VALUES;
-use super::scan::{finite_range, midpoint, sort_pairs, Missing, ScanDriver, Sorted};
+use super::scan::{
+    finite_range, midpoint, sort_pairs, ByRow, Missing, Packed, Packing, PairRows, ScanDriver,
+    Sorted,
+};
 use super::workspace::{node_stats, Workspace};
 use crate::data::FeatureMatrix;
 use crate::params::{Splitter, TreeConfig};
+use crate::prefetch::{prefetch, AHEAD};
 use crate::projection::{ProjRef, ProjectionBuf, Sampler};
 use crate::rng::Rng;
 
@@ -44,6 +48,9 @@ pub(super) struct SplitSearch<'a, C> {
     /// Sparse X whose criterion statistics are exact for these weights: a candidate's rows
     /// projected to zero move as one block ([`super::sparse_split`]).
     pub(super) zeros_as_block: bool,
+    /// Whether the sorted scans carry each row's weight and class in its pair
+    /// ([`Packing`]), gathered once per node into `ws.packed`.
+    pub(super) packing: Option<Packing>,
 }
 
 /// The node a split is searched for: its rows `ws.samples[start..end]`, their criterion
@@ -94,6 +101,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         if self.zeros_as_block {
             self.enter_sparse_node(ws, node);
         }
+        ws.packed_for = None;
         // the candidates leave the workspace while its buffers are borrowed by the search
         let mut cand = std::mem::take(&mut ws.cand);
         let best = self.search_candidates(ws, &mut cand, rng, node);
@@ -239,6 +247,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             let j = i + rng.below(n - i);
             ws.samples.swap(start + i, start + j);
         }
+        ws.packed_for = None; // the rows moved
         let mut stats = std::mem::take(&mut ws.screen_stats);
         stats.resize(node.stats.len(), 0.0);
         let w = node_stats(
@@ -391,31 +400,85 @@ impl<C: Criterion> SplitSearch<'_, C> {
         node: Node<'_>,
         mono: Option<(i8, Bounds)>,
     ) -> Option<(f64, f32)> {
+        let rows = match self.packing {
+            Some(packing) => {
+                self.pack_node(ws, node, packing);
+                &ws.packed[..]
+            }
+            None => &ws.samples[node.start..node.end],
+        };
         ws.pairs.clear();
-        ws.pairs.extend(
-            ws.vals
-                .iter()
-                .copied()
-                .zip(ws.samples[node.start..node.end].iter().copied()),
-        );
+        ws.pairs
+            .extend(ws.vals.iter().copied().zip(rows.iter().copied()));
         sort_pairs(&mut ws.pairs, &mut ws.sort_buf);
+        let found = match self.packing {
+            Some(packing) => self.scan_sorted(ws, node, mono, Packed(packing)),
+            None => self.scan_sorted(ws, node, mono, ByRow(self.weights)),
+        };
+        let pairs = &ws.pairs;
+        found.map(|(proxy, i)| (proxy, midpoint(pairs[i].0, pairs[i + 1].0)))
+    }
+
+    /// The sorted scan of `ws.pairs` (the node's sorted values, tagged as `rows` reads
+    /// them): (proxy, position) of its best split.
+    fn scan_sorted(
+        &self,
+        ws: &mut Workspace,
+        node: Node<'_>,
+        mono: Option<(i8, Bounds)>,
+        rows: impl PairRows,
+    ) -> Option<(f64, usize)> {
         let Workspace {
             pairs, left, right, ..
         } = ws;
-        self.scan_with(
-            node.stats,
-            (left, right),
-            &[],
-            mono,
-            Sorted {
-                pairs,
-                weights: self.weights,
-                limits: self.limits(node),
-                missing: Missing::NONE,
-                stay_right: &[],
+        let driver = Sorted {
+            pairs,
+            rows,
+            limits: self.limits(node),
+            missing: Missing::NONE,
+            stay_right: &[],
+        };
+        self.scan_with(node.stats, (left, right), &[], mono, driver)
+    }
+
+    /// Fills `bins` (assigned to the values of `samples`) from the rows' weights and
+    /// targets.
+    fn fill_by_row(&self, bins: &mut Bins, per_bin: usize, samples: &[u32]) {
+        let (crit, weights) = (self.crit, self.weights);
+        bins.fill(
+            per_bin,
+            |k| {
+                let s = samples[k] as usize;
+                let (at, factor) = crit.bin_slot(s);
+                (at, factor, weights[s])
             },
-        )
-        .map(|(proxy, i)| (proxy, midpoint(pairs[i].0, pairs[i + 1].0)))
+            // a large node's rows are far apart in the weights and targets
+            |k| {
+                let s = samples[k] as usize;
+                prefetch(weights, s);
+                crit.prefetch(s);
+            },
+        );
+    }
+
+    /// `ws.packed`: the tags ([`Packing`]) of the node's rows in the order of its samples;
+    /// gathered once per node (and again when its rows move).
+    fn pack_node(&self, ws: &mut Workspace, node: Node<'_>, packing: Packing) {
+        if ws.packed_for == Some((node.start, node.end)) {
+            return;
+        }
+        let rows = &ws.samples[node.start..node.end];
+        ws.packed.clear();
+        ws.packed.extend(rows.iter().enumerate().map(|(k, &s)| {
+            // the rows are far apart in the weights and targets on large nodes
+            if let Some(&ahead) = rows.get(k + AHEAD) {
+                prefetch(self.weights, ahead as usize);
+                self.crit.prefetch(ahead as usize);
+            }
+            let (slot, _) = self.crit.bin_slot(s as usize);
+            packing.pack(slot, self.weights[s as usize])
+        }));
+        ws.packed_for = Some((node.start, node.end));
     }
 
     /// Which histogram, if any, scans `n` values on `[lo, hi]` ([`bins::kind`]); criteria
@@ -495,14 +558,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             .is_some_and(|(lo, hi, n_bins, exact)| ws.bins.assign(&ws.vals, lo, hi, n_bins, exact));
         let mut best: Option<(f64, usize, bool)> = None;
         if binned {
-            let crit = self.crit;
-            ws.bins.fill(
-                &ws.present,
-                self.weights,
-                per_bin,
-                |s| crit.bin_slot(s),
-                |s| crit.prefetch(s),
-            );
+            self.fill_by_row(&mut ws.bins, per_bin, &ws.present);
         } else {
             ws.pairs.clear();
             ws.pairs
@@ -533,7 +589,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             } else {
                 let driver = Sorted {
                     pairs,
-                    weights: self.weights,
+                    rows: ByRow(self.weights),
                     limits,
                     missing,
                     stay_right: if side == 0 { missing_rows } else { &[] },
@@ -664,15 +720,24 @@ impl<C: Criterion> SplitSearch<'_, C> {
         if !ws.bins.assign(&ws.vals, lo, hi, n_bins, exact) {
             return None;
         }
-        let samples = &ws.samples[node.start..node.end];
-        let crit = self.crit;
-        ws.bins.fill(
-            samples,
-            self.weights,
-            per_bin,
-            |s| crit.bin_slot(s),
-            |s| crit.prefetch(s),
-        );
+        match self.packing {
+            Some(packing) => {
+                self.pack_node(ws, node, packing);
+                let packed = &ws.packed;
+                ws.bins.fill(
+                    per_bin,
+                    |k| {
+                        let (slot, w) = packing.unpack(packed[k]);
+                        (slot, 1.0, w)
+                    },
+                    |_| {},
+                );
+            }
+            None => {
+                let samples = &ws.samples[node.start..node.end];
+                self.fill_by_row(&mut ws.bins, per_bin, samples);
+            }
+        }
         let driver = Binned {
             bins: &ws.bins,
             per_bin,

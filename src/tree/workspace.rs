@@ -53,6 +53,10 @@ pub(crate) struct Workspace {
     /// Criterion statistics of a screened node's screen rows
     /// ([`crate::params::ForestParams::candidate_samples`]).
     pub(super) screen_stats: Vec<f64>,
+    /// The tags of a node's rows when the tree packs them ([`super::scan::Packing`]), and
+    /// the row range they are for.
+    pub(super) packed: Vec<u32>,
+    pub(super) packed_for: Option<(usize, usize)>,
 }
 
 impl Workspace {
@@ -64,6 +68,7 @@ impl Workspace {
         reserve_huge(&mut self.sort_buf, n);
         reserve_huge(&mut self.vals, n);
         reserve_huge(&mut self.right_rows, n);
+        reserve_huge(&mut self.packed, n);
     }
 
     /// The node's rows `samples[start..end]` projected on `proj`, into `vals` ([`project`]).

@@ -243,6 +243,9 @@ impl<'a, R: ClassRule, const MULTI: bool> Criterion for Classes<'a, R, MULTI> {
         }
         4.0 * total * total < (1u64 << 53) as f64
     }
+    fn packable_slots(&self, n_outputs: usize) -> Option<usize> {
+        (!MULTI).then_some(n_outputs) // one output: a row's weight goes to its class
+    }
     fn bin_width(&self, n_outputs: usize) -> usize {
         n_outputs
     }
@@ -299,6 +302,10 @@ impl<R: ClassRule, const MULTI: bool> ScanStats for ClassScan<'_, R, MULTI> {
         for &c in self.crit.slots(s) {
             self.move_class(c as usize, w);
         }
+    }
+    #[inline(always)]
+    fn move_slot(&mut self, c: usize, w: f64) {
+        self.move_class(c, w);
     }
     #[inline(always)]
     fn move_bin(&mut self, bin: &[f64]) {

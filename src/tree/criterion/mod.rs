@@ -98,6 +98,13 @@ pub(crate) trait Criterion: Copy {
     fn value_rule(&self) -> Option<ValueRule> {
         None
     }
+    /// `Some(slots)` when a row's statistics are its weight in one of `slots` slots
+    /// ([`Self::bin_slot`] with factor 1, moved by [`ScanStats::move_slot`]): a sorted
+    /// scan can then carry a row as its weight and slot ([`super::scan::Packing`]). `None`
+    /// (the default) for criteria that read more of a row.
+    fn packable_slots(&self, _n_outputs: usize) -> Option<usize> {
+        None
+    }
     /// Statistics per histogram bin.
     fn bin_width(&self, n_outputs: usize) -> usize;
     /// Where row `s`'s weight goes in its bin's statistics, and with what factor.
@@ -132,6 +139,13 @@ pub(crate) trait ScanStats {
     /// Asks the cache for what [`Self::move_left`] of row `sample` will read (a hint).
     #[inline(always)]
     fn prefetch(&self, _sample: usize) {}
+    /// Moves a row of weight `w` whose statistics are that weight in `slot`; called only
+    /// for criteria with [`Criterion::packable_slots`], the same move as
+    /// [`Self::move_left`] of that row.
+    #[inline(always)]
+    fn move_slot(&mut self, _slot: usize, _w: f64) {
+        unreachable!("rows are packed only under criteria with packable slots")
+    }
     /// Moves a histogram bin's statistics (see [`Criterion::bin_slot`]).
     fn move_bin(&mut self, bin: &[f64]);
     /// The proxy of the current split with child weights `w_l`, `w_r` (both > 0).

@@ -525,6 +525,46 @@ impl<'a> FeatureMatrix<'a> {
         }
     }
 
+    /// The rows `rows` of dense X, in that order, as a matrix of their own, column by
+    /// column (two-valued columns stay bits), keeping X's hints (discrete columns, largest
+    /// value, missing values): every projection and split search reads the same values
+    /// from it as from X's rows, from memory a node's subtree keeps in the caches
+    /// (`super::tree`'s builder). `None` for sparse X.
+    pub(crate) fn gather_rows(&self, rows: &[u32]) -> Option<FeatureMatrix<'static>> {
+        if self.is_sparse() {
+            return None;
+        }
+        let rs = self.row_stride();
+        let columns = (0..self.n_features)
+            .map(|j| match self.column(j) {
+                ColRef::Strided(c) => {
+                    let mut out = vec![0.0; rows.len()];
+                    for (o, (r, ahead)) in out.iter_mut().zip(row_offsets(rows, rs)) {
+                        c.prefetch(ahead);
+                        *o = c.at(r);
+                    }
+                    Column::Dense(out)
+                }
+                ColRef::Binary(Bits(of_row, values)) => {
+                    let mut bits = vec![0u64; rows.len().div_ceil(64)];
+                    for (k, (r, _)) in row_offsets(rows, rs).enumerate() {
+                        bits[k >> 6] |= ((of_row[r >> 6] >> (r & 63)) & 1) << (k & 63);
+                    }
+                    Column::Binary { bits, values }
+                }
+            })
+            .collect();
+        Some(FeatureMatrix {
+            n_samples: rows.len(),
+            n_features: self.n_features,
+            store: Store::Columns(columns),
+            discrete: self.discrete.clone(),
+            any_discrete: self.any_discrete,
+            max_abs: self.max_abs,
+            has_missing: self.has_missing,
+        })
+    }
+
     /// `out[k] = x[samples[k], j]` for dense X (sparse X never asks): the columns a
     /// batch of pooled candidates sums from ([`crate::tree`]'s `pooled_batch`).
     pub(crate) fn gather_column(&self, j: usize, samples: &[u32], out: &mut [f32]) {

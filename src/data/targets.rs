@@ -33,6 +33,31 @@ pub enum Targets {
 }
 
 impl Targets {
+    /// The targets of `rows`, in that order (a subtree's own copy, read where its rows'
+    /// features are: see [`crate::data::FeatureMatrix::gather_rows`]).
+    pub(crate) fn gather_rows(&self, rows: &[u32]) -> Targets {
+        fn pick<T: Copy>(v: &[T], k: usize, rows: &[u32]) -> Vec<T> {
+            let mut out = Vec::with_capacity(rows.len() * k);
+            for &s in rows {
+                out.extend_from_slice(&v[s as usize * k..(s as usize + 1) * k]);
+            }
+            out
+        }
+        match self {
+            Targets::Classes(c) => Targets::Classes(pick(c, 1, rows)),
+            Targets::Values(y) => Targets::Values(pick(y, 1, rows)),
+            &Targets::MultiClasses { ref slots, k } => Targets::MultiClasses {
+                slots: pick(slots, k, rows),
+                k,
+            },
+            &Targets::MultiValues { ref y, k } => Targets::MultiValues {
+                y: pick(y, k, rows),
+                k,
+            },
+            Targets::Unlabelled => Targets::Unlabelled,
+        }
+    }
+
     /// The number of distinct classes among the targets (1 for regression).
     pub fn n_present(&self) -> usize {
         match self {

@@ -982,3 +982,117 @@ fn grow_more_adds_to_an_oob_record_and_starts_none() {
     assert!(cut.oob().is_none());
     assert_eq!(cut.to_bytes().unwrap(), whole.to_bytes().unwrap());
 }
+
+#[test]
+fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
+    use crate::projection::{HaarPatches, PatchGeometry, PooledPatches};
+    use crate::tree::builder::{LocalLimits, TEST_LOCAL_LIMITS};
+    let (n, p) = (1500, 12);
+    let (mut x, y) = data(n, p, 21);
+    // a two-valued column (held as bits) and a column with missing values
+    x.column_mut(2)
+        .mapv_inplace(|v| if v > 0.2 { 1.0 } else { -3.0 });
+    let mut x_nan = x.clone();
+    for i in (0..n).step_by(7) {
+        x_nan[[i, 5]] = f32::NAN;
+    }
+    let y_reg: Vec<f64> = x
+        .rows()
+        .into_iter()
+        .map(|r| f64::from(r[0] + r[1] * r[3]))
+        .collect();
+    let weights: Vec<f64> = (0..n).map(|i| 0.5 + (i % 5) as f64 * 0.25).collect();
+    let pooled = PooledPatches {
+        haar: HaarPatches {
+            geometry: PatchGeometry {
+                data_shape: vec![p],
+                channel_axis: None,
+                min_patch_size: vec![1],
+                max_patch_size: vec![3],
+                periodic: vec![false],
+            },
+            differences: 0.5,
+        },
+        pooled: 0.8,
+        max_filter: 3,
+        min_window: 4,
+    };
+    let rf = |n_estimators| {
+        let mut q = ForestParams::classification(2);
+        q.n_estimators = n_estimators;
+        q.seed = 3;
+        q
+    };
+    let regression = |criterion| ForestParams {
+        task: Task::Regression,
+        criterion,
+        ..rf(2)
+    };
+    type Case<'c> = (
+        &'c str,
+        ForestParams,
+        &'c Array2<f32>,
+        &'c [f64],
+        Option<&'c [f64]>,
+    );
+    let cases: Vec<Case<'_>> = vec![
+        ("rf", rf(3), &x, &y, None),
+        (
+            "rf weighted entropy",
+            ForestParams {
+                criterion: Criterion::Entropy,
+                ..rf(2)
+            },
+            &x,
+            &y,
+            Some(&weights),
+        ),
+        ("rf missing", rf(2), &x_nan, &y, None),
+        (
+            "rf hist",
+            ForestParams {
+                splitter: Splitter::Histogram { max_bins: 16 },
+                ..rf(2)
+            },
+            &x,
+            &y,
+            None,
+        ),
+        ("sporf", sporf(2), &x, &y, None),
+        ("mse", regression(Criterion::SquaredError), &x, &y_reg, None),
+        (
+            "mae",
+            regression(Criterion::AbsoluteError),
+            &x,
+            &y_reg,
+            None,
+        ),
+        (
+            "pooled",
+            ForestParams {
+                projection: Projection::new(pooled),
+                ..rf(2)
+            },
+            &x,
+            &y,
+            None,
+        ),
+    ];
+    for (name, params, x, y, w) in cases {
+        *TEST_LOCAL_LIMITS.lock().unwrap() = None; // X far below the default's size
+        let whole = Forest::fit(&params, x.view(), y, w).unwrap();
+        *TEST_LOCAL_LIMITS.lock().unwrap() = Some(LocalLimits {
+            bytes: 4 * p * 200,
+            min_rows: 16,
+            min_x_bytes: 0,
+        });
+        let local = Forest::fit(&params, x.view(), y, w).unwrap();
+        *TEST_LOCAL_LIMITS.lock().unwrap() = None;
+        assert!(
+            whole.trees.iter().all(|t| t.n_nodes() > 50),
+            "{name}: trees deep enough"
+        );
+        let same = whole.to_bytes().unwrap() == local.to_bytes().unwrap();
+        assert!(same, "{name}: a subtree grown on a copy differs");
+    }
+}

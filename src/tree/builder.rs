@@ -28,6 +28,7 @@ use std::collections::BinaryHeap;
 const PURE: f64 = 1e-7;
 
 /// A chosen split waiting to be applied.
+#[derive(Clone)]
 struct Pending {
     node: u32,
     start: usize,
@@ -87,38 +88,42 @@ impl Grower<'_> {
         rng: &mut Rng,
         ws: &mut Workspace,
     ) -> Tree {
-        // the one dispatch on the criterion: everything below is monomorphised over it
-        use params::Criterion as C;
-        let job = Job {
+        self.with_criterion(Job {
             weights,
             fill,
             finish,
             rng,
             ws,
-        };
+        })
+    }
+
+    /// Makes the criterion of these targets and configuration and runs `job` with it: the
+    /// one dispatch on the criterion, everything below is monomorphised over it.
+    fn with_criterion<J: WithCriterion>(&self, job: J) -> J::Out {
+        use params::Criterion as C;
         match (self.y, self.cfg.criterion) {
-            (Targets::Classes(classes), C::Gini) => self.run(Gini::new(classes, 1), job),
-            (Targets::Classes(classes), _) => self.run(Entropy::new(classes, 1), job),
-            (Targets::Values(y), C::Poisson) => self.run(Poisson { y, k: 1 }, job),
-            (Targets::Values(y), C::AbsoluteError) => self.run(AbsoluteError { y, k: 1 }, job),
+            (Targets::Classes(classes), C::Gini) => job.run(self, Gini::new(classes, 1)),
+            (Targets::Classes(classes), _) => job.run(self, Entropy::new(classes, 1)),
+            (Targets::Values(y), C::Poisson) => job.run(self, Poisson { y, k: 1 }),
+            (Targets::Values(y), C::AbsoluteError) => job.run(self, AbsoluteError { y, k: 1 }),
             (Targets::Values(y), C::FriedmanMse) => {
                 let crit = FriedmanMse {
                     y,
                     row_sums: y,
                     k: 1,
                 };
-                self.run(crit, job)
+                job.run(self, crit)
             }
-            (Targets::Values(y), _) => self.run(SquaredError { y }, job),
+            (Targets::Values(y), _) => job.run(self, SquaredError { y }),
             (&Targets::MultiClasses { ref slots, k }, C::Gini) => {
-                self.run(MultiGini::new(slots, k), job)
+                job.run(self, MultiGini::new(slots, k))
             }
             (&Targets::MultiClasses { ref slots, k }, _) => {
-                self.run(MultiEntropy::new(slots, k), job)
+                job.run(self, MultiEntropy::new(slots, k))
             }
-            (&Targets::MultiValues { ref y, k }, C::Poisson) => self.run(Poisson { y, k }, job),
+            (&Targets::MultiValues { ref y, k }, C::Poisson) => job.run(self, Poisson { y, k }),
             (&Targets::MultiValues { ref y, k }, C::AbsoluteError) => {
-                self.run(AbsoluteError { y, k }, job)
+                job.run(self, AbsoluteError { y, k })
             }
             (&Targets::MultiValues { ref y, k }, C::FriedmanMse) => {
                 let row_sums: Vec<f64> = y.chunks(k).map(|r| r.iter().sum()).collect();
@@ -127,33 +132,27 @@ impl Grower<'_> {
                     row_sums: &row_sums,
                     k,
                 };
-                self.run(crit, job)
+                job.run(self, crit)
             }
-            (&Targets::MultiValues { ref y, k }, _) => self.run(MultiSquaredError { y, k }, job),
+            (&Targets::MultiValues { ref y, k }, _) => job.run(self, MultiSquaredError { y, k }),
             (Targets::Unlabelled, c) => {
                 // (the parameters' check pairs a task without targets with a value rule, and
                 // refuses leaf filling for it)
                 let rule = ValueRule::of(c).unwrap_or(ValueRule::TwoMeans);
-                let mut tree = self
-                    .builder(Unlabelled { rule }, job.weights)
-                    .grow(job.rng, job.ws);
-                set_path_lengths(&mut tree, self.cfg.n_draws);
-                (job.finish)(tree)
+                job.run(self, Unlabelled { rule })
             }
         }
     }
 
-    /// Grows, finishes and fills one tree with criterion `crit`.
-    fn run<C: Criterion, F: FnOnce(Tree) -> Tree>(&self, crit: C, job: Job<'_, '_, F>) -> Tree {
-        let builder = self.builder(crit, job.weights);
-        let tree = (job.finish)(builder.grow(job.rng, job.ws));
-        match job.fill {
-            Some(fill) => builder.search.fill(tree, fill, job.ws),
-            None => tree,
-        }
-    }
-
-    fn builder<'b, C: Criterion>(&'b self, crit: C, weights: &'b [f64]) -> Builder<'b, C> {
+    /// The builder of a tree under `crit` with these row `weights`; `packing` when they
+    /// are known already (a subtree's rows are its tree's).
+    fn builder<'b, C: Criterion>(
+        &'b self,
+        crit: C,
+        weights: &'b [f64],
+        packing: Option<Option<Packing>>,
+    ) -> Builder<'b, C> {
+        let subtree = packing.is_some();
         Builder {
             search: SplitSearch {
                 cfg: self.cfg,
@@ -162,10 +161,18 @@ impl Grower<'_> {
                 crit,
                 weights,
                 zeros_as_block: self.x.is_sparse() && crit.exact_scan(weights),
-                packing: Packing::of(&crit, self.cfg.n_outputs, weights),
+                packing: packing.unwrap_or_else(|| Packing::of(&crit, self.cfg.n_outputs, weights)),
             },
+            // a subtree grows on its own copy already
+            targets: (!subtree).then_some(self.y),
         }
     }
+}
+
+/// What runs once a tree's criterion is made ([`Grower::with_criterion`]).
+trait WithCriterion {
+    type Out;
+    fn run<C: Criterion>(self, grower: &Grower<'_>, crit: C) -> Self::Out;
 }
 
 /// The inputs of one tree's growth that the criterion dispatch passes through.
@@ -175,6 +182,46 @@ struct Job<'j, 'f, F> {
     finish: F,
     rng: &'j mut Rng,
     ws: &'j mut Workspace,
+}
+
+impl<F: FnOnce(Tree) -> Tree> WithCriterion for Job<'_, '_, F> {
+    type Out = Tree;
+
+    /// Grows, finishes and fills one tree with criterion `crit`.
+    fn run<C: Criterion>(self, grower: &Grower<'_>, crit: C) -> Tree {
+        let builder = grower.builder(crit, self.weights, None);
+        let mut tree = builder.grow(self.rng, self.ws);
+        if crit.value_rule().is_some() {
+            set_path_lengths(&mut tree, grower.cfg.n_draws);
+        }
+        let tree = (self.finish)(tree);
+        match self.fill {
+            Some(fill) => builder.search.fill(tree, fill, self.ws),
+            None => tree,
+        }
+    }
+}
+
+/// The subtree under a pending node, grown on its rows' own copy of X, the targets and
+/// the weights ([`Builder::grow_local`]).
+struct Subtree<'j> {
+    weights: &'j [f64],
+    packing: Option<Packing>,
+    tree: &'j mut Tree,
+    ws: &'j mut Workspace,
+    rng: &'j mut Rng,
+    top: Pending,
+    limits: (f64, f64),
+}
+
+impl WithCriterion for Subtree<'_> {
+    type Out = ();
+
+    fn run<C: Criterion>(self, grower: &Grower<'_>, crit: C) {
+        let builder = grower.builder(crit, self.weights, Some(self.packing));
+        let mut queue = Queue::Depth(vec![self.top]);
+        builder.grow_nodes(self.tree, self.ws, self.rng, &mut queue, self.limits);
+    }
 }
 
 /// What the leaves of a tree without targets keep: the path length of their rows, the
@@ -198,7 +245,70 @@ fn set_path_lengths(tree: &mut Tree, rows_per_tree: usize) {
 /// and the tree it grows from what the search finds.
 pub(super) struct Builder<'a, C> {
     pub(super) search: SplitSearch<'a, C>,
+    /// The tree's targets, when its subtrees may grow on copies of their rows
+    /// ([`Builder::grow_local`]); `None` in such a subtree.
+    targets: Option<&'a Targets>,
 }
+
+/// The nodes waiting to be split: a stack (depth-first), or under `max_leaf_nodes` a heap
+/// (best-first).
+enum Queue {
+    Depth(Vec<Pending>),
+    Best(BinaryHeap<Pending>),
+}
+
+impl Queue {
+    fn push(&mut self, p: Pending) {
+        match self {
+            Queue::Depth(stack) => stack.push(p),
+            Queue::Best(heap) => heap.push(p),
+        }
+    }
+    fn pop(&mut self) -> Option<Pending> {
+        match self {
+            Queue::Depth(stack) => stack.pop(),
+            Queue::Best(heap) => heap.pop(),
+        }
+    }
+}
+
+/// When a subtree grows on a copy of its rows ([`Builder::grow_local`]): when its rows'
+/// features take at most `bytes`, it has at least `min_rows` rows (a smaller one would not
+/// repay the copy), and X's rows are spread over at least `min_x_bytes` (beyond the
+/// caches).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LocalLimits {
+    pub(crate) bytes: usize,
+    pub(crate) min_rows: usize,
+    pub(crate) min_x_bytes: usize,
+}
+
+impl LocalLimits {
+    const DEFAULT: LocalLimits = LocalLimits {
+        bytes: 4 << 20,
+        min_rows: 256,
+        min_x_bytes: 64 << 20,
+    };
+
+    #[cfg(not(test))]
+    fn get() -> LocalLimits {
+        Self::DEFAULT
+    }
+
+    /// Tests set other limits to grow subtrees on copies of small data
+    /// ([`TEST_LOCAL_LIMITS`]).
+    #[cfg(test)]
+    fn get() -> LocalLimits {
+        TEST_LOCAL_LIMITS
+            .lock()
+            .map_or(Self::DEFAULT, |l| l.unwrap_or(Self::DEFAULT))
+    }
+}
+
+/// The limits of [`LocalLimits::get`] in tests (`None`: the defaults).
+#[cfg(test)]
+pub(crate) static TEST_LOCAL_LIMITS: std::sync::Mutex<Option<LocalLimits>> =
+    std::sync::Mutex::new(None);
 
 impl<C: Criterion> Builder<'_, C> {
     /// Grows one tree on the rows with positive weights.
@@ -231,68 +341,16 @@ impl<C: Criterion> Builder<'_, C> {
         let root_weight: f64 = ws.samples.iter().map(|&s| weights[s as usize]).sum();
         let min_weight_leaf = cfg.min_weight_fraction_leaf * root_weight;
         let limits = (root_weight, min_weight_leaf);
-
-        let mut stack: Vec<Pending> = Vec::new();
-        let mut heap: BinaryHeap<Pending> = BinaryHeap::new();
-        let best_first = cfg.max_leaf_nodes.is_some();
-        let push = |p: Pending, stack: &mut Vec<Pending>, heap: &mut BinaryHeap<Pending>| {
-            if best_first {
-                heap.push(p)
-            } else {
-                stack.push(p)
-            }
+        let mut queue = if cfg.max_leaf_nodes.is_some() {
+            Queue::Best(BinaryHeap::new())
+        } else {
+            Queue::Depth(Vec::new())
         };
         let root = (0, n_in_bag, 0);
         if let Some(p) = self.add_node(&mut tree, ws, rng, root, limits, Bounds::NONE) {
-            push(p, &mut stack, &mut heap);
+            queue.push(p);
         }
-        let mut n_leaves = 1usize;
-        loop {
-            let next = if best_first { heap.pop() } else { stack.pop() };
-            let Some(p) = next else { break };
-            if crate::cancel::requested() {
-                break; // cancel: leave the rest as leaves; the forest drops this tree
-            }
-            if cfg.max_leaf_nodes.is_some_and(|m| n_leaves >= m) {
-                break;
-            }
-            let n_left = self.partition(ws, &p);
-            if n_left == 0 || n_left == p.end - p.start {
-                continue; // cannot happen with a consistent projection; keep the node a leaf
-            }
-            let node = p.node as usize;
-            ws.node_proj[node] = (p.proj.0 as u32, p.proj.1 as u32);
-            tree.threshold[node] = p.threshold;
-            let mid = p.start + n_left;
-            let (bounds_l, bounds_r) = if p.dir == 0 {
-                (p.bounds, p.bounds)
-            } else {
-                let (v_l, v_r) = self.child_values(ws, p.start, mid, p.end);
-                p.bounds.children(p.dir, v_l, v_r)
-            };
-            let left = (p.start, mid, p.depth + 1);
-            let l = self.add_node(&mut tree, ws, rng, left, limits, bounds_l);
-            let left_id = tree.n_nodes() as u32 - 1;
-            let right = (mid, p.end, p.depth + 1);
-            let r = self.add_node(&mut tree, ws, rng, right, limits, bounds_r);
-            let right_id = tree.n_nodes() as u32 - 1;
-            tree.left[node] = left_id;
-            tree.right[node] = right_id;
-            // a learned side of the missing rows is stored only where it is not the default
-            if p.missing
-                .is_some_and(|left| left != tree.default_missing_left(node))
-            {
-                tree.missing_flip.push(node as u32);
-            }
-            n_leaves += 1;
-            // depth-first: the right child waits under the left one
-            if let Some(r) = r {
-                push(r, &mut stack, &mut heap);
-            }
-            if let Some(l) = l {
-                push(l, &mut stack, &mut heap);
-            }
-        }
+        self.grow_nodes(&mut tree, ws, rng, &mut queue, limits);
         tree.missing_flip.sort_unstable();
         // lay the projections of inner nodes out in node order (CSR), and the leaves' values
         tree.proj_ptr.push(0);
@@ -316,6 +374,130 @@ impl<C: Criterion> Builder<'_, C> {
         }
         tree.shrink_to_fit();
         tree
+    }
+
+    /// Splits the nodes of `queue` and adds their children until none is left (or the fit
+    /// is cancelled, or `max_leaf_nodes` is reached). `limits` = (root weight, minimum
+    /// leaf weight).
+    fn grow_nodes(
+        &self,
+        tree: &mut Tree,
+        ws: &mut Workspace,
+        rng: &mut Rng,
+        queue: &mut Queue,
+        limits: (f64, f64),
+    ) {
+        let cfg = self.search.cfg;
+        let mut n_leaves = 1usize;
+        while let Some(p) = queue.pop() {
+            if crate::cancel::requested() {
+                break; // cancel: leave the rest as leaves; the forest drops this tree
+            }
+            if cfg.max_leaf_nodes.is_some_and(|m| n_leaves >= m) {
+                break;
+            }
+            if self.localizes(&p) && self.grow_local(tree, ws, rng, &p, limits) {
+                continue;
+            }
+            let n_left = self.partition(ws, &p);
+            if n_left == 0 || n_left == p.end - p.start {
+                continue; // cannot happen with a consistent projection; keep the node a leaf
+            }
+            let node = p.node as usize;
+            ws.node_proj[node] = (p.proj.0 as u32, p.proj.1 as u32);
+            tree.threshold[node] = p.threshold;
+            let mid = p.start + n_left;
+            let (bounds_l, bounds_r) = if p.dir == 0 {
+                (p.bounds, p.bounds)
+            } else {
+                let (v_l, v_r) = self.child_values(ws, p.start, mid, p.end);
+                p.bounds.children(p.dir, v_l, v_r)
+            };
+            let left = (p.start, mid, p.depth + 1);
+            let l = self.add_node(tree, ws, rng, left, limits, bounds_l);
+            let left_id = tree.n_nodes() as u32 - 1;
+            let right = (mid, p.end, p.depth + 1);
+            let r = self.add_node(tree, ws, rng, right, limits, bounds_r);
+            let right_id = tree.n_nodes() as u32 - 1;
+            tree.left[node] = left_id;
+            tree.right[node] = right_id;
+            // a learned side of the missing rows is stored only where it is not the default
+            if p.missing
+                .is_some_and(|left| left != tree.default_missing_left(node))
+            {
+                tree.missing_flip.push(node as u32);
+            }
+            n_leaves += 1;
+            // depth-first: the right child waits under the left one
+            if let Some(r) = r {
+                queue.push(r);
+            }
+            if let Some(l) = l {
+                queue.push(l);
+            }
+        }
+    }
+
+    /// Whether the subtree under `p` grows on its own copy of its rows
+    /// ([`Self::grow_local`]): depth-first growth on dense X whose rows lie beyond the
+    /// caches, and a node whose rows' features fit in them.
+    fn localizes(&self, p: &Pending) -> bool {
+        let (x, limits) = (self.search.x, LocalLimits::get());
+        let row_bytes = 4 * x.n_features.max(1);
+        let n = p.end - p.start;
+        self.targets.is_some()
+            && self.search.cfg.max_leaf_nodes.is_none()
+            && !x.is_sparse()
+            && (limits.min_rows..=limits.bytes / row_bytes).contains(&n)
+            && x.n_samples.saturating_mul(row_bytes) >= limits.min_x_bytes
+    }
+
+    /// Grows the subtree under `p` (split already found) on a copy of its rows: their
+    /// features, targets and weights gathered once, in the order of the node's samples, which
+    /// become `0..n` in `ws.samples`. Every search and partition below then reads memory
+    /// that stays in the caches instead of rows spread over all of X, and finds the same
+    /// splits: the rows keep their order, so sorts, sums and partitions see the same values
+    /// in the same order (the tree's bytes do not change). Depth-first growth finishes a
+    /// node's subtree before any other node, so the tree's node order is the same too.
+    /// Returns false, having done nothing, when the rows cannot be copied (sparse X, or
+    /// in a subtree already).
+    fn grow_local(
+        &self,
+        tree: &mut Tree,
+        ws: &mut Workspace,
+        rng: &mut Rng,
+        top: &Pending,
+        limits: (f64, f64),
+    ) -> bool {
+        let SplitSearch { x, weights, .. } = self.search;
+        let Some(targets) = self.targets else {
+            return false;
+        };
+        let rows = ws.samples[top.start..top.end].to_vec();
+        let Some(x) = x.gather_rows(&rows) else {
+            return false;
+        };
+        let y = targets.gather_rows(&rows);
+        let weights: Vec<f64> = rows.iter().map(|&s| weights[s as usize]).collect();
+        for (k, s) in ws.samples[top.start..top.end].iter_mut().enumerate() {
+            *s = k as u32;
+        }
+        let grower = Grower {
+            cfg: self.search.cfg,
+            sampler: self.search.sampler,
+            x: &x,
+            y: &y,
+        };
+        grower.with_criterion(Subtree {
+            weights: &weights,
+            packing: self.search.packing,
+            tree,
+            ws,
+            rng,
+            top: top.clone(),
+            limits,
+        });
+        true
     }
 
     /// Appends a node for `samples[start..end]` at `depth` and, when it may split, finds

@@ -252,15 +252,19 @@ pub(super) fn sort_pairs(pairs: &mut Vec<(f32, u32)>, buf: &mut Vec<(f32, u32)>)
     if n < SMALL {
         pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
     } else if n < MIDDLE {
-        radix_sort(pairs, buf, 8, 4);
+        radix_sort::<256, 4>(pairs, buf);
     } else {
-        radix_sort(pairs, buf, 11, 3);
+        radix_sort::<2048, 3>(pairs, buf);
     }
 }
 
-/// LSD radix sort of `pairs` by the total order of their f32 keys in `passes` digits of
-/// `bits` bits (`bits * passes >= 32`, `bits <= 11`); `buf` is scratch.
-fn radix_sort(pairs: &mut Vec<(f32, u32)>, buf: &mut Vec<(f32, u32)>, bits: u32, passes: u32) {
+/// LSD radix sort of `pairs` by the total order of their f32 keys in `PASSES` digits of
+/// `DIGITS` values each (a power of two, `DIGITS^PASSES >= 2^32`); `buf` is scratch. One
+/// read of the pairs counts every pass's digits.
+fn radix_sort<const DIGITS: usize, const PASSES: usize>(
+    pairs: &mut Vec<(f32, u32)>,
+    buf: &mut Vec<(f32, u32)>,
+) {
     // the total order of f32 as unsigned integers: flip negatives, set the sign of positives
     let key = |v: f32| {
         let b = v.to_bits();
@@ -270,31 +274,33 @@ fn radix_sort(pairs: &mut Vec<(f32, u32)>, buf: &mut Vec<(f32, u32)>, bits: u32,
             b | 0x8000_0000
         }
     };
+    let bits = DIGITS.trailing_zeros();
+    let mask = DIGITS - 1;
+    let digit = |k: u32, pass: usize| ((k >> (pass as u32 * bits)) as usize) & mask;
     let n = pairs.len();
-    let mask = (1usize << bits) - 1;
+    let mut counts = [[0u32; DIGITS]; PASSES];
+    for p in pairs.iter() {
+        let k = key(p.0);
+        for (pass, c) in counts.iter_mut().enumerate() {
+            c[digit(k, pass)] += 1;
+        }
+    }
     buf.clear();
     buf.resize(n, (0.0, 0));
-    let mut counts = [0u32; 1 << 11];
-    let counts = &mut counts[..=mask];
-    for pass in 0..passes {
-        let shift = pass * bits;
-        counts.fill(0);
-        for p in pairs.iter() {
-            counts[((key(p.0) >> shift) as usize) & mask] += 1;
-        }
-        if counts.iter().any(|&c| c as usize == n) {
+    for (pass, c) in counts.iter_mut().enumerate() {
+        if c.iter().any(|&v| v as usize == n) {
             continue; // every key has the same digit here: this pass would not move anything
         }
         let mut sum = 0u32;
-        for c in counts.iter_mut() {
-            let here = *c;
-            *c = sum;
+        for v in c.iter_mut() {
+            let here = *v;
+            *v = sum;
             sum += here;
         }
         for p in pairs.iter() {
-            let d = ((key(p.0) >> shift) as usize) & mask;
-            buf[counts[d] as usize] = *p;
-            counts[d] += 1;
+            let d = digit(key(p.0), pass);
+            buf[c[d] as usize] = *p;
+            c[d] += 1;
         }
         std::mem::swap(pairs, buf);
     }

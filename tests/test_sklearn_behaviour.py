@@ -432,3 +432,27 @@ def test_max_features_redraw_grows_pure_leaves_as_scikit_learn():
     assert abs(leaves - sk_leaves) < 0.05 * sk_leaves  # was 103 against 627 per tree
     assert all((t.tree_.impurity[t.tree_.children_left == -1] < 1e-7).all() for t in ours[:5])
     assert ours.score(Xte, yte) >= theirs.score(Xte, yte) - 0.01
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        np.array([-100, 100, 5, -100], dtype=np.int8),  # a span int8 cannot hold
+        np.array([2**63 - 1, 2**63 - 3], dtype=np.int64),
+        np.array([-(2**63), -(2**63) + 2], dtype=np.int64),
+        np.array([2**64 - 1, 2**64 - 2], dtype=np.uint64),
+        np.array([True, False, True]),
+        np.random.default_rng(0).integers(-5, 5, 1000),
+        np.random.default_rng(1).integers(0, 2**40, 100),  # too wide to count: sorted
+        np.array([7], dtype=np.int16),
+        np.array([1.5, 2.5, 1.5]),
+        np.array(["b", "a", "b"]),
+    ],
+)
+def test_class_encoding_matches_numpy_unique(column):
+    from obliqueforest._base import _encode_classes
+
+    classes, codes = _encode_classes(column)
+    want, inverse = np.unique(column, return_inverse=True)
+    assert classes.dtype == want.dtype and np.array_equal(classes, want)
+    assert codes.dtype == np.float64 and np.array_equal(codes, inverse)

@@ -343,10 +343,10 @@ class _ClassifierMixin(ClassifierMixin):
         # through the fit, not also the integer codes and their stacked copy
         classes, codes = [], []
         for o in range(y.shape[1]):
-            c, inverse = np.unique(y[:, o], return_inverse=True)
+            c, code = _encode_classes(y[:, o])
             classes.append(c)
-            codes.append(inverse.astype(np.float64))
-            del inverse
+            codes.append(code)
+            del code
         y_enc = codes[0] if len(codes) == 1 else np.stack(codes, axis=1)
         del codes
         if y.shape[1] == 1:
@@ -572,3 +572,28 @@ def _check_quantiles(quantiles):
     if qs.ndim != 1 or qs.size == 0 or not np.all((qs >= 0.0) & (qs <= 1.0)):
         raise ValueError(f"quantiles must be floats in [0, 1], got {quantiles!r}")
     return qs.tolist(), scalar
+
+
+def _encode_classes(column):
+    """The sorted classes of one target column and each row's class code as float64, as
+    ``np.unique(column, return_inverse=True)`` gives them; integer labels spanning a range
+    not much wider than the rows are counted in O(n) instead of sorted (a second at 10^7
+    rows)."""
+    column = np.asarray(column)
+    if column.dtype.kind in "iu" and column.size:
+        low, high = column.min(), column.max()
+        span = int(high) - int(low) + 1
+        if span <= max(2 * column.size, 1024):
+            # (small integer types may not hold the span: subtract in 64 bits then)
+            wide = np.iinfo(column.dtype).max >= span - 1
+            shifted = ((column if wide else column.astype(np.int64)) - low).astype(
+                np.intp, copy=False
+            )
+            present = np.flatnonzero(np.bincount(shifted, minlength=span))
+            code_of = np.zeros(span, dtype=np.float64)
+            code_of[present] = np.arange(present.size, dtype=np.float64)
+            big = np.uint64 if column.dtype.kind == "u" else np.int64
+            classes = (present.astype(big) + big(low)).astype(column.dtype)
+            return classes, code_of[shifted]
+    classes, inverse = np.unique(column, return_inverse=True)
+    return classes, inverse.astype(np.float64)

@@ -5,11 +5,12 @@
 //! - before any tree grows, a *lower bound* of the model's size (fully grown classifiers
 //!   keep at least about one leaf per class, each holding a value per class; out-of-bag
 //!   sums hold a value per row and class; kept leaf values hold the targets and, per
-//!   tree, a quarter of the rows) times the trees asked for: requests that cannot
-//!   fit are refused at once;
+//!   tree, a quarter of the rows) times the trees asked for, plus a lower bound of the
+//!   buffers of the trees growing at once ([`working_bytes_lower_bound`]: 12 bytes a row
+//!   and worker): requests that cannot fit are refused at once;
 //! - while trees grow, the trees grown so far extrapolated to all trees asked for: once
-//!   over the budget, no further tree starts, and the fit fails (the trees already
-//!   running finish, so the overshoot is at most one tree per thread).
+//!   over the budget less those buffers, no further tree starts, and the fit fails (the
+//!   trees already running finish, so the overshoot is at most one tree per thread).
 //!
 //! The `Auto` budget ([`MemoryLimit::Auto`], the default) is 80% of the memory a new
 //! allocation of this process can still get when a fit starts ([`available_memory`]): the
@@ -286,30 +287,48 @@ fn gib(b: u64) -> String {
     }
 }
 
-/// Refuses a fit whose lower-bound size is over the budget.
+/// Bytes each training row takes, at least, in the buffers of every worker growing a tree:
+/// its weight in the tree (8) and its place among the rows of a node (4).
+pub const WORKING_BYTES_PER_ROW: u64 = 12;
+
+/// A lower bound of the memory a fit on `n_samples` rows uses while `workers` trees grow
+/// at once, beyond X, the targets and the trees ([`WORKING_BYTES_PER_ROW`] a row and
+/// worker; the measured use is about twice that, see the README's resource limits).
+pub fn working_bytes_lower_bound(n_samples: usize, workers: usize) -> u64 {
+    (n_samples as u64)
+        .saturating_mul(workers as u64)
+        .saturating_mul(WORKING_BYTES_PER_ROW)
+}
+
+/// Refuses a fit whose lower-bound size (the model, and the buffers of its `workers`
+/// growing trees at once) is over the budget.
 ///
 /// # Errors
-/// [`Error::ResourceLimit`] naming the estimate and the budget.
+/// [`Error::ResourceLimit`] naming the estimates and the budget.
 pub fn check_request(
     params: &ForestParams,
     n_samples: usize,
     n_classes_present: usize,
+    workers: usize,
     budget: Option<u64>,
 ) -> Result<()> {
     let Some(budget) = budget else {
         return Ok(());
     };
-    let need = forest_bytes_lower_bound(params, n_samples, n_classes_present);
-    if need <= budget {
+    let model = forest_bytes_lower_bound(params, n_samples, n_classes_present);
+    let working = working_bytes_lower_bound(n_samples, workers);
+    if model.saturating_add(working) <= budget {
         return Ok(());
     }
     Err(Error::ResourceLimit(format!(
-        "{} trees on {n_samples} rows with {} outputs need at least {} for the model, over \
-         the memory limit of {}; use fewer trees, max_depth, max_leaf_nodes or \
-         min_samples_leaf, or raise the limit (obliqueforest.set_memory_limit)",
+        "{} trees on {n_samples} rows with {} outputs need at least {} for the model and {} \
+         while {workers} trees grow at once, over the memory limit of {}; use fewer trees, \
+         threads (n_jobs), max_depth, max_leaf_nodes or min_samples_leaf, or raise the \
+         limit (obliqueforest.set_memory_limit)",
         params.n_estimators,
         params.task.n_outputs(),
-        gib(need),
+        gib(model),
+        gib(working),
         gib(budget)
     )))
 }
@@ -442,12 +461,18 @@ mod tests {
         p.n_estimators = 100;
         let big = forest_bytes_lower_bound(&p, 100_000, 10_000);
         assert!(big > 30_000_000_000, "{big}");
-        assert!(check_request(&p, 100_000, 10_000, Some(24_000_000_000)).is_err());
-        assert!(check_request(&p, 100_000, 10_000, None).is_ok());
+        assert!(check_request(&p, 100_000, 10_000, 1, Some(24_000_000_000)).is_err());
+        assert!(check_request(&p, 100_000, 10_000, 1, None).is_ok());
         p.max_depth = Some(3);
         assert!(forest_bytes_lower_bound(&p, 100_000, 10_000) < 100_000_000);
         let mut two = ForestParams::classification(2);
         two.n_estimators = 100;
-        assert!(check_request(&two, 1_000_000, 2, Some(1_000_000)).is_ok());
+        // the model of 100 binary trees is small; the rows' buffers are 12 MB a worker
+        assert!(check_request(&two, 1_000_000, 2, 1, Some(13_000_000)).is_ok());
+        let refused = check_request(&two, 1_000_000, 2, 2, Some(13_000_000));
+        let Err(Error::ResourceLimit(msg)) = refused else {
+            panic!("two workers' buffers are over the limit: {refused:?}");
+        };
+        assert!(msg.contains("24 MB while 2 trees grow at once"), "{msg}");
     }
 }

@@ -449,6 +449,16 @@ def test_absurd_requests_are_refused_before_growing(memory_limit):
         of.RandomForestClassifier(n_estimators=10**7).fit(X, y)
 
 
+def test_requests_count_the_buffers_of_the_trees_growing_at_once(memory_limit):
+    # 100,000 rows: 1.2 MB of buffers a growing tree (12 bytes a row), a tiny model
+    X, y = make_classification(100_000, 4, random_state=0)
+    memory_limit(2 * 10**6)
+    shallow = dict(n_estimators=2, max_depth=2, random_state=0)
+    of.RandomForestClassifier(n_jobs=1, **shallow).fit(X, y)
+    with pytest.raises(ValueError, match="2400 kB while 2 trees grow at once.*n_jobs"):
+        of.RandomForestClassifier(n_jobs=2, **shallow).fit(X, y)
+
+
 def test_memory_limit_stops_a_fit_whose_trees_outgrow_it(memory_limit):
     X, y = make_classification(2000, 6, flip_y=0.3, random_state=0)
     one = of.SPORFClassifier(n_estimators=1, random_state=0).fit(X, y)

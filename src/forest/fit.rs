@@ -51,10 +51,14 @@ pub(crate) fn grow_trees(
         y: &data.y,
     };
     let budget = limits::budget_bytes();
+    let n = data.x.n_samples;
+    let workers = pool.current_num_threads().min(range.len()).max(1);
     if range.start == 0 {
-        limits::check_request(data.params, data.x.n_samples, data.y.n_present(), budget)?;
+        limits::check_request(data.params, n, data.y.n_present(), workers, budget)?;
     }
-    let tally = limits::Tally::new(budget, held, range.len());
+    // the trees may take what the growing ones' buffers leave
+    let working = limits::working_bytes_lower_bound(n, workers);
+    let tally = limits::Tally::new(budget.map(|b| b.saturating_sub(working)), held, range.len());
     let carried = cancel::carry();
     let grown: Vec<(Tree, Option<Vec<u32>>)> = cancel::install(&pool, || {
         range

@@ -188,8 +188,9 @@ fn n_threads(n_jobs: Option<Bound<'_, PyAny>>) -> PyResult<usize> {
 /// its cgroup memory limits (v2 ``memory.max`` less ``memory.current``, v1
 /// ``memory.limit_in_bytes`` less ``memory.usage_in_bytes``; a container's limit) and the
 /// room under its ``RLIMIT_AS`` (``ulimit -v``) and ``RLIMIT_DATA``. A fit refuses at once
-/// when a lower bound of the model's size is over the limit, and stops (ForestError) once
-/// the trees grown so far project the forest over it.
+/// when a lower bound of the model's size plus the buffers of the trees growing at once (12
+/// bytes a row and thread) is over the limit, and stops (ForestError) once the trees grown
+/// so far project the forest over what those buffers leave.
 #[pyfunction]
 fn set_memory_limit(limit: Option<Bound<'_, PyAny>>) -> PyResult<()> {
     use crate::limits::MemoryLimit;

@@ -153,6 +153,7 @@ impl Grower<'_> {
         packing: Option<Option<Packing>>,
     ) -> Builder<'b, C> {
         let subtree = packing.is_some();
+        let exact = crit.exact_scan(weights);
         Builder {
             search: SplitSearch {
                 cfg: self.cfg,
@@ -160,7 +161,8 @@ impl Grower<'_> {
                 x: self.x,
                 crit,
                 weights,
-                zeros_as_block: self.x.is_sparse() && crit.exact_scan(weights),
+                zeros_as_block: self.x.is_sparse() && exact,
+                any_tie_order: exact,
                 packing: packing.unwrap_or_else(|| Packing::of(&crit, self.cfg.n_outputs, weights)),
             },
             // a subtree grows on its own copy already

@@ -172,7 +172,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         if !(finite && lo < hi) {
             return None;
         }
-        sort_pairs(&mut ws.pairs, &mut ws.sort_buf);
+        sort_pairs(&mut ws.pairs, &mut ws.sort_buf, false);
         let n_neg = ws.pairs.partition_point(|p| p.0 < 0.0);
         // the zero rows' statistics: the node's (in bin form: `exact_scan`) less the
         // nonzero rows' (exact sums)

@@ -51,6 +51,9 @@ pub(super) struct SplitSearch<'a, C> {
     /// Whether the sorted scans carry each row's weight and class in its pair
     /// ([`Packing`]), gathered once per node into `ws.packed`.
     pub(super) packing: Option<Packing>,
+    /// Whether the criterion's statistics are exact for these weights
+    /// ([`Criterion::exact_scan`]), so the sorted scans may take tied values in any order.
+    pub(super) any_tie_order: bool,
 }
 
 /// The node a split is searched for: its rows `ws.samples[start..end]`, their criterion
@@ -410,7 +413,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws.pairs.clear();
         ws.pairs
             .extend(ws.vals.iter().copied().zip(rows.iter().copied()));
-        sort_pairs(&mut ws.pairs, &mut ws.sort_buf);
+        sort_pairs(&mut ws.pairs, &mut ws.sort_buf, self.any_tie_order);
         let found = match self.packing {
             Some(packing) => self.scan_sorted(ws, node, mono, Packed(packing)),
             None => self.scan_sorted(ws, node, mono, ByRow(self.weights)),
@@ -563,7 +566,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             ws.pairs.clear();
             ws.pairs
                 .extend(ws.vals.iter().copied().zip(ws.present.iter().copied()));
-            sort_pairs(&mut ws.pairs, &mut ws.sort_buf);
+            sort_pairs(&mut ws.pairs, &mut ws.sort_buf, false);
         }
         let limits = self.limits(node);
         for (side, missing) in sides.into_iter().enumerate() {

@@ -92,7 +92,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             Splitter::Best | Splitter::Histogram { .. } => {
                 pairs.clear();
                 pairs.extend(vals.iter().copied().zip(rows.iter().copied()));
-                sort_pairs(pairs, sort_buf);
+                sort_pairs(pairs, sort_buf, false);
                 let mut left = Moments::default();
                 let mut best: Option<(f64, usize, f64)> = None;
                 for i in 0..n - 1 {

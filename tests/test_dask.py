@@ -429,6 +429,8 @@ def test_partitions_mode_depends_on_the_partitioning_not_the_placement(client):
     bounds = [0, 500, 1200, 1700, 2400]  # four partitions of different sizes
     xs = [X[a:b] for a, b in zip(bounds, bounds[1:])]
     ys = [y[a:b] for a, b in zip(bounds, bounds[1:])]
+    # (a worker killed by an earlier test may still be restarting)
+    client.wait_for_workers(2, timeout=60)
     a, b = sorted(client.scheduler_info()["workers"])
     models = []
     for holders in ([a, b, a, b], [b, a, b, a], [a, a, b, b]):
@@ -472,6 +474,7 @@ def test_no_data_or_model_is_embedded_in_a_graph(client):
                 )
             assert len(est._forest.to_bytes()) > 200_000  # a model above the threshold
             np.testing.assert_array_equal(odask.predict(est, X).compute(), est.predict(X))
+            client.wait_for_workers(2, timeout=60)
             Xd = _placed(client, [X[:1500], X[1500:]], sorted(client.scheduler_info()["workers"]))
             proba = odask.predict_proba(est, Xd).compute()
             np.testing.assert_array_equal(proba, est.predict_proba(X))

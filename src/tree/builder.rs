@@ -144,15 +144,14 @@ impl Grower<'_> {
         }
     }
 
-    /// The builder of a tree under `crit` with these row `weights`; `packing` when they
-    /// are known already (a subtree's rows are its tree's).
+    /// The builder of a tree, or with `subtree` of a subtree on its rows' copy, under
+    /// `crit` with these row `weights`.
     fn builder<'b, C: Criterion>(
         &'b self,
         crit: C,
         weights: &'b [f64],
-        packing: Option<Option<Packing>>,
+        subtree: bool,
     ) -> Builder<'b, C> {
-        let subtree = packing.is_some();
         let exact = crit.exact_scan(weights);
         Builder {
             search: SplitSearch {
@@ -163,7 +162,7 @@ impl Grower<'_> {
                 weights,
                 zeros_as_block: self.x.is_sparse() && exact,
                 any_tie_order: exact,
-                packing: packing.unwrap_or_else(|| Packing::of(&crit, self.cfg.n_outputs, weights)),
+                packing: Packing::of(&crit, self.cfg.n_outputs, weights),
             },
             // a subtree grows on its own copy already
             targets: (!subtree).then_some(self.y),
@@ -191,7 +190,7 @@ impl<F: FnOnce(Tree) -> Tree> WithCriterion for Job<'_, '_, F> {
 
     /// Grows, finishes and fills one tree with criterion `crit`.
     fn run<C: Criterion>(self, grower: &Grower<'_>, crit: C) -> Tree {
-        let builder = grower.builder(crit, self.weights, None);
+        let builder = grower.builder(crit, self.weights, false);
         let mut tree = builder.grow(self.rng, self.ws);
         if crit.value_rule().is_some() {
             set_path_lengths(&mut tree, grower.cfg.n_draws);
@@ -208,7 +207,6 @@ impl<F: FnOnce(Tree) -> Tree> WithCriterion for Job<'_, '_, F> {
 /// the weights ([`Builder::grow_local`]).
 struct Subtree<'j> {
     weights: &'j [f64],
-    packing: Option<Packing>,
     tree: &'j mut Tree,
     ws: &'j mut Workspace,
     rng: &'j mut Rng,
@@ -220,7 +218,7 @@ impl WithCriterion for Subtree<'_> {
     type Out = ();
 
     fn run<C: Criterion>(self, grower: &Grower<'_>, crit: C) {
-        let builder = grower.builder(crit, self.weights, Some(self.packing));
+        let builder = grower.builder(crit, self.weights, true);
         let mut queue = Queue::Depth(vec![self.top]);
         builder.grow_nodes(self.tree, self.ws, self.rng, &mut queue, self.limits);
     }
@@ -447,8 +445,7 @@ impl<C: Criterion> Builder<'_, C> {
         let (x, limits) = (self.search.x, LocalLimits::get());
         let row_bytes = 4 * x.n_features.max(1);
         let n = p.end - p.start;
-        self.targets.is_some()
-            && self.search.cfg.max_leaf_nodes.is_none()
+        self.search.cfg.max_leaf_nodes.is_none()
             && !x.is_sparse()
             && (limits.min_rows..=limits.bytes / row_bytes).contains(&n)
             && x.n_samples.saturating_mul(row_bytes) >= limits.min_x_bytes
@@ -492,7 +489,6 @@ impl<C: Criterion> Builder<'_, C> {
         };
         grower.with_criterion(Subtree {
             weights: &weights,
-            packing: self.search.packing,
             tree,
             ws,
             rng,

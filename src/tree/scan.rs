@@ -253,7 +253,6 @@ pub(super) fn sort_pairs(
     buf: &mut Vec<(f32, u32)>,
     any_tie_order: bool,
 ) {
-    const SMALL: usize = 256;
     const MIDDLE: usize = 2048;
     let n = pairs.len();
     if n < SMALL && any_tie_order {
@@ -266,6 +265,9 @@ pub(super) fn sort_pairs(
         radix_sort::<2048, 3>(pairs, buf);
     }
 }
+
+/// Nodes of fewer rows than this sort by comparison ([`sort_pairs`]).
+const SMALL: usize = 256;
 
 /// The total order of f32 as unsigned integers: flip negatives, set the sign of positives.
 #[inline(always)]
@@ -284,15 +286,11 @@ fn from_order_key(k: u32) -> f32 {
     f32::from_bits(if k >> 31 == 1 { k & 0x7fff_ffff } else { !k })
 }
 
-/// Sorts `pairs` by value (ties by tag) as 64-bit integers, key above tag.
+/// Sorts `pairs` (fewer than [`SMALL`]) by value, ties by tag, as 64-bit integers: key
+/// above tag.
 fn sort_as_integers(pairs: &mut [(f32, u32)]) {
-    const MOST: usize = 256;
-    let mut keys = [0u64; MOST];
-    let keys = &mut keys[..pairs.len().min(MOST)];
-    if keys.len() < pairs.len() {
-        pairs.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        return;
-    }
+    let mut keys = [0u64; SMALL];
+    let keys = &mut keys[..pairs.len()];
     for (k, p) in keys.iter_mut().zip(pairs.iter()) {
         *k = (u64::from(order_key(p.0)) << 32) | u64::from(p.1);
     }
@@ -309,14 +307,13 @@ fn radix_sort<const DIGITS: usize, const PASSES: usize>(
     pairs: &mut Vec<(f32, u32)>,
     buf: &mut Vec<(f32, u32)>,
 ) {
-    let key = order_key;
     let bits = DIGITS.trailing_zeros();
     let mask = DIGITS - 1;
     let digit = |k: u32, pass: usize| ((k >> (pass as u32 * bits)) as usize) & mask;
     let n = pairs.len();
     let mut counts = [[0u32; DIGITS]; PASSES];
     for p in pairs.iter() {
-        let k = key(p.0);
+        let k = order_key(p.0);
         for (pass, c) in counts.iter_mut().enumerate() {
             c[digit(k, pass)] += 1;
         }
@@ -334,7 +331,7 @@ fn radix_sort<const DIGITS: usize, const PASSES: usize>(
             sum += here;
         }
         for p in pairs.iter() {
-            let d = digit(key(p.0), pass);
+            let d = digit(order_key(p.0), pass);
             buf[c[d] as usize] = *p;
             c[d] += 1;
         }

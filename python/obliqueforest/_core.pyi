@@ -148,6 +148,29 @@ class Forest:
         n_samples × n_outputs values, row-major (a C-order 2-D y, raveled).
         ``params`` says how (see :class:`ForestParams`).
         """
+    @staticmethod
+    def fit_many(
+        Xs: list[CoreX],
+        y: npt.NDArray[np.float64],
+        sample_weight: Optional[npt.NDArray[np.float64]],
+        params: list[ForestParams],
+        progress: Optional[Progress] = None,
+    ) -> list[Forest]:
+        """Grow one forest per ``(Xs[i], params[i])`` on the same y and weights, every
+        tree of every forest a task of one parallel loop (a pool of the largest
+        ``n_jobs``): what ``fit`` grows for each, tree for tree, without one call's fixed
+        costs per forest (the rotation ensembles' micro-forests)."""
+    @staticmethod
+    def fit_more_many(
+        forests: list[Forest],
+        Xs: list[CoreX],
+        y: npt.NDArray[np.float64],
+        sample_weight: Optional[npt.NDArray[np.float64]],
+        n_more: list[int],
+        progress: Optional[Progress] = None,
+    ) -> None:
+        """``forests[i].fit_more(Xs[i], y, sample_weight, n_more[i])`` for every i, all
+        the new trees in one parallel loop (a pool of the largest ``n_jobs``)."""
     def fit_more(
         self,
         X: CoreX,

@@ -134,15 +134,16 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
 
     # ---- core parameters
 
-    def _core_params(self, n_trees, n_jobs, seed, oob=None):
+    def _core_params(self, n_trees, n_jobs, seed, oob=None, fields=None):
         """One rotation's core parameters; out-of-bag records whenever there are bootstrap
-        samples (the ranking reads them) unless ``oob`` says otherwise."""
+        samples (the ranking reads them) unless ``oob`` says otherwise. ``fields``: the
+        estimator's ``core_fields``, when the caller has read them already."""
         # the tree parameters of the table (the rest at the forests' defaults: best
         # splitter, no pruning, no monotonic constraints); class_weight is in the sample
         # weights already
         classification = self._task == "classification"
         fields = {
-            **core_fields(self),
+            **(core_fields(self) if fields is None else fields),
             "n_estimators": n_trees,
             "oob": self.bootstrap if oob is None else oob,
             "class_weight_subsample": False,
@@ -216,14 +217,13 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
         cache = R * n_samples * n_features * 4 <= _CACHE_BUDGET_BYTES
         runner = ROTATION_RUNNER.get()
         if runner is not None:
-            # the rotations are computed and grown on the workers, all at once
             runner.share(X_scaled, y_core, sample_weight)
             cache, n_calls = False, R
         else:
             n_calls = n_jobs
         rotated = [None] * R
 
-        # Phase 1: a micro-forest of U trees per rotation, one core call each.
+        # Phase 1: a micro-forest of U trees per rotation.
         forests = []
         complexity = np.empty(R)
         oob_error = np.full(R, np.nan)
@@ -233,20 +233,37 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             oob_sums = np.zeros((R, n_samples, self._n_outputs))
             oob_counts = np.zeros((R, n_samples))
 
-        def grow_micro_forest(k):
-            params = self._core_params(U, n_jobs, forest_seeds[k])
-            if runner is not None:
-                return None, runner.fit(self.rotations_[k], params)
-            X_rot = self._rotate(X_scaled, k, "F")
-            forest = _core.Forest.fit(X_rot, y_core, sample_weight, params, progress)
-            return (X_rot if cache else None), forest
+        fields = core_fields(self)  # (read once: get_params is slow next to a small tree)
 
-        # Several core calls run at once (each releases the GIL) so that the
-        # core's worker pool, shared between calls of the same size, never idles
-        # at the tail of a small micro-forest. The results do not depend on it.
-        for k, (X_rot, forest) in enumerate(
-            self._map(grow_micro_forest, range(R), n_calls, progress)
-        ):
+        # One core call grows the trees of as many rotations as the rotated copies' budget
+        # holds (all of them when they are cached): every tree of every rotation is a task
+        # of the same parallel loop, so the threads stay busy to the end of the batch and
+        # the call's fixed costs are paid once.
+        per_call = R if cache else max(1, _CACHE_BUDGET_BYTES // (4 * n_samples * n_features))
+
+        def batches(ks):
+            ks = list(ks)
+            return [ks[i : i + per_call] for i in range(0, len(ks), per_call)]
+
+        def micro_params(k):
+            return self._core_params(U, n_jobs, forest_seeds[k], fields=fields)
+
+        def grow_micro_forests():
+            """(rotated X or None, micro-forest) of every rotation, in rotation order."""
+            if runner is not None:
+                # the rotations are computed and grown on the workers, all at once
+                def on_worker(k):
+                    return None, runner.fit(self.rotations_[k], micro_params(k))
+
+                yield from self._map(on_worker, range(R), R, progress)
+                return
+            for ks in batches(range(R)):
+                X_rots = [self._rotate(X_scaled, k, "F") for k in ks]
+                params = [micro_params(k) for k in ks]
+                forests_k = _core.Forest.fit_many(X_rots, y_core, sample_weight, params, progress)
+                yield from zip(X_rots, forests_k)
+
+        for k, (X_rot, forest) in enumerate(grow_micro_forests()):
             n_nodes, depth, _ = forest.tree_stats()
             complexity[k] = np.median(tree_complexity(n_nodes, depth, n_samples))
             if keep_oob:
@@ -291,7 +308,8 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
                 # The core drops OOB records on truncate; a forest of the first
                 # counts[k] trees (same seed, same trees) records them again.
                 return runner.fit(
-                    self.rotations_[k], self._core_params(counts[k], n_jobs, forest_seeds[k])
+                    self.rotations_[k],
+                    self._core_params(counts[k], n_jobs, forest_seeds[k], fields=fields),
                 )
             if counts[k] < U:
                 forest.truncate(int(counts[k]))
@@ -300,18 +318,22 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
                     X_rot = rotated[k] if cache else self._rotate(X_scaled, k, "F")
                     forest.compute_oob(X_rot, n_jobs)
             elif counts[k] > U and runner is not None:
-                params = self._core_params(counts[k], n_jobs, forest_seeds[k])
+                params = self._core_params(counts[k], n_jobs, forest_seeds[k], fields=fields)
                 runner.fit_more(forest, self.rotations_[k], params)
-            elif counts[k] > U:
-                if not self.oob_score:
-                    # The micro-forest's OOB record has served the ranking; without it
-                    # (truncate drops it) the final trees walk no out-of-bag rows.
-                    forest.truncate(U)
-                X_rot = rotated[k] if cache else self._rotate(X_scaled, k, "F")
-                forest.fit_more(X_rot, y_core, sample_weight, int(counts[k] - U), progress)
+            elif counts[k] > U and not self.oob_score:
+                # The micro-forest's OOB record has served the ranking; without it
+                # (truncate drops it) the final trees walk no out-of-bag rows.
+                forest.truncate(U)
             return forest
 
         forests = list(self._map(complete_forest, range(R), n_calls, progress))
+        if runner is None:
+            # the rotations' further trees, grown together as the micro-forests were
+            for ks in batches(k for k in range(R) if counts[k] > U):
+                X_rots = [rotated[k] if cache else self._rotate(X_scaled, k, "F") for k in ks]
+                more = [int(counts[k] - U) for k in ks]
+                completed = [forests[k] for k in ks]
+                _core.Forest.fit_more_many(completed, X_rots, y_core, sample_weight, more, progress)
         self._n_samples_fit = n_samples  # estimators_samples_ recomputes in-bag rows from it
         self._forests = forests
         rotated.clear()

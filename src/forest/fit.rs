@@ -15,6 +15,9 @@ use crate::tree::{Fill, Grower, Tree, Workspace};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// A grown tree and, when out-of-bag estimates are asked for, the rows it did not draw.
+pub(crate) type Grown = (Tree, Option<Vec<u32>>);
+
 /// Shared, read-only inputs of a fit.
 pub(crate) struct FitData<'a> {
     pub(crate) params: &'a ForestParams,
@@ -37,52 +40,122 @@ pub(crate) fn grow_trees(
     range: std::ops::Range<usize>,
     held: u64,
     progress: Option<&AtomicUsize>,
-) -> Result<Vec<(Tree, Option<Vec<u32>>)>> {
-    let pool = thread_pool(data.params.n_threads())?;
-    // what the family needs of the data (a scaling's per-feature scales), computed once, on
-    // the fit's threads
-    let projection = &data.params.projection;
-    let stats = cancel::install(&pool, || data.x.stats(projection.get().needs()));
-    let sampler = projection.sampler(&stats);
-    let grower = Grower {
-        cfg: &data.cfg,
-        sampler: &sampler,
-        x: &data.x,
-        y: &data.y,
-    };
+) -> Result<Vec<Grown>> {
+    let growth = Growth { data, range, held };
+    let mut grown = grow_batch(&[growth], data.params.n_threads(), progress)?;
+    Ok(grown.pop().unwrap_or_default())
+}
+
+/// One forest's share of a batch: its prepared data, the trees to grow and the bytes of
+/// trees it already holds.
+pub(crate) struct Growth<'d, 'a> {
+    pub(crate) data: &'d FitData<'a>,
+    pub(crate) range: std::ops::Range<usize>,
+    pub(crate) held: u64,
+}
+
+/// [`grow_trees`] for several forests at once, in one pool of `n_threads`: every tree of
+/// every forest is one task of the same parallel loop, so small forests (a rotation
+/// ensemble's micro-forests) keep every thread busy to the end and share one hand-off to
+/// the pool and one read of the memory budget. A tree depends on its forest's data, seed
+/// and index only, so each forest's trees are those a call of its own grows. Returns each
+/// forest's trees in index order, in the order of `batch`. Each forest's request is checked
+/// against the memory limit as its own call checks it; the running tally counts the
+/// batch's trees together.
+///
+/// # Errors
+/// As [`grow_trees`].
+pub(crate) fn grow_batch(
+    batch: &[Growth<'_, '_>],
+    n_threads: usize,
+    progress: Option<&AtomicUsize>,
+) -> Result<Vec<Vec<Grown>>> {
+    let pool = thread_pool(n_threads)?;
+    // what each family needs of its data (a scaling's per-feature scales), computed once,
+    // on the fit's threads
+    let stats: Vec<_> = cancel::install(&pool, || {
+        batch
+            .par_iter()
+            .map(|g| g.data.x.stats(g.data.params.projection.get().needs()))
+            .collect()
+    });
+    let samplers: Vec<_> = batch
+        .iter()
+        .zip(&stats)
+        .map(|(g, stats)| g.data.params.projection.sampler(stats))
+        .collect();
+    let growers: Vec<_> = batch
+        .iter()
+        .zip(&samplers)
+        .map(|(g, sampler)| Grower {
+            cfg: &g.data.cfg,
+            sampler,
+            x: &g.data.x,
+            y: &g.data.y,
+        })
+        .collect();
     let budget = limits::budget_bytes();
-    let n = data.x.n_samples;
-    let workers = pool.current_num_threads().min(range.len()).max(1);
-    if range.start == 0 {
-        limits::check_request(data.params, n, data.y.n_present(), workers, budget)?;
+    let n_trees: usize = batch.iter().map(|g| g.range.len()).sum();
+    let workers = pool.current_num_threads().min(n_trees).max(1);
+    for g in batch.iter().filter(|g| g.range.start == 0) {
+        let (params, n) = (g.data.params, g.data.x.n_samples);
+        limits::check_request(params, n, g.data.y.n_present(), workers, budget)?;
     }
     // the trees may take what the growing ones' buffers leave
-    let working = limits::working_bytes_lower_bound(n, workers);
-    let tally = limits::Tally::new(budget.map(|b| b.saturating_sub(working)), held, range.len());
+    let n_max = batch.iter().map(|g| g.data.x.n_samples).max().unwrap_or(0);
+    let working = limits::working_bytes_lower_bound(n_max, workers);
+    let held = batch.iter().map(|g| g.held).sum();
+    let tally = limits::Tally::new(budget.map(|b| b.saturating_sub(working)), held, n_trees);
+    let tasks: Vec<(usize, usize)> = batch
+        .iter()
+        .enumerate()
+        .flat_map(|(f, g)| g.range.clone().map(move |t| (f, t)))
+        .collect();
     let carried = cancel::carry();
-    let grown: Vec<(Tree, Option<Vec<u32>>)> = cancel::install(&pool, || {
-        range
+    let grown: Vec<(usize, Grown)> = cancel::install(&pool, || {
+        tasks
             .into_par_iter()
-            .map_init(Workspace::default, |ws, t| {
+            .map_init(Workspace::default, |ws, (f, t)| {
                 if tally.over() || carried.run(cancel::requested) {
                     return None; // stopped (memory guard, cancel): start no more trees
                 }
                 // a cancelled builder stops splitting; its tree is dropped below
-                let tree_result = carried.run(|| grow_one(data, &grower, t, ws));
+                let tree_result = carried.run(|| grow_one(batch[f].data, &growers[f], t, ws));
                 tally.add(&tree_result.0);
                 if let Some(p) = progress {
                     p.fetch_add(1, Ordering::Relaxed);
                 }
-                Some(tree_result)
+                Some((f, tree_result))
             })
-            .flatten() // in index order, without a slot per tree never grown
+            .flatten() // in task order, without a slot per tree never grown
             .collect()
     });
     cancel::check()?;
     if tally.over() {
         return Err(tally.error());
     }
-    Ok(grown)
+    let mut forests: Vec<Vec<_>> = batch
+        .iter()
+        .map(|g| Vec::with_capacity(g.range.len()))
+        .collect();
+    for (f, tree) in grown {
+        forests[f].push(tree);
+    }
+    Ok(forests)
+}
+
+/// [`prepare`] of one fit per `(params[i], xs[i])`, all on the same targets and weights.
+pub(crate) fn prepare_all<'a, 'x: 'a>(
+    params: &'a [ForestParams],
+    xs: Vec<Features<'x>>,
+    y: &[f64],
+    sample_weight: Option<&[f64]>,
+) -> Result<Vec<FitData<'a>>> {
+    params
+        .iter()
+        .zip(xs)
+        .map(|(p, x)| prepare(p, x, y, sample_weight))
+        .collect()
 }
 
 pub(crate) fn prepare<'a, 'x: 'a>(
@@ -194,12 +267,7 @@ fn check_poisson_targets(y: &Targets) -> Result<()> {
 /// Grows tree `t` (pruned, then filled: an honest tree's leaf values from its honest
 /// rows, the leaves' rows when the forest keeps them); returns it with its out-of-bag rows
 /// when OOB is requested.
-fn grow_one(
-    data: &FitData<'_>,
-    grower: &Grower<'_>,
-    t: usize,
-    ws: &mut Workspace,
-) -> (Tree, Option<Vec<u32>>) {
+fn grow_one(data: &FitData<'_>, grower: &Grower<'_>, t: usize, ws: &mut Workspace) -> Grown {
     let mut sample = tree_sample(data, t);
     let oob = if data.params.oob {
         sample.out_of_bag()

@@ -21,7 +21,9 @@
 //! [`crate::data::FeatureMatrix`]) → `fit::grow_trees` (the family's data statistics
 //! computed once, then trees in parallel: `sampling.rs` draws each tree's rows, the tree
 //! builder grows it, [`crate::prune`] prunes it) → the trees in index order, laid out for
-//! prediction ([`crate::tree::PackedTree`]).
+//! prediction ([`crate::tree::PackedTree`]). [`Forest::fit_many`] and
+//! [`Forest::grow_more_many`] grow several forests' trees in one parallel loop
+//! (`fit::grow_batch`, which `fit::grow_trees` runs for a single forest).
 
 mod fit;
 mod inspect;
@@ -30,6 +32,7 @@ mod predict;
 mod quantiles;
 mod sampling;
 
+use fit::{grow_batch, prepare_all, Grown, Growth};
 pub(crate) use fit::{grow_trees, prepare, FitData};
 pub use oob::OobPrediction;
 pub use quantiles::LeafTargets;
@@ -41,6 +44,7 @@ use crate::params::{ForestParams, Task};
 use crate::projection::CompactDescriptors;
 use crate::sparse::Features;
 use crate::tree::{PackedTree, Tree};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicUsize;
 use std::sync::OnceLock;
@@ -125,7 +129,15 @@ impl Forest {
 
     /// A new forest of `n_estimators` trees grown on prepared data, laid out for prediction.
     fn grown(data: &FitData<'_>, progress: Option<&AtomicUsize>) -> Result<Forest> {
-        let mut forest = Forest {
+        let mut forest = Forest::empty(data);
+        forest.grow(data, data.params.n_estimators, progress)?;
+        forest.packed(); // lay out for prediction now, not inside the first predict call
+        Ok(forest)
+    }
+
+    /// A forest of no trees yet, for `data`.
+    fn empty(data: &FitData<'_>) -> Forest {
+        Forest {
             params: data.params.clone(),
             n_features: data.x.n_features,
             trees: Vec::new(),
@@ -133,10 +145,39 @@ impl Forest {
             packed: OnceLock::new(),
             leaf_targets: LeafTargets::of(data),
             quantile_order: OnceLock::new(),
-        };
-        forest.grow(data, data.params.n_estimators, progress)?;
-        forest.packed(); // lay out for prediction now, not inside the first predict call
-        Ok(forest)
+        }
+    }
+
+    /// Grows one forest per `(params[i], xs[i])`, all on the same targets and sample
+    /// weights, with every tree of every forest a task of one parallel loop in a pool of
+    /// the largest `n_jobs` among `params`: many small forests (a rotation ensemble's
+    /// micro-forests, one per rotation of the data) keep every thread busy to the end and
+    /// pay the pool's hand-off and the memory guard's reads once. Each forest is the one
+    /// [`Forest::fit`] grows from its parameters and data, tree for tree; it is laid out
+    /// for prediction on first use rather than at once (the caller may extend or drop it).
+    ///
+    /// # Errors
+    /// As [`Forest::fit`] for any of the forests; `params` and `xs` of different lengths.
+    pub fn fit_many<'x>(
+        params: &[ForestParams],
+        xs: Vec<Features<'x>>,
+        y: &[f64],
+        sample_weight: Option<&[f64]>,
+        progress: Option<&AtomicUsize>,
+    ) -> Result<Vec<Forest>> {
+        if params.len() != xs.len() {
+            return Err(Error::InvalidInput(format!(
+                "{} parameter sets for {} feature matrices; give one per forest",
+                params.len(),
+                xs.len()
+            )));
+        }
+        let data = prepare_all(params, xs, y, sample_weight)?;
+        let mut forests: Vec<Forest> = data.iter().map(Forest::empty).collect();
+        let mut refs: Vec<&mut Forest> = forests.iter_mut().collect();
+        let n_trees: Vec<usize> = params.iter().map(|p| p.n_estimators).collect();
+        Forest::extend_all(&mut refs, &data, &n_trees, progress)?;
+        Ok(forests)
     }
 
     /// Grows `n_more` further trees with the same parameters and seed (warm start), on
@@ -164,39 +205,129 @@ impl Forest {
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         let x = x.into();
-        if x.ncols() != self.n_features {
-            return Err(Error::FeatureMismatch {
-                expected: self.n_features,
-                got: x.ncols(),
-            });
-        }
-        let mut params = self.params.clone();
+        let mut params = self.more_params(x.ncols(), n_more)?;
         params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
         params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
         if let Some(cst) = monotonic_cst {
             params.monotonic_cst = cst.to_vec();
         }
         params.candidate_samples = candidate_samples.unwrap_or(params.candidate_samples);
+        let data = prepare(&params, x, y, sample_weight)?;
+        self.take_more(&data)?;
+        self.grow(&data, n_more, progress)?;
+        self.params.n_estimators = self.trees.len();
+        Ok(())
+    }
+
+    /// [`Forest::grow_more`] for several forests at once (no per-call overrides): forest
+    /// `i` grows `n_more[i]` further trees on `xs[i]`, all on the same targets and sample
+    /// weights, every new tree a task of one parallel loop in a pool of the largest
+    /// `n_jobs` among the forests (as [`Forest::fit_many`]). Each forest ends as its own
+    /// [`Forest::grow_more`] would leave it.
+    ///
+    /// # Errors
+    /// As [`Forest::grow_more`] for any of the forests; lists of different lengths.
+    pub fn grow_more_many<'x>(
+        forests: &mut [&mut Forest],
+        xs: Vec<Features<'x>>,
+        y: &[f64],
+        sample_weight: Option<&[f64]>,
+        n_more: &[usize],
+        progress: Option<&AtomicUsize>,
+    ) -> Result<()> {
+        if forests.len() != xs.len() || forests.len() != n_more.len() {
+            return Err(Error::InvalidInput(format!(
+                "{} forests, {} feature matrices and {} tree counts; give one of each per \
+                 forest",
+                forests.len(),
+                xs.len(),
+                n_more.len()
+            )));
+        }
+        let params = forests
+            .iter()
+            .zip(&xs)
+            .zip(n_more)
+            .map(|((f, x), &m)| f.more_params(x.ncols(), m))
+            .collect::<Result<Vec<_>>>()?;
+        let data = prepare_all(&params, xs, y, sample_weight)?;
+        for (forest, d) in forests.iter_mut().zip(&data) {
+            forest.take_more(d)?;
+        }
+        Forest::extend_all(forests, &data, n_more, progress)
+    }
+
+    /// Grows `n_more[i]` further trees of `forests[i]` on its prepared `data[i]`, every
+    /// tree a task of one parallel loop in a pool of the largest `n_jobs` among them, then
+    /// adds them (and their out-of-bag rows, one forest per task) to their forests.
+    fn extend_all(
+        forests: &mut [&mut Forest],
+        data: &[FitData<'_>],
+        n_more: &[usize],
+        progress: Option<&AtomicUsize>,
+    ) -> Result<()> {
+        let batch: Vec<_> = forests
+            .iter()
+            .zip(data)
+            .zip(n_more)
+            .map(|((f, d), &m)| Growth {
+                data: d,
+                range: f.trees.len()..f.trees.len() + m,
+                held: f.n_bytes(),
+            })
+            .collect();
+        let n_threads = data.iter().map(|d| d.params.n_threads()).max();
+        let n_threads = n_threads.unwrap_or(1);
+        let grown = grow_batch(&batch, n_threads, progress)?;
+        let pool = crate::threads::thread_pool(n_threads)?;
+        crate::cancel::install(&pool, || {
+            forests
+                .par_iter_mut()
+                .zip(data)
+                .zip(grown)
+                .try_for_each(|((forest, d), trees)| {
+                    forest.absorb(d, trees)?;
+                    forest.params.n_estimators = forest.trees.len();
+                    Ok(())
+                })
+        })
+    }
+
+    /// The parameters a warm start of `n_more` trees on `n_features` columns grows with:
+    /// the forest's own, for the grown size, with an out-of-bag record only when the forest
+    /// keeps one.
+    fn more_params(&self, n_features: usize, n_more: usize) -> Result<ForestParams> {
+        if n_features != self.n_features {
+            return Err(Error::FeatureMismatch {
+                expected: self.n_features,
+                got: n_features,
+            });
+        }
+        let mut params = self.params.clone();
         // the grown forest's size is checked like a first fit's (bounded before growing)
         params.n_estimators = self.trees.len().saturating_add(n_more);
         // a forest without an out-of-bag record (truncated, or read from bytes) starts none:
         // sums over the new trees alone would pass for the whole forest's (compute_oob
         // rebuilds a record first when one is wanted)
         params.oob &= self.oob.is_some();
-        let data = prepare(&params, x, y, sample_weight)?;
-        if LeafTargets::of(&data) != self.leaf_targets {
+        Ok(params)
+    }
+
+    /// Checks that a warm start's prepared data may extend this forest and takes the
+    /// settings the warm start may change.
+    fn take_more(&mut self, data: &FitData<'_>) -> Result<()> {
+        if LeafTargets::of(data) != self.leaf_targets {
             return Err(Error::InvalidInput(
                 "a warm start of a forest that keeps leaf values (store_leaf_values) needs \
                  the training data of its first fit: the targets or sample weights differ"
                     .into(),
             ));
         }
+        let params = data.params;
         self.params.n_jobs = params.n_jobs;
         self.params.ccp_alpha = params.ccp_alpha;
         self.params.monotonic_cst.clone_from(&params.monotonic_cst);
         self.params.candidate_samples = params.candidate_samples;
-        self.grow(&data, n_more, progress)?;
-        self.params.n_estimators = self.trees.len();
         Ok(())
     }
 
@@ -207,9 +338,14 @@ impl Forest {
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
         let first = self.trees.len();
+        let grown = grow_trees(data, first..first + n_more, self.n_bytes(), progress)?;
+        self.absorb(data, grown)
+    }
+
+    /// Adds grown trees (with their out-of-bag rows) after the forest's own, summing their
+    /// out-of-bag predictions into its record when it keeps one.
+    fn absorb(&mut self, data: &FitData<'_>, grown: Vec<Grown>) -> Result<()> {
         let descriptors = data.params.projection.descriptors();
-        let held = self.n_bytes();
-        let grown = grow_trees(data, first..first + n_more, held, progress)?;
         let n = data.x.n_samples;
         let k = data.cfg.n_outputs;
         if data.params.oob {

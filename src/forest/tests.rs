@@ -984,6 +984,61 @@ fn grow_more_adds_to_an_oob_record_and_starts_none() {
 }
 
 #[test]
+fn forests_grown_together_are_the_forests_grown_alone() {
+    // fit_many and grow_more_many: one parallel loop over every tree of several forests
+    let (x, y) = data(300, 5, 8);
+    let mut flipped = x.clone();
+    flipped.column_mut(1).mapv_inplace(|v| -v);
+    let mut oob = sporf(6);
+    oob.oob = true;
+    oob.n_jobs = 2;
+    let mut rf = ForestParams::classification(2);
+    rf.n_estimators = 3;
+    rf.seed = 5;
+    let params = [oob.clone(), rf.clone(), oob.clone()];
+    let xs = [x.view(), x.view(), flipped.view()];
+    let together = Forest::fit_many(
+        &params,
+        xs.iter().map(|&v| v.into()).collect(),
+        &y,
+        None,
+        None,
+    )
+    .unwrap();
+    for ((p, &v), f) in params.iter().zip(&xs).zip(&together) {
+        let alone = Forest::fit(p, v, &y, None).unwrap();
+        assert_eq!(f.to_bytes().unwrap(), alone.to_bytes().unwrap());
+        assert_eq!(f.oob(), alone.oob());
+        assert_eq!(f.params().n_jobs, alone.params().n_jobs);
+    }
+    // warm starts: 4 more trees each, with and without an out-of-bag record
+    let mut grown_together = together.clone();
+    grown_together[2].truncate(6);
+    let mut refs: Vec<&mut Forest> = grown_together.iter_mut().collect();
+    let views = xs.iter().map(|&v| v.into()).collect();
+    Forest::grow_more_many(&mut refs, views, &y, None, &[4, 2, 4], None).unwrap();
+    for ((f, &v), (alone, more)) in grown_together
+        .iter()
+        .zip(&xs)
+        .zip(together.into_iter().zip([4, 2, 4]))
+    {
+        let mut alone = alone;
+        if f.oob().is_none() {
+            alone.truncate(alone.trees().len());
+        }
+        alone
+            .grow_more(v, &y, None, more, None, None, None, None, None)
+            .unwrap();
+        assert_eq!(f.to_bytes().unwrap(), alone.to_bytes().unwrap());
+        assert_eq!(f.oob(), alone.oob());
+    }
+    assert!(grown_together[0].oob().is_some() && grown_together[2].oob().is_none());
+    // one list shorter than the others is refused
+    let refused = Forest::fit_many(&params[..2], vec![x.view().into()], &y, None, None);
+    assert!(matches!(refused, Err(Error::InvalidInput(m)) if m.contains("one per forest")));
+}
+
+#[test]
 fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
     use crate::projection::{HaarPatches, PatchGeometry, PooledPatches};
     use crate::tree::builder::{LocalLimits, TEST_LOCAL_LIMITS};

@@ -1,7 +1,7 @@
 //! `_core.Forest` (a fitted forest: fit, predict and inspect, each X as dense or sparse),
 //! `_core.ForestPart` (trees grown apart, joined later) and `_core.Progress`.
 
-use super::convert::{from_value, weights_slice, XArg};
+use super::convert::{from_value, weights_slice, XArg, XRef};
 use super::params::PyForestParams;
 use super::{bad, compute, compute_with, named, Count};
 use crate::cancel::Cancel;
@@ -51,6 +51,16 @@ pub(super) struct PyForest {
     pub(super) inner: Forest,
 }
 
+impl Progress {
+    /// The tree counter and the cancel token a fit shares with `progress` (a private
+    /// pair when there is none).
+    fn parts(progress: Option<PyRef<'_, Progress>>) -> (Option<Arc<AtomicUsize>>, Cancel) {
+        progress
+            .map(|p| (Some(p.done.clone()), p.cancel.clone()))
+            .unwrap_or_default()
+    }
+}
+
 #[pymethods]
 impl PyForest {
     #[staticmethod]
@@ -64,9 +74,7 @@ impl PyForest {
         progress: Option<PyRef<'_, Progress>>,
     ) -> PyResult<PyForest> {
         let params = params.inner.clone();
-        let (counter, cancel) = progress
-            .map(|p| (Some(p.done.clone()), p.cancel.clone()))
-            .unwrap_or_default();
+        let (counter, cancel) = Progress::parts(progress);
         let (x, y) = (
             x.view()?,
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
@@ -76,6 +84,34 @@ impl PyForest {
             Forest::fit_with_progress(&params, x.features()?, y, w, counter.as_deref())
         })?;
         Ok(PyForest { inner })
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (xs, y, sample_weight, params, progress=None))]
+    fn fit_many(
+        py: Python<'_>,
+        xs: Vec<XArg<'_>>,
+        y: PyReadonlyArray1<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        params: Vec<PyRef<'_, PyForestParams>>,
+        progress: Option<PyRef<'_, Progress>>,
+    ) -> PyResult<Vec<PyForest>> {
+        let params: Vec<_> = params.iter().map(|p| p.inner.clone()).collect();
+        let (counter, cancel) = Progress::parts(progress);
+        let views = xs.iter().map(XArg::view).collect::<PyResult<Vec<_>>>()?;
+        let y = y.as_slice().map_err(|_| bad("y", "must be contiguous"))?;
+        let w = weights_slice(&sample_weight)?;
+        let forests = compute_with(py, &cancel, || {
+            let xs = views
+                .into_iter()
+                .map(XRef::features)
+                .collect::<Result<Vec<_>, Error>>()?;
+            Forest::fit_many(&params, xs, y, w, counter.as_deref())
+        })?;
+        Ok(forests
+            .into_iter()
+            .map(|inner| PyForest { inner })
+            .collect())
     }
 
     #[pyo3(signature = (
@@ -99,9 +135,7 @@ impl PyForest {
         // given: the estimator's value (0 for none: no screening); not given: the first fit's
         let candidate_samples = candidate_samples.map(|m| (m > 0).then_some(m));
         let n_more = named::<Count>(n_more, "n_more")?.0;
-        let (counter, cancel) = progress
-            .map(|p| (Some(p.done.clone()), p.cancel.clone()))
-            .unwrap_or_default();
+        let (counter, cancel) = Progress::parts(progress);
         let (x, y) = (
             x.view()?,
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,
@@ -120,6 +154,31 @@ impl PyForest {
                 candidate_samples,
                 counter.as_deref(),
             )
+        })
+    }
+
+    #[staticmethod]
+    #[pyo3(signature = (forests, xs, y, sample_weight, n_more, progress=None))]
+    fn fit_more_many(
+        py: Python<'_>,
+        mut forests: Vec<PyRefMut<'_, PyForest>>,
+        xs: Vec<XArg<'_>>,
+        y: PyReadonlyArray1<'_, f64>,
+        sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        n_more: Vec<usize>,
+        progress: Option<PyRef<'_, Progress>>,
+    ) -> PyResult<()> {
+        let (counter, cancel) = Progress::parts(progress);
+        let views = xs.iter().map(XArg::view).collect::<PyResult<Vec<_>>>()?;
+        let y = y.as_slice().map_err(|_| bad("y", "must be contiguous"))?;
+        let w = weights_slice(&sample_weight)?;
+        let mut inner: Vec<&mut Forest> = forests.iter_mut().map(|f| &mut f.inner).collect();
+        compute_with(py, &cancel, || {
+            let xs = views
+                .into_iter()
+                .map(XRef::features)
+                .collect::<Result<Vec<_>, Error>>()?;
+            Forest::grow_more_many(&mut inner, xs, y, w, &n_more, counter.as_deref())
         })
     }
 
@@ -631,9 +690,7 @@ impl PyForestPart {
             }
         }
         // a Dask worker's watcher trips `progress.cancel()` when the fit is abandoned
-        let (counter, cancel) = progress
-            .map(|p| (Some(p.done.clone()), p.cancel.clone()))
-            .unwrap_or_default();
+        let (counter, cancel) = Progress::parts(progress);
         let (x, y) = (
             x.view()?,
             y.as_slice().map_err(|_| bad("y", "must be contiguous"))?,

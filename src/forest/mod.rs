@@ -337,9 +337,7 @@ impl Forest {
         n_more: usize,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
-        let first = self.trees.len();
-        let grown = grow_trees(data, first..first + n_more, self.n_bytes(), progress)?;
-        self.absorb(data, grown)
+        Forest::extend_all(&mut [self], std::slice::from_ref(data), &[n_more], progress)
     }
 
     /// Adds grown trees (with their out-of-bag rows) after the forest's own, summing their
@@ -358,12 +356,9 @@ impl Forest {
                     "warm start with a different number of rows".into(),
                 ));
             }
-            for (tree, rows) in &grown {
-                for &row in rows.iter().flatten() {
-                    let leaf = tree.leaf_by(descriptors, |j| data.x.get(row as usize, j));
-                    oob.add(row as usize, tree.leaf_value(leaf));
-                }
-            }
+            oob.add_trees(&grown, |tree, row| {
+                tree.leaf_by(descriptors, |j| data.x.get(row, j))
+            });
         }
         self.trees.extend(grown.into_iter().map(|(t, _)| t));
         self.packed = OnceLock::new();

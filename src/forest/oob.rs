@@ -4,11 +4,12 @@
 //! Either way a row's sum adds its trees' values in tree index order, so the two agree bit
 //! for bit.
 
-use super::Forest;
+use super::{Forest, Grown};
 use crate::cancel;
 use crate::error::{Error, Result};
 use crate::sparse::Features;
 use crate::threads::{n_threads, thread_pool};
+use crate::tree::Tree;
 use rayon::prelude::*;
 
 /// Out-of-bag sums of tree predictions and the number of trees each row was out of bag for.
@@ -31,6 +32,40 @@ impl OobPrediction {
             *s += v;
         }
         self.counts[row] += 1;
+    }
+
+    /// [`OobPrediction::add`] for every out-of-bag row of every grown tree (`grown`: trees
+    /// in index order, each with its ascending out-of-bag rows), `leaf(tree, row)` the leaf
+    /// a training row reaches. Blocks of rows are summed in parallel on the current rayon
+    /// pool, each row over its trees in index order: the numbers and the order of
+    /// [`OobPrediction::add`] tree by tree.
+    pub(crate) fn add_trees(
+        &mut self,
+        grown: &[Grown],
+        leaf: impl Fn(&Tree, usize) -> usize + Sync,
+    ) {
+        /// Rows a task sums (each task looks its rows up in every tree's list).
+        const BLOCK: usize = 2048;
+        let k = self.sums.len() / self.counts.len().max(1);
+        self.sums
+            .par_chunks_mut(BLOCK * k.max(1))
+            .zip(self.counts.par_chunks_mut(BLOCK))
+            .enumerate()
+            .for_each(|(b, (sums, counts))| {
+                let (lo, hi) = (b * BLOCK, b * BLOCK + counts.len());
+                for (tree, rows) in grown {
+                    let rows = rows.as_deref().unwrap_or_default();
+                    let start = rows.partition_point(|&r| (r as usize) < lo);
+                    for &r in rows[start..].iter().take_while(|&&r| (r as usize) < hi) {
+                        let i = r as usize - lo;
+                        let value = tree.leaf_value(leaf(tree, r as usize));
+                        for (s, v) in sums[i * k..(i + 1) * k].iter_mut().zip(value) {
+                            *s += v;
+                        }
+                        counts[i] += 1;
+                    }
+                }
+            });
     }
 }
 

@@ -301,12 +301,22 @@ fn max_abs(x: &ArrayView2<'_, f32>) -> std::result::Result<(f32, bool), (usize, 
             nan | v.is_nan(),
         )
     };
+    let start = (0.0f32, true, false);
     let (largest, finite, nan) = match x.as_slice_memory_order() {
-        // folds without an early exit vectorise
+        // folds without an early exit vectorise; blocks in parallel on the current pool (a
+        // maximum and two flags: the same in any order)
         Some(s) => s
-            .chunks(4096)
-            .fold((0.0f32, true, false), |acc, c| c.iter().fold(acc, step)),
-        None => x.iter().fold((0.0f32, true, false), step),
+            .par_chunks(1 << 16)
+            .map(|block| {
+                block
+                    .chunks(4096)
+                    .fold(start, |acc, c| c.iter().fold(acc, step))
+            })
+            .reduce(
+                || start,
+                |(m, ok, nan), (m2, ok2, nan2)| (m.max(m2), ok & ok2, nan | nan2),
+            ),
+        None => x.iter().fold(start, step),
     };
     if finite {
         Ok((largest, nan))

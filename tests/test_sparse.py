@@ -250,6 +250,24 @@ def _model_bytes_of(core_forest):
     return bytes(core_forest.to_bytes())
 
 
+def test_forests_grown_together_take_sparse_x_as_dense():
+    from obliqueforest import _core
+    from obliqueforest._forest import core_X
+
+    X, y, _ = _data(n=300, seed=8)
+    local = of.SPORFClassifier(**KW, oob_score=True).fit(X, y)
+    params = local._core_params(X.shape[1], local._task_params(y))
+    y_core = y.astype(np.float64)
+    dense, csc, csr = (core_X(X), core_X(sparse.csc_matrix(X)), core_X(sparse.csr_matrix(X)))
+    forests = _core.Forest.fit_many([dense, csc, csr], y_core, None, [params] * 3)
+    _core.Forest.fit_more_many(forests, [csr, dense, csc], y_core, None, [2, 2, 2])
+    alone = _core.Forest.fit(dense, y_core, None, params)
+    alone.fit_more(dense, y_core, None, 2)
+    for forest in forests:
+        assert _model_bytes_of(forest) == _model_bytes_of(alone)
+        assert _same(forest.oob_prediction(), alone.oob_prediction())
+
+
 def test_sparse_fit_does_not_depend_on_n_jobs_and_autoencoder_fit_needs_dense_x():
     X, y, _ = _data(n=200, seed=7)
     one = of.SPORFClassifier(**KW, n_jobs=1).fit(X, y)
@@ -276,6 +294,9 @@ X_METHODS = {
 NOT_X = {
     "fit",  # a static constructor: covered by test_sparse_fit_gives_the_dense_model_...
     "fit_more",  # covered by test_sample_weight_oob_max_samples_and_warm_start_match_dense
+    # several forests at once: test_forests_grown_together_take_sparse_x_as_dense
+    "fit_many",
+    "fit_more_many",
     "apply_leaves_with_rules",  # takes latent rows z (float64), not X
     # a forest without targets' method: test_unsupervised.py::test_missing_values_and_sparse_x
     "score_samples",

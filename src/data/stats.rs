@@ -1,9 +1,12 @@
-//! The statistics of the training data a projection family may ask for, computed once per
-//! fit ([`FeatureMatrix::stats`]): SPORF's robust per-feature scales, and which columns are
+//! The statistics of the training data: what every fit checks of X as it reads it (its
+//! largest magnitude, whether it is finite, whether a value is missing: `max_abs`), and
+//! what a projection family may ask for, computed once per fit
+//! ([`FeatureMatrix::stats`]): SPORF's robust per-feature scales, and which columns are
 //! missing (NaN) on every row.
 
 use super::{FeatureMatrix, Store};
 use crate::projection::{DataNeeds, DataStats};
+use ndarray::ArrayView2;
 use rayon::prelude::*;
 
 impl FeatureMatrix<'_> {
@@ -106,4 +109,52 @@ fn order_statistic(values: &mut [f32], zeros: usize, k: usize) -> f64 {
         }
     };
     f64::from(v)
+}
+
+/// The largest |value| of `x` (NaN aside) and whether some value is NaN, or the position
+/// (row, column) of its first infinite value.
+pub(super) fn max_abs(x: &ArrayView2<'_, f32>) -> std::result::Result<(f32, bool), (usize, usize)> {
+    // f32::max ignores NaN; a NaN's |v| is not infinite, and NaN != NaN marks it
+    let step = |(m, ok, nan): (f32, bool, bool), v: &f32| {
+        (
+            m.max(v.abs()),
+            ok & (v.abs() != f32::INFINITY),
+            nan | v.is_nan(),
+        )
+    };
+    let start = (0.0f32, true, false);
+    let (largest, finite, nan) = match x.as_slice_memory_order() {
+        // folds without an early exit vectorise; blocks in parallel on the current pool (a
+        // maximum and two flags: the same in any order)
+        Some(s) => s
+            .par_chunks(1 << 16)
+            .map(|block| {
+                block
+                    .chunks(4096)
+                    .fold(start, |acc, c| c.iter().fold(acc, step))
+            })
+            .reduce(
+                || start,
+                |(m, ok, nan), (m2, ok2, nan2)| (m.max(m2), ok & ok2, nan | nan2),
+            ),
+        None => x.iter().fold(start, step),
+    };
+    if finite {
+        Ok((largest, nan))
+    } else {
+        Err(first_infinite(x).unwrap_or((0, 0)))
+    }
+}
+
+/// Position (row, column) of the first infinite value of `x`, if any.
+fn first_infinite(x: &ArrayView2<'_, f32>) -> Option<(usize, usize)> {
+    let (n, p) = x.dim();
+    let inf = |v: &f32| v.is_infinite();
+    if let Some(c) = x.to_slice() {
+        c.iter().position(inf).map(|k| (k / p, k % p))
+    } else if let Some(f) = x.t().to_slice() {
+        f.iter().position(inf).map(|k| (k % n, k / n))
+    } else {
+        x.indexed_iter().find(|(_, v)| inf(v)).map(|(ij, _)| ij)
+    }
 }

@@ -14,7 +14,7 @@
 //! | 8.. | postcard: `start`, `n_samples`, per-tree `(row, leaf)` lists, then the trees as a model ([`Forest::to_bytes`], checksummed and validated on reading) |
 
 use crate::error::{Error, Result};
-use crate::forest::{grow_trees, prepare, Forest, OobPrediction};
+use crate::forest::{grow_trees, ones, prepare, Forest, OobPrediction};
 use crate::params::ForestParams;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::AtomicUsize;
@@ -144,12 +144,11 @@ impl Forest {
         let oob = if params.oob {
             grown
                 .iter()
-                .map(|(tree, rows)| {
-                    rows.iter()
-                        .flatten()
-                        .map(|&r| {
-                            let leaf = tree.leaf_by(descriptors, |j| data.x.get(r as usize, j));
-                            (r, leaf as u32)
+                .map(|(tree, bits)| {
+                    ones(bits.as_deref().unwrap_or_default())
+                        .map(|r| {
+                            let leaf = tree.leaf_by(descriptors, |j| data.x.get(r, j));
+                            (r as u32, leaf as u32)
                         })
                         .collect()
                 })

@@ -15,8 +15,9 @@ use crate::tree::{Fill, Grower, Tree, Workspace};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A grown tree and, when out-of-bag estimates are asked for, the rows it did not draw.
-pub(crate) type Grown = (Tree, Option<Vec<u32>>);
+/// A grown tree and, when out-of-bag estimates are asked for, the rows it did not draw (a
+/// bitset over the rows, `oob::zero_bits`).
+pub(crate) type Grown = (Tree, Option<Vec<u64>>);
 
 /// Shared, read-only inputs of a fit.
 pub(crate) struct FitData<'a> {

@@ -34,6 +34,7 @@ mod sampling;
 
 use fit::{grow_batch, prepare_all, Grown, Growth};
 pub(crate) use fit::{grow_trees, prepare, FitData};
+pub(crate) use oob::ones;
 pub use oob::OobPrediction;
 pub use quantiles::LeafTargets;
 pub(crate) use quantiles::QuantileOrder;

@@ -35,16 +35,16 @@ impl OobPrediction {
     }
 
     /// [`OobPrediction::add`] for every out-of-bag row of every grown tree (`grown`: trees
-    /// in index order, each with its ascending out-of-bag rows), `leaf(tree, row)` the leaf
-    /// a training row reaches. Blocks of rows are summed in parallel on the current rayon
-    /// pool, each row over its trees in index order: the numbers and the order of
-    /// [`OobPrediction::add`] tree by tree.
+    /// in index order, each with its out-of-bag rows as a bitset), `leaf(tree, row)` the
+    /// leaf a training row reaches. Blocks of rows are summed in parallel on the current
+    /// rayon pool, each row over its trees in index order: the numbers and the order of
+    /// [`OobPrediction::add`] tree by tree, rows ascending.
     pub(crate) fn add_trees(
         &mut self,
         grown: &[Grown],
         leaf: impl Fn(&Tree, usize) -> usize + Sync,
     ) {
-        /// Rows a task sums (each task looks its rows up in every tree's list).
+        /// Rows a task sums (a whole number of bitset words).
         const BLOCK: usize = 2048;
         let k = self.sums.len() / self.counts.len().max(1);
         self.sums
@@ -52,13 +52,14 @@ impl OobPrediction {
             .zip(self.counts.par_chunks_mut(BLOCK))
             .enumerate()
             .for_each(|(b, (sums, counts))| {
-                let (lo, hi) = (b * BLOCK, b * BLOCK + counts.len());
-                for (tree, rows) in grown {
-                    let rows = rows.as_deref().unwrap_or_default();
-                    let start = rows.partition_point(|&r| (r as usize) < lo);
-                    for &r in rows[start..].iter().take_while(|&&r| (r as usize) < hi) {
-                        let i = r as usize - lo;
-                        let value = tree.leaf_value(leaf(tree, r as usize));
+                let lo = b * BLOCK;
+                let words = lo / 64..(lo + counts.len()).div_ceil(64);
+                for (tree, bits) in grown {
+                    let Some(bits) = bits.as_deref() else {
+                        continue;
+                    };
+                    for i in ones(&bits[words.clone()]) {
+                        let value = tree.leaf_value(leaf(tree, lo + i));
                         for (s, v) in sums[i * k..(i + 1) * k].iter_mut().zip(value) {
                             *s += v;
                         }
@@ -122,16 +123,9 @@ impl Forest {
     /// # Errors
     /// As [`Forest::in_bag_counts`]; `n_jobs == 0`; cancellation.
     pub(crate) fn out_of_bag_bits(&self, n: usize, n_jobs: i64) -> Result<Vec<Vec<u64>>> {
-        let words = n.div_ceil(64);
         let out_of_bag_of = |t: usize| -> Result<Vec<u64>> {
             cancel::check()?;
-            let mut bits = vec![0u64; words];
-            for (i, &c) in self.in_bag_counts(t, n)?.iter().enumerate() {
-                if c == 0 {
-                    bits[i / 64] |= 1 << (i % 64);
-                }
-            }
-            Ok(bits)
+            Ok(zero_bits(&self.in_bag_counts(t, n)?))
         };
         let n_trees = self.trees.len();
         let threads = n_threads(Some(n_jobs))?;
@@ -147,6 +141,30 @@ impl Forest {
             })
         }
     }
+}
+
+/// The rows drawn 0 times as a bitset (bit i of word i / 64): a tree's out-of-bag rows in
+/// 1/32 of the memory of their numbers.
+pub(crate) fn zero_bits(counts: &[u32]) -> Vec<u64> {
+    let mut bits = vec![0u64; counts.len().div_ceil(64)];
+    for (i, &c) in counts.iter().enumerate() {
+        bits[i / 64] |= u64::from(c == 0) << (i % 64);
+    }
+    bits
+}
+
+/// The positions of the set bits of `words` (bit i of word i / 64), ascending.
+pub(crate) fn ones(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    words.iter().enumerate().flat_map(|(w, &word)| {
+        let mut rest = word;
+        std::iter::from_fn(move || {
+            (rest != 0).then(|| {
+                let bit = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                w * 64 + bit
+            })
+        })
+    })
 }
 
 /// Whether row `i` is out of tree `t`'s bootstrap sample in [`Forest::out_of_bag_bits`].

@@ -167,13 +167,8 @@ impl TreeSample {
     }
 
     /// The rows the tree did not draw (count 0), when it draws a sample.
-    pub(super) fn out_of_bag(&self) -> Option<Vec<u32>> {
-        let counts = self.counts.as_ref()?;
-        Some(
-            (0..counts.len() as u32)
-                .filter(|&i| counts[i as usize] == 0)
-                .collect(),
-        )
+    pub(super) fn out_of_bag(&self) -> Option<Vec<u64>> {
+        Some(super::oob::zero_bits(self.counts.as_ref()?))
     }
 
     /// The weights the split search sees: the structure part's (every row's weight when

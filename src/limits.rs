@@ -253,10 +253,11 @@ pub fn forest_bytes_lower_bound(
     };
     let per_tree =
         leaves * (k * 8 + NODE_BYTES + PACKED_NODE_BYTES) + (leaves - 1) * (NODE_BYTES + 16);
-    let oob = if params.oob {
-        n_samples as u64 * (k * 8 + 4)
+    // out-of-bag sums, and every tree's out-of-bag rows (a bit a row) until the last grows
+    let (oob, oob_per_tree) = if params.oob {
+        (n_samples as u64 * (k * 8 + 4), oob_bits_bytes(n_samples))
     } else {
-        0
+        (0, 0)
     };
     // kept leaf values: the targets once, and per tree the rows that fill its leaves (8
     // bytes each): a bootstrap sample of n draws holds about 63% of the rows and an
@@ -274,7 +275,14 @@ pub fn forest_bytes_lower_bound(
     } else {
         (0, 0)
     };
-    (params.n_estimators as u64).saturating_mul(per_tree + rows_per_tree) + oob + targets
+    (params.n_estimators as u64).saturating_mul(per_tree + rows_per_tree + oob_per_tree)
+        + oob
+        + targets
+}
+
+/// Bytes of one tree's out-of-bag rows while the fit holds them: a bit a row.
+pub(crate) fn oob_bits_bytes(n_samples: usize) -> u64 {
+    n_samples.div_ceil(64) as u64 * 8
 }
 
 /// Bytes for a message: "1.23 GB", "456 kB", ...
@@ -354,9 +362,11 @@ impl Tally {
         }
     }
 
-    /// Counts a grown tree.
-    pub(crate) fn add(&self, t: &Tree) {
-        self.bytes.fetch_add(tree_bytes(t), Ordering::Relaxed);
+    /// Counts a grown tree, and `held` bytes the fit keeps of it until the last tree grows
+    /// (its out-of-bag rows).
+    pub(crate) fn add(&self, t: &Tree, held: u64) {
+        self.bytes
+            .fetch_add(tree_bytes(t) + held, Ordering::Relaxed);
         self.grown.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -465,6 +475,12 @@ mod tests {
         assert!(check_request(&p, 100_000, 10_000, 1, None).is_ok());
         p.max_depth = Some(3);
         assert!(forest_bytes_lower_bound(&p, 100_000, 10_000) < 100_000_000);
+        // out-of-bag estimates: the sums once, and every tree's rows (a bit a row) while the
+        // trees grow
+        let without = forest_bytes_lower_bound(&p, 100_000, 10_000);
+        p.oob = true;
+        let with = forest_bytes_lower_bound(&p, 100_000, 10_000);
+        assert_eq!(with - without, 100_000 * (10_000 * 8 + 4) + 100 * 12_504);
         let mut two = ForestParams::classification(2);
         two.n_estimators = 100;
         // the model of 100 binary trees is small; the rows' buffers are 12 MB a worker

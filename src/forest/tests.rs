@@ -646,14 +646,14 @@ fn memory_tally_stops_growth_over_its_budget() {
     let per_tree = crate::limits::tree_bytes(&one.trees()[0]);
     let tally = crate::limits::Tally::new(Some(per_tree * 10), 0, 50);
     assert!(!tally.over());
-    tally.add(&one.trees()[0]);
+    tally.add(&one.trees()[0], 0);
     assert!(
         tally.over(),
         "50 trees of this size are over 10 trees' budget"
     );
     assert!(matches!(tally.error(), Error::ResourceLimit(_)));
     let roomy = crate::limits::Tally::new(Some(per_tree * 100), 0, 50);
-    roomy.add(&one.trees()[0]);
+    roomy.add(&one.trees()[0], 0);
     assert!(!roomy.over());
 }
 

@@ -4,13 +4,15 @@
 //! Two checks use the budget ([`memory_limit`], process-wide):
 //! - before any tree grows, a *lower bound* of the model's size (fully grown classifiers
 //!   keep at least about one leaf per class, each holding a value per class; out-of-bag
-//!   sums hold a value per row and class; kept leaf values hold the targets and, per
-//!   tree, a quarter of the rows) times the trees asked for, plus a lower bound of the
-//!   buffers of the trees growing at once ([`working_bytes_lower_bound`]: 12 bytes a row
-//!   and worker): requests that cannot fit are refused at once;
-//! - while trees grow, the trees grown so far extrapolated to all trees asked for: once
-//!   over the budget less those buffers, no further tree starts, and the fit fails (the
-//!   trees already running finish, so the overshoot is at most one tree per thread).
+//!   sums hold a value per row and class, and each tree's out-of-bag rows a bit a row
+//!   until the last tree grows; kept leaf values hold the targets and, per tree, a quarter
+//!   of the rows) times the trees asked for, plus a lower bound of the buffers of the trees
+//!   growing at once ([`working_bytes_lower_bound`]: 12 bytes a row and worker): requests
+//!   that cannot fit are refused at once;
+//! - while trees grow, the trees grown so far (with their out-of-bag rows) extrapolated to
+//!   all trees asked for: once over the budget less those buffers, no further tree starts,
+//!   and the fit fails (the trees already running finish, so the overshoot is at most one
+//!   tree per thread).
 //!
 //! The `Auto` budget ([`MemoryLimit::Auto`], the default) is 80% of the memory a new
 //! allocation of this process can still get when a fit starts ([`available_memory`]): the
@@ -281,7 +283,7 @@ pub fn forest_bytes_lower_bound(
 }
 
 /// Bytes of one tree's out-of-bag rows while the fit holds them: a bit a row.
-pub(crate) fn oob_bits_bytes(n_samples: usize) -> u64 {
+fn oob_bits_bytes(n_samples: usize) -> u64 {
     n_samples.div_ceil(64) as u64 * 8
 }
 

@@ -122,7 +122,8 @@ pub(crate) fn grow_batch(
                 }
                 // a cancelled builder stops splitting; its tree is dropped below
                 let tree_result = carried.run(|| grow_one(batch[f].data, &growers[f], t, ws));
-                let oob_rows = tree_result.1.as_ref().map_or(0, |b| b.len() as u64 * 8);
+                let oob_rows = tree_result.1.as_deref().map_or(0, std::mem::size_of_val);
+                let oob_rows = oob_rows as u64;
                 tally.add(&tree_result.0, oob_rows);
                 if let Some(p) = progress {
                     p.fetch_add(1, Ordering::Relaxed);

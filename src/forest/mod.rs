@@ -280,17 +280,24 @@ impl Forest {
         let n_threads = data.iter().map(|d| d.params.n_threads()).max();
         let n_threads = n_threads.unwrap_or(1);
         let grown = grow_batch(&batch, n_threads, progress)?;
+        let carried = crate::cancel::carry();
+        let add = |((forest, d), trees): ((&mut &mut Forest, &FitData<'_>), Vec<Grown>)| {
+            carried.run(|| forest.absorb(d, trees))?;
+            forest.params.n_estimators = forest.trees.len();
+            Ok(())
+        };
+        if data.iter().all(|d| !d.params.oob) {
+            // no out-of-bag rows to walk: the trees join their forests here, without a
+            // hand-off to the pool
+            return forests.iter_mut().zip(data).zip(grown).try_for_each(add);
+        }
         let pool = crate::threads::thread_pool(n_threads)?;
         crate::cancel::install(&pool, || {
             forests
                 .par_iter_mut()
                 .zip(data)
                 .zip(grown)
-                .try_for_each(|((forest, d), trees)| {
-                    forest.absorb(d, trees)?;
-                    forest.params.n_estimators = forest.trees.len();
-                    Ok(())
-                })
+                .try_for_each(add)
         })
     }
 
@@ -343,6 +350,10 @@ impl Forest {
 
     /// Adds grown trees (with their out-of-bag rows) after the forest's own, summing their
     /// out-of-bag predictions into its record when it keeps one.
+    ///
+    /// # Errors
+    /// [`Error::Cancelled`] while summing: the trees are not added and the forest's
+    /// out-of-bag record, partly summed, is dropped (as a truncated forest's is).
     fn absorb(&mut self, data: &FitData<'_>, grown: Vec<Grown>) -> Result<()> {
         let descriptors = data.params.projection.descriptors();
         let n = data.x.n_samples;
@@ -360,6 +371,10 @@ impl Forest {
             oob.add_trees(&grown, |tree, row| {
                 tree.leaf_by(descriptors, |j| data.x.get(row, j))
             });
+            if let Err(cancelled) = crate::cancel::check() {
+                self.oob = None;
+                return Err(cancelled);
+            }
         }
         self.trees.extend(grown.into_iter().map(|(t, _)| t));
         self.packed = OnceLock::new();

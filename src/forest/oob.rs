@@ -38,7 +38,8 @@ impl OobPrediction {
     /// in index order, each with its out-of-bag rows as a bitset), `leaf(tree, row)` the
     /// leaf a training row reaches. Blocks of rows are summed in parallel on the current
     /// rayon pool, each row over its trees in index order: the numbers and the order of
-    /// [`OobPrediction::add`] tree by tree, rows ascending.
+    /// [`OobPrediction::add`] tree by tree, rows ascending. A cancelled call skips the
+    /// blocks not yet started (the caller checks [`cancel::check`]).
     pub(crate) fn add_trees(
         &mut self,
         grown: &[Grown],
@@ -47,11 +48,15 @@ impl OobPrediction {
         /// Rows a task sums (a whole number of bitset words).
         const BLOCK: usize = 2048;
         let k = self.sums.len() / self.counts.len().max(1);
+        let carried = cancel::carry();
         self.sums
             .par_chunks_mut(BLOCK * k.max(1))
             .zip(self.counts.par_chunks_mut(BLOCK))
             .enumerate()
             .for_each(|(b, (sums, counts))| {
+                if carried.run(cancel::requested) {
+                    return;
+                }
                 let lo = b * BLOCK;
                 let words = lo / 64..(lo + counts.len()).div_ceil(64);
                 for (tree, bits) in grown {

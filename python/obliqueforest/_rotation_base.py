@@ -225,7 +225,6 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
 
         # Phase 1: a micro-forest of U trees per rotation.
         forests = []
-        complexity = np.empty(R)
         oob_error = np.full(R, np.nan)
         oob_sums = oob_counts = None
         keep_oob = self.bootstrap
@@ -245,8 +244,11 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             ks = list(ks)
             return [ks[i : i + per_call] for i in range(0, len(ks), per_call)]
 
+        # every rotation's micro-forest has the same parameters but for its seed
+        micro_base = self._core_params(U, n_jobs, forest_seeds[0], fields=fields)
+
         def micro_params(k):
-            return self._core_params(U, n_jobs, forest_seeds[k], fields=fields)
+            return micro_base.with_seed(int(forest_seeds[k]))
 
         def grow_micro_forests():
             """(rotated X or None, micro-forest) of every rotation, in rotation order."""
@@ -263,9 +265,10 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
                 forests_k = _core.Forest.fit_many(X_rots, y_core, sample_weight, params, progress)
                 yield from zip(X_rots, forests_k)
 
+        micro_nodes = np.empty((R, U))
+        micro_depth = np.empty((R, U))
         for k, (X_rot, forest) in enumerate(grow_micro_forests()):
-            n_nodes, depth, _ = forest.tree_stats()
-            complexity[k] = np.median(tree_complexity(n_nodes, depth, n_samples))
+            micro_nodes[k], micro_depth[k], _ = forest.tree_stats()
             if keep_oob:
                 sums, counts = forest.oob_prediction()
                 oob_sums[k], oob_counts[k] = sums, counts
@@ -273,6 +276,8 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             forests.append(forest)
             if cache:
                 rotated[k] = X_rot
+        # each rotation's median tree complexity, the rotations in one call
+        complexity = np.median(tree_complexity(micro_nodes, micro_depth, n_samples), axis=1)
         if self.verbose:
             print(
                 f"[rotation] {R} micro-forests of {U} trees in {time.perf_counter() - t_start:.2f}s"
@@ -326,6 +331,9 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
                 forest.truncate(U)
             return forest
 
+        # (without a runner, only out-of-bag records of truncated forests are work enough
+        # for threads of their own)
+        n_calls = n_calls if runner is not None or self.oob_score else 1
         forests = list(self._map(complete_forest, range(R), n_calls, progress))
         if runner is None:
             # the rotations' further trees, grown together as the micro-forests were

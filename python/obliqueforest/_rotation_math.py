@@ -264,16 +264,16 @@ def tree_complexity(n_nodes, depth, n_samples):
 
     Parameters
     ----------
-    n_nodes : array-like of shape (n_trees,)
+    n_nodes : array-like of shape (n_trees,) (or any shape, elementwise)
         Number of nodes per tree.
-    depth : array-like of shape (n_trees,)
+    depth : array-like of the same shape
         Depth per tree.
     n_samples : int
         Number N of training samples.
 
     Returns
     -------
-    complexity : ndarray of shape (n_trees,)
+    complexity : ndarray of the inputs' shape
     """
     return np.asarray(n_nodes, dtype=np.float64) + np.asarray(depth, dtype=np.float64) / n_samples
 

@@ -63,8 +63,12 @@ impl Targets {
         match self {
             Targets::Values(_) | Targets::MultiValues { .. } | Targets::Unlabelled => 1,
             Targets::Classes(c) | Targets::MultiClasses { slots: c, .. } => {
-                let mut seen = std::collections::HashSet::new();
-                c.iter().filter(|&&k| seen.insert(k)).count()
+                // the codes are below the classes' count: a flag a class, not a hash set
+                let n_slots = c.iter().max().map_or(0, |&m| m as usize + 1);
+                let mut seen = vec![false; n_slots];
+                c.iter()
+                    .filter(|&&k| !std::mem::replace(&mut seen[k as usize], true))
+                    .count()
             }
         }
     }

@@ -178,3 +178,15 @@ fn projections_that_could_overflow_are_halved_and_others_kept() {
     m.keep_sums_finite(&mut cand, 1);
     assert_eq!(&cand.w[1..], &[1.0, -1.0]);
 }
+
+#[test]
+fn present_classes_are_counted_once_each() {
+    assert_eq!(Targets::Classes(vec![2, 0, 2, 5, 0]).n_present(), 3);
+    assert_eq!(Targets::Classes(vec![]).n_present(), 0);
+    let multi = Targets::MultiClasses {
+        slots: vec![0, 3, 1, 3, 0, 4],
+        k: 2,
+    };
+    assert_eq!(multi.n_present(), 4);
+    assert_eq!(Targets::Values(vec![1.0, 2.0]).n_present(), 1);
+}

@@ -147,28 +147,54 @@ pub(crate) fn grow_batch(
     Ok(forests)
 }
 
-/// [`prepare`] of one fit per `(params[i], xs[i])`, all on the same targets and weights.
+/// [`prepare`] of one fit per `(params[i], xs[i])`, all on the same targets and weights:
+/// every forest's inputs are checked first, then the copies of X are made in one hand-off
+/// to the pool of the largest `n_jobs` (a rotation ensemble prepares its 50 small forests
+/// in one call), then each copy is checked against its forest's parameters.
+///
+/// # Errors
+/// As [`prepare`] for any of the forests.
 pub(crate) fn prepare_all<'a, 'x: 'a>(
     params: &'a [ForestParams],
     xs: Vec<Features<'x>>,
     y: &[f64],
     sample_weight: Option<&[f64]>,
 ) -> Result<Vec<FitData<'a>>> {
+    let checked = params
+        .iter()
+        .zip(&xs)
+        .map(|(p, x)| check_inputs(p, x.dim(), y, sample_weight))
+        .collect::<Result<Vec<_>>>()?;
+    let n_threads = params.iter().map(ForestParams::n_threads).max();
+    let pool = thread_pool(n_threads.unwrap_or(1))?;
+    let xs = cancel::install(&pool, || {
+        xs.into_par_iter()
+            .map(|x| FeatureMatrix::from_features(x.reborrow()))
+            .collect::<Result<Vec<_>>>()
+    })?;
     params
         .iter()
+        .zip(checked)
         .zip(xs)
-        .map(|(p, x)| prepare(p, x, y, sample_weight))
+        .map(|((p, c), x)| with_x(p, c, x))
         .collect()
 }
 
-pub(crate) fn prepare<'a, 'x: 'a>(
-    params: &'a ForestParams,
-    x: impl Into<Features<'x>>,
+/// What [`prepare`] checks and converts before it copies X.
+struct Checked {
+    cfg: TreeConfig,
+    y: Targets,
+    sample_weight: Option<Vec<f64>>,
+}
+
+/// Checks the parameters, targets and weights of a fit on an `n` x `p` X, and converts the
+/// targets.
+fn check_inputs(
+    params: &ForestParams,
+    (n, p): (usize, usize),
     y: &[f64],
     sample_weight: Option<&[f64]>,
-) -> Result<FitData<'a>> {
-    let x: Features<'a> = x.into().reborrow();
-    let (n, p) = x.dim();
+) -> Result<Checked> {
     let cfg = params.check(n, p)?;
     let k = params.task.n_targets();
     if y.len() != n.saturating_mul(k) {
@@ -196,10 +222,44 @@ pub(crate) fn prepare<'a, 'x: 'a>(
     };
     let total_weight = sample_weight.as_ref().map_or(n as f64, |w| w.iter().sum());
     check_target_scale(&y, total_weight)?;
+    Ok(Checked {
+        cfg,
+        y,
+        sample_weight,
+    })
+}
+
+/// Checks and converts a fit's inputs (every input checked before anything is allocated
+/// for the trees) and copies X in the fit's pool.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for parameters, targets, weights or X the fit cannot take.
+pub(crate) fn prepare<'a, 'x: 'a>(
+    params: &'a ForestParams,
+    x: impl Into<Features<'x>>,
+    y: &[f64],
+    sample_weight: Option<&[f64]>,
+) -> Result<FitData<'a>> {
+    let x: Features<'a> = x.into().reborrow();
+    let checked = check_inputs(params, x.dim(), y, sample_weight)?;
     // in the fit's pool: a copy into Fortran order is split over its threads
     let x = cancel::install(&*thread_pool(params.n_threads())?, || {
         FeatureMatrix::from_features(x)
     })?;
+    with_x(params, checked, x)
+}
+
+/// The checks of X's copy against the fit's parameters, and the prepared fit.
+fn with_x<'a>(
+    params: &'a ForestParams,
+    checked: Checked,
+    x: FeatureMatrix<'a>,
+) -> Result<FitData<'a>> {
+    let Checked {
+        cfg,
+        y,
+        sample_weight,
+    } = checked;
     // as scikit-learn: a constrained split has no rule for rows whose projection is missing
     if x.has_missing() && !cfg.monotonic_cst.is_empty() {
         return Err(Error::InvalidInput(

@@ -1036,6 +1036,22 @@ fn forests_grown_together_are_the_forests_grown_alone() {
     // one list shorter than the others is refused
     let refused = Forest::fit_many(&params[..2], vec![x.view().into()], &y, None, None);
     assert!(matches!(refused, Err(Error::InvalidInput(m)) if m.contains("one per forest")));
+    // each forest's inputs are checked as its own fit checks them, before and after X's copy
+    let mut nan_x = x.clone();
+    nan_x[[0, 0]] = f32::NAN;
+    let mut constrained = rf.clone();
+    constrained.monotonic_cst = vec![1, 0, 0, 0, 0];
+    let short = x.slice(ndarray::s![..100, ..]);
+    for (p, v) in [(&constrained, nan_x.view()), (&rf, short)] {
+        let batch = [rf.clone(), p.clone()];
+        let views = vec![x.view().into(), v.into()];
+        let together = Forest::fit_many(&batch, views, &y, None, None).map(|_| ());
+        let alone = Forest::fit(p, v, &y, None).map(|_| ());
+        let (Err(together), Err(alone)) = (together, alone) else {
+            panic!("both fits must be refused");
+        };
+        assert_eq!(together.to_string(), alone.to_string());
+    }
 }
 
 #[test]

@@ -160,9 +160,15 @@ impl<C: Criterion> SplitSearch<'_, C> {
     ) -> Option<(Option<Best>, bool)> {
         let mut best: Option<Best> = None;
         let mut varied = false;
+        // sparse X: the next candidate's columns are asked for while this one is scored
+        let ahead = self.x.is_sparse() && self.sampler.descriptors().is_none();
         for c in 0..cand.len() {
             if crate::cancel::requested() {
                 return None; // cancel: no split, so the node stays a leaf
+            }
+            if ahead && c + 1 < cand.len() {
+                let (a, b) = (cand.ptr[c + 1] as usize, cand.ptr[c + 2] as usize);
+                self.x.prefetch_columns(&cand.idx[a..b]);
             }
             let to_beat = best.as_ref().map(|b| b.proxy);
             let Some(found) = self.score_candidate(ws, cand, c, rng, node, to_beat) else {

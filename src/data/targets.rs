@@ -63,8 +63,15 @@ impl Targets {
         match self {
             Targets::Values(_) | Targets::MultiValues { .. } | Targets::Unlabelled => 1,
             Targets::Classes(c) | Targets::MultiClasses { slots: c, .. } => {
-                // the codes are below the classes' count: a flag a class, not a hash set
+                // a flag a class up to the largest code, unless the codes are far more
+                // spread than the rows (a caller's huge class count): then sorted codes
                 let n_slots = c.iter().max().map_or(0, |&m| m as usize + 1);
+                if n_slots > 4 * c.len() + 1024 {
+                    let mut codes = c.clone();
+                    codes.sort_unstable();
+                    codes.dedup();
+                    return codes.len();
+                }
                 let mut seen = vec![false; n_slots];
                 c.iter()
                     .filter(|&&k| !std::mem::replace(&mut seen[k as usize], true))

@@ -189,4 +189,6 @@ fn present_classes_are_counted_once_each() {
     };
     assert_eq!(multi.n_present(), 4);
     assert_eq!(Targets::Values(vec![1.0, 2.0]).n_present(), 1);
+    // codes spread far beyond the rows (a huge declared class count) are counted too
+    assert_eq!(Targets::Classes(vec![4_000_000_000, 7, 7]).n_present(), 2);
 }

@@ -134,18 +134,18 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
 
     # ---- core parameters
 
-    def _core_params(self, n_trees, n_jobs, seed, oob=None, fields=None):
-        """One rotation's core parameters; out-of-bag records whenever there are bootstrap
-        samples (the ranking reads them) unless ``oob`` says otherwise. ``fields``: the
-        estimator's ``core_fields``, when the caller has read them already."""
+    def _core_params(self, fields, n_trees, n_jobs, seed):
+        """One rotation's core parameters from the estimator's ``core_fields`` (read once a
+        fit); out-of-bag records whenever there are bootstrap samples (the ranking reads
+        them)."""
         # the tree parameters of the table (the rest at the forests' defaults: best
         # splitter, no pruning, no monotonic constraints); class_weight is in the sample
         # weights already
         classification = self._task == "classification"
         fields = {
-            **(core_fields(self) if fields is None else fields),
+            **fields,
             "n_estimators": n_trees,
-            "oob": self.bootstrap if oob is None else oob,
+            "oob": self.bootstrap,
             "class_weight_subsample": False,
         }
         return core_params(
@@ -245,7 +245,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             return [ks[i : i + per_call] for i in range(0, len(ks), per_call)]
 
         # every rotation's micro-forest has the same parameters but for its seed
-        micro_base = self._core_params(U, n_jobs, forest_seeds[0], fields=fields)
+        micro_base = self._core_params(fields, U, n_jobs, forest_seeds[0])
 
         def micro_params(k):
             return micro_base.with_seed(int(forest_seeds[k]))
@@ -314,7 +314,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
                 # counts[k] trees (same seed, same trees) records them again.
                 return runner.fit(
                     self.rotations_[k],
-                    self._core_params(counts[k], n_jobs, forest_seeds[k], fields=fields),
+                    self._core_params(fields, counts[k], n_jobs, forest_seeds[k]),
                 )
             if counts[k] < U:
                 forest.truncate(int(counts[k]))
@@ -323,7 +323,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
                     X_rot = rotated[k] if cache else self._rotate(X_scaled, k, "F")
                     forest.compute_oob(X_rot, n_jobs)
             elif counts[k] > U and runner is not None:
-                params = self._core_params(counts[k], n_jobs, forest_seeds[k], fields=fields)
+                params = self._core_params(fields, counts[k], n_jobs, forest_seeds[k])
                 runner.fit_more(forest, self.rotations_[k], params)
             elif counts[k] > U and not self.oob_score:
                 # The micro-forest's OOB record has served the ranking; without it

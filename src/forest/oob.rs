@@ -28,10 +28,7 @@ impl OobPrediction {
     /// ([`crate::part`]) add the same numbers in the same order as a single fit.
     pub(crate) fn add(&mut self, row: usize, value: &[f64]) {
         let k = value.len();
-        for (s, v) in self.sums[row * k..(row + 1) * k].iter_mut().zip(value) {
-            *s += v;
-        }
-        self.counts[row] += 1;
+        add_row(&mut self.sums[row * k..], &mut self.counts[row], value);
     }
 
     /// [`OobPrediction::add`] for every out-of-bag row of every grown tree (`grown`: trees
@@ -65,10 +62,7 @@ impl OobPrediction {
                     };
                     for i in ones(&bits[words.clone()]) {
                         let value = tree.leaf_value(leaf(tree, lo + i));
-                        for (s, v) in sums[i * k..(i + 1) * k].iter_mut().zip(value) {
-                            *s += v;
-                        }
-                        counts[i] += 1;
+                        add_row(&mut sums[i * k..], &mut counts[i], value);
                     }
                 }
             });
@@ -146,6 +140,16 @@ impl Forest {
             })
         }
     }
+}
+
+/// Adds one tree's `value` to a row's sums (the first `value.len()` of `sums`) and counts
+/// the tree: every out-of-bag sum of a fit grows by this step.
+#[inline]
+fn add_row(sums: &mut [f64], count: &mut u32, value: &[f64]) {
+    for (s, v) in sums.iter_mut().zip(value) {
+        *s += v;
+    }
+    *count += 1;
 }
 
 /// The rows drawn 0 times as a bitset (bit i of word i / 64): a tree's out-of-bag rows in

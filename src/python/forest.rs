@@ -8,6 +8,7 @@ use crate::cancel::Cancel;
 use crate::error::Error;
 use crate::forest::Forest;
 use crate::params::Task;
+use crate::sparse::Features;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArray3, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -49,6 +50,11 @@ impl Progress {
 #[pyclass(name = "Forest", module = "obliqueforest._core")]
 pub(super) struct PyForest {
     pub(super) inner: Forest,
+}
+
+/// The X's of a batched call as the core's features (a malformed sparse one refused).
+fn batch_features(views: Vec<XRef<'_>>) -> Result<Vec<Features<'_>>, Error> {
+    views.into_iter().map(XRef::features).collect()
 }
 
 impl Progress {
@@ -102,11 +108,7 @@ impl PyForest {
         let y = y.as_slice().map_err(|_| bad("y", "must be contiguous"))?;
         let w = weights_slice(&sample_weight)?;
         let forests = compute_with(py, &cancel, || {
-            let xs = views
-                .into_iter()
-                .map(XRef::features)
-                .collect::<Result<Vec<_>, Error>>()?;
-            Forest::fit_many(&params, xs, y, w, counter.as_deref())
+            Forest::fit_many(&params, batch_features(views)?, y, w, counter.as_deref())
         })?;
         Ok(forests
             .into_iter()
@@ -174,10 +176,7 @@ impl PyForest {
         let w = weights_slice(&sample_weight)?;
         let mut inner: Vec<&mut Forest> = forests.iter_mut().map(|f| &mut f.inner).collect();
         compute_with(py, &cancel, || {
-            let xs = views
-                .into_iter()
-                .map(XRef::features)
-                .collect::<Result<Vec<_>, Error>>()?;
+            let xs = batch_features(views)?;
             Forest::grow_more_many(&mut inner, xs, y, w, &n_more, counter.as_deref())
         })
     }

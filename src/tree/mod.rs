@@ -57,6 +57,7 @@ mod fill;
 pub(crate) mod monotonic;
 pub mod packed;
 mod pooled_batch;
+mod repeats;
 mod scan;
 pub(crate) mod sparse_split;
 pub(crate) mod splitter;

@@ -135,6 +135,10 @@ impl<C: Criterion> SplitSearch<'_, C> {
             self.sampler
                 .sample(rng, self.cfg.n_candidates, &mut ws.scratch, cand);
             ws.pooled.reset();
+            match self.repeats_rule() {
+                Some(mirrors) => ws.repeats.find(cand, mirrors),
+                None => ws.repeats.clear(),
+            }
             if let Some(m) = self.screening(node) {
                 if let Some(best) = self.screened_search(ws, cand, rng, node, m) {
                     return Some(best);
@@ -169,6 +173,9 @@ impl<C: Criterion> SplitSearch<'_, C> {
             if ahead && c + 1 < cand.len() {
                 let (a, b) = (cand.ptr[c + 1] as usize, cand.ptr[c + 2] as usize);
                 self.x.prefetch_columns(&cand.idx[a..b]);
+            }
+            if ws.repeats.original(c).is_some() {
+                continue; // scores what its original scored (which set `varied` if it varies)
             }
             let to_beat = best.as_ref().map(|b| b.proxy);
             let Some(found) = self.score_candidate(ws, cand, c, rng, node, to_beat) else {
@@ -226,6 +233,29 @@ impl<C: Criterion> SplitSearch<'_, C> {
         }))
     }
 
+    /// Whether the search skips candidates that repeat an earlier one ([`Repeats`]), and
+    /// whether mirrors count as repeats: `None` where a candidate's score depends on more
+    /// than its projected values (the random splitter and trees without targets draw a
+    /// random number a candidate; compact descriptors have no explicit weights). Mirrors
+    /// score their original's proxy where the scan's statistics are exact and the search
+    /// offers every partition of the sorted values (the best splitter, no monotonic
+    /// constraints, no missing values, no zero block of sparse X).
+    fn repeats_rule(&self) -> Option<bool> {
+        #[cfg(test)]
+        if !super::repeats::SKIP.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        let applies = !matches!(self.cfg.splitter, Splitter::Random)
+            && self.crit.value_rule().is_none()
+            && self.sampler.descriptors().is_none();
+        let mirrors = self.any_tie_order
+            && matches!(self.cfg.splitter, Splitter::Best)
+            && self.cfg.monotonic_cst.is_empty()
+            && !self.x.has_missing()
+            && !self.zeros_as_block;
+        applies.then_some(mirrors)
+    }
+
     /// The rows on which `node`'s candidates are compared, when it screens them
     /// ([`crate::params::ForestParams::candidate_samples`]): nodes of more than twice that
     /// many rows, under the splitters that scan thresholds, of trees with targets, and not
@@ -273,13 +303,24 @@ impl<C: Criterion> SplitSearch<'_, C> {
             ..node
         };
         // every candidate's score on the screen rows (no early exit: all are ranked)
+        // (a repeat is ranked with its original's score: it takes a finalist's place as it
+        // would if it were scored)
         let mut ranked: Vec<(f64, usize)> = Vec::with_capacity(cand.len());
+        let mut screen_score = vec![None; cand.len()];
         for c in 0..cand.len() {
             if crate::cancel::requested() {
                 break;
             }
-            if let Some(Some(found)) = self.score_candidate(ws, cand, c, rng, screen, None) {
-                ranked.push((found.proxy, c));
+            let score = match ws.repeats.original(c) {
+                Some(original) => screen_score[original],
+                None => match self.score_candidate(ws, cand, c, rng, screen, None) {
+                    Some(Some(found)) => Some(found.proxy),
+                    _ => None,
+                },
+            };
+            screen_score[c] = score;
+            if let Some(proxy) = score {
+                ranked.push((proxy, c));
             }
         }
         ws.screen_stats = stats;
@@ -290,6 +331,9 @@ impl<C: Criterion> SplitSearch<'_, C> {
         for (_, c) in ranked.into_iter().take(SCREEN_FINALISTS) {
             if crate::cancel::requested() {
                 return None;
+            }
+            if ws.repeats.original(c).is_some() {
+                continue; // its original ranks before it (same score, earlier) and was scored
             }
             let to_beat = best.as_ref().map(|b| b.proxy);
             if let Some(Some(found)) = self.score_candidate(ws, cand, c, rng, node, to_beat) {

@@ -9,6 +9,7 @@
 use super::bins::Bins;
 use super::criterion::Criterion;
 use super::pooled_batch::PooledBatch;
+use super::repeats::Repeats;
 use crate::alloc::reserve_huge;
 use crate::data::FeatureMatrix;
 use crate::projection::{ProjRef, ProjectionBuf, SamplerScratch};
@@ -57,6 +58,8 @@ pub(crate) struct Workspace {
     /// the row range they are for.
     pub(super) packed: Vec<u32>,
     pub(super) packed_for: Option<(usize, usize)>,
+    /// The candidates of the node's draw that repeat an earlier one ([`Repeats`]).
+    pub(super) repeats: Repeats,
 }
 
 impl Workspace {

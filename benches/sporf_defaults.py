@@ -48,6 +48,9 @@ GRID = {
     # rows at nodes of more than 1,024), and the same without that screening
     "sporf_defaults_cs512": {},
     "sporf_defaults_exact": {"candidate_samples": None},
+    # screening on fewer rows, at nodes of more than twice as many (issue 28 item 2)
+    "sporf_defaults_cs256": {"candidate_samples": 256},
+    "sporf_defaults_cs128": {"candidate_samples": 128},
 }
 
 

@@ -253,6 +253,79 @@ impl CowSparse<'_> {
     }
 }
 
+/// Sparse X as a fit stores it: its entries by column (CSC), and, from the first time a
+/// subtree grows on its own copy of its rows ([`SparseStore::gather_rows`]), the same
+/// entries by row, made once and shared by every tree of the fit (memory as X's entries).
+#[derive(Clone, Debug)]
+pub(crate) struct SparseStore<'a> {
+    by_column: CowSparse<'a>,
+    by_row: std::sync::OnceLock<Option<SparseMatrix>>,
+}
+
+impl<'a> SparseStore<'a> {
+    /// The store of `x`, by column (CSC).
+    pub(crate) fn new(by_column: CowSparse<'a>) -> Self {
+        debug_assert!(by_column.view().layout == Layout::Csc);
+        SparseStore {
+            by_column,
+            by_row: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// A view of the entries by column (CSC).
+    #[inline]
+    pub(crate) fn view(&self) -> SparseView<'_> {
+        self.by_column.view()
+    }
+
+    /// The store of X's rows `rows` (strictly ascending), row `rows[k]` becoming row `k`:
+    /// every column holds the entries of those rows, in the same order and with the same
+    /// values as X's column, so a search on the copy reads the entries a search on X
+    /// reads, in the same order (only its own: a column of the copy is as long as the
+    /// part of X's column in these rows). `None` when the rows are not ascending or X by
+    /// row cannot be allocated (the subtree then grows on X itself).
+    pub(crate) fn gather_rows(&self, rows: &[u32]) -> Option<SparseStore<'static>> {
+        if !rows.windows(2).all(|r| r[0] < r[1]) {
+            return None;
+        }
+        let x = self.view();
+        let by_row = self
+            .by_row
+            .get_or_init(|| x.transposed_layout().ok())
+            .as_ref()?
+            .view();
+        let (_, p) = x.shape;
+        let mut indptr = vec![0u64; p + 1];
+        for &r in rows {
+            for &j in by_row.slice(r as usize).0 {
+                indptr[j as usize + 1] += 1;
+            }
+        }
+        for j in 0..p {
+            indptr[j + 1] += indptr[j];
+        }
+        let nnz = indptr[p] as usize;
+        let mut next = indptr[..p].to_vec();
+        let (mut indices, mut data) = (vec![0u32; nnz], vec![0.0f32; nnz]);
+        for (k, &r) in rows.iter().enumerate() {
+            let (cols, vals) = by_row.slice(r as usize);
+            for (&j, &v) in cols.iter().zip(vals) {
+                let at = &mut next[j as usize];
+                indices[*at as usize] = k as u32;
+                data[*at as usize] = v;
+                *at += 1;
+            }
+        }
+        Some(SparseStore::new(CowSparse::Owned(SparseMatrix {
+            layout: Layout::Csc,
+            shape: (rows.len(), p),
+            indptr,
+            indices,
+            data,
+        })))
+    }
+}
+
 /// X as fitting and prediction take it: a dense array (any memory order) or a sparse
 /// matrix. `ArrayView2` and [`SparseView`] convert into it, so `Forest::fit(&p, x.view(),
 /// ...)` keeps working.

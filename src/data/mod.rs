@@ -23,7 +23,7 @@ pub use targets::{check_target_scale, check_weights, Targets};
 use crate::error::{Error, Result};
 use crate::prefetch::{prefetch, AHEAD};
 use crate::projection::ProjectionBuf;
-use crate::sparse::{CowSparse, Features, Layout, SparseMatrix};
+use crate::sparse::{Features, Layout, SparseMatrix, SparseStore};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
 
@@ -58,7 +58,7 @@ enum Store<'a> {
     Columns(Vec<Column>),
     /// Sparse X in CSC layout (the caller's arrays, or a copy transposed from CSR): only
     /// the stored entries, f32 values and u32 row indices.
-    Sparse(CowSparse<'a>),
+    Sparse(SparseStore<'a>),
 }
 
 #[derive(Clone, Debug)]
@@ -318,7 +318,7 @@ impl<'a> FeatureMatrix<'a> {
             n_samples: n,
             n_features: p,
             max_abs: x.max_abs(),
-            store: Store::Sparse(SparseMatrix::in_layout(x, Layout::Csc)?),
+            store: Store::Sparse(SparseStore::new(SparseMatrix::in_layout(x, Layout::Csc)?)),
             discrete: Vec::new(),
             any_discrete: false,
             has_missing: false, // (a sparse view holds finite values only)
@@ -487,14 +487,15 @@ impl<'a> FeatureMatrix<'a> {
         }
     }
 
-    /// The rows `rows` of dense X, in that order, as a matrix of their own, column by
-    /// column (two-valued columns stay bits), keeping X's hints (discrete columns, largest
-    /// value, missing values): every projection and split search reads the same values
-    /// from it as from X's rows, from memory a node's subtree keeps in the caches
-    /// (`super::tree`'s builder). `None` for sparse X.
+    /// The rows `rows` of X, in that order, as a matrix of their own, keeping X's hints
+    /// (discrete columns, largest value, missing values): every projection and split
+    /// search reads the same values from it as from X's rows (`super::tree`'s builder).
+    /// Dense X is copied column by column (two-valued columns stay bits), into memory a
+    /// node's subtree keeps in the caches; sparse X into columns of the rows' own entries
+    /// ([`SparseStore::gather_rows`]: `None` unless the rows ascend).
     pub(crate) fn gather_rows(&self, rows: &[u32]) -> Option<FeatureMatrix<'static>> {
-        if self.is_sparse() {
-            return None;
+        if let Store::Sparse(x) = &self.store {
+            return Some(self.with_store(rows.len(), Store::Sparse(x.gather_rows(rows)?)));
         }
         let rs = self.row_stride();
         let columns = (0..self.n_features)
@@ -516,15 +517,20 @@ impl<'a> FeatureMatrix<'a> {
                 }
             })
             .collect();
-        Some(FeatureMatrix {
-            n_samples: rows.len(),
+        Some(self.with_store(rows.len(), Store::Columns(columns)))
+    }
+
+    /// A copy of `n` of X's rows held in `store`, with X's column hints and bounds.
+    fn with_store(&self, n: usize, store: Store<'static>) -> FeatureMatrix<'static> {
+        FeatureMatrix {
+            n_samples: n,
             n_features: self.n_features,
-            store: Store::Columns(columns),
+            store,
             discrete: self.discrete.clone(),
             any_discrete: self.any_discrete,
             max_abs: self.max_abs,
             has_missing: self.has_missing,
-        })
+        }
     }
 
     /// `out[k] = x[samples[k], j]` for dense X (sparse X never asks): the columns a

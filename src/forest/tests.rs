@@ -751,6 +751,8 @@ fn sparse_x_grows_and_predicts_the_dense_forest_bit_for_bit() {
 #[test]
 fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
     use crate::sparse::{Layout, SparseView};
+    use crate::tree::builder::{hold_local_limits, LocalLimits, TEST_LOCAL_LIMITS};
+    let _held = hold_local_limits();
     // 2,500 rows (radix-sorted nodes at the top, pdqsort below), 60 columns at density
     // ~0.06: counts (discrete: the dense exact histogram path), signed reals, a column
     // stored everywhere, one with a single entry; three classes
@@ -821,6 +823,7 @@ fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
     q.task = Task::Classification { n_classes: 2 };
     let scans =
         || crate::tree::sparse_split::SPARSE_SCANS.load(std::sync::atomic::Ordering::Relaxed);
+    let copies = || crate::tree::builder::LOCAL_COPIES.load(std::sync::atomic::Ordering::Relaxed);
     for (name, q, w) in cases {
         let dense = Forest::fit(&q, x.view(), &y, w.as_deref()).unwrap();
         let before = scans();
@@ -828,6 +831,21 @@ fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
         if name == "defaults" {
             assert!(scans() > before + 100, "the zero-block scan was taken");
         }
+        // subtrees of 16 rows or more (up to an eighth of X's) grown on copies of their
+        // rows' entries: the same trees (dense X copies none under these limits)
+        let before = copies();
+        *TEST_LOCAL_LIMITS.lock().unwrap() = Some(LocalLimits {
+            bytes: 0,
+            min_rows: 16,
+            min_x_bytes: usize::MAX,
+        });
+        let copied = Forest::fit(&q, csc, &y, w.as_deref()).unwrap();
+        *TEST_LOCAL_LIMITS.lock().unwrap() = None;
+        if q.max_leaf_nodes.is_none() {
+            assert!(copies() > before + 10, "{name}: subtrees grown on copies");
+        }
+        let same = copied.to_bytes().unwrap() == dense.to_bytes().unwrap();
+        assert!(same, "{name}: a sparse subtree grown on a copy differs");
         assert!(dense.trees().iter().all(|t| t.n_nodes() > 15), "{name}");
         assert_eq!(
             sparse.to_bytes().unwrap(),
@@ -1057,7 +1075,8 @@ fn forests_grown_together_are_the_forests_grown_alone() {
 #[test]
 fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
     use crate::projection::{HaarPatches, PatchGeometry, PooledPatches};
-    use crate::tree::builder::{LocalLimits, TEST_LOCAL_LIMITS};
+    use crate::tree::builder::{hold_local_limits, LocalLimits, TEST_LOCAL_LIMITS};
+    let _held = hold_local_limits();
     let (n, p) = (1500, 12);
     let (mut x, y) = data(n, p, 21);
     // a two-valued column (held as bits) and a column with missing values

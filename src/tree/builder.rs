@@ -305,10 +305,28 @@ impl LocalLimits {
     }
 }
 
+/// Sparse X: a subtree grows on a copy of its rows when they are at most this share of X's
+/// rows ([`Builder::localizes`]).
+const SPARSE_SHARE: usize = 8;
+
+/// Subtrees grown on copies of their rows (tests).
+#[cfg(test)]
+pub(crate) static LOCAL_COPIES: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
 /// The limits of [`LocalLimits::get`] in tests (`None`: the defaults).
 #[cfg(test)]
 pub(crate) static TEST_LOCAL_LIMITS: std::sync::Mutex<Option<LocalLimits>> =
     std::sync::Mutex::new(None);
+
+/// Held by a test while it sets [`TEST_LOCAL_LIMITS`], so that tests which set them run
+/// one at a time.
+#[cfg(test)]
+pub(crate) fn hold_local_limits() -> std::sync::MutexGuard<'static, ()> {
+    static HELD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 impl<C: Criterion> Builder<'_, C> {
     /// Grows one tree on the rows with positive weights.
@@ -439,16 +457,21 @@ impl<C: Criterion> Builder<'_, C> {
     }
 
     /// Whether the subtree under `p` grows on its own copy of its rows
-    /// ([`Self::grow_local`]): depth-first growth on dense X whose rows lie beyond the
-    /// caches, and a node whose rows' features fit in them.
+    /// ([`Self::grow_local`]), under depth-first growth: on dense X whose rows lie beyond
+    /// the caches, a node whose rows' features fit in them; on sparse X, a node of at most
+    /// an eighth of X's rows (its copy's columns hold its rows' entries only, so the
+    /// searches below it stop scanning the entries of every other row of X).
     fn localizes(&self, p: &Pending) -> bool {
         let (x, limits) = (self.search.x, LocalLimits::get());
         let row_bytes = 4 * x.n_features.max(1);
         let n = p.end - p.start;
-        self.search.cfg.max_leaf_nodes.is_none()
-            && !x.is_sparse()
-            && (limits.min_rows..=limits.bytes / row_bytes).contains(&n)
-            && x.n_samples.saturating_mul(row_bytes) >= limits.min_x_bytes
+        if self.search.cfg.max_leaf_nodes.is_some() || n < limits.min_rows {
+            return false;
+        }
+        if x.is_sparse() {
+            return n.saturating_mul(SPARSE_SHARE) <= x.n_samples;
+        }
+        n <= limits.bytes / row_bytes && x.n_samples.saturating_mul(row_bytes) >= limits.min_x_bytes
     }
 
     /// Grows the subtree under `p` (split already found) on a copy of its rows: their
@@ -458,8 +481,8 @@ impl<C: Criterion> Builder<'_, C> {
     /// splits: the rows keep their order, so sorts, sums and partitions see the same values
     /// in the same order (the tree's bytes do not change). Depth-first growth finishes a
     /// node's subtree before any other node, so the tree's node order is the same too.
-    /// Returns false, having done nothing, when the rows cannot be copied (sparse X, or
-    /// in a subtree already).
+    /// Returns false, having done nothing, when the rows cannot be copied (in a subtree
+    /// already, or sparse X's rows out of order).
     fn grow_local(
         &self,
         tree: &mut Tree,
@@ -476,6 +499,8 @@ impl<C: Criterion> Builder<'_, C> {
         let Some(x) = x.gather_rows(&rows) else {
             return false;
         };
+        #[cfg(test)]
+        LOCAL_COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let y = targets.gather_rows(&rows);
         let weights: Vec<f64> = rows.iter().map(|&s| weights[s as usize]).collect();
         for (k, s) in ws.samples[top.start..top.end].iter_mut().enumerate() {

@@ -94,11 +94,26 @@ def same_trees(est, X, y, n_jobs):
     except TypeError:  # a version before the order argument
         rotated = [rotate(X_scaled, est.rotations_[k]) for k in range(R)]
     codes = np.unique(y, return_inverse=True)[1].astype(np.float64)
+    try:
+        from obliqueforest._params import core_fields
+
+        fields = core_fields(est)
+    except ImportError:
+        fields = None
+
+    def params_of(n_trees, seed):
+        if fields is not None:
+            try:  # the estimator's core fields read once, as its fit reads them
+                return est._core_params(fields, n_trees, n_jobs, seed, oob=False)
+            except TypeError:
+                pass
+        return est._core_params(n_trees, n_jobs, seed, oob=False)  # an older version
+
     calls = []
     for k in range(R):
         n_trees = max(int(est.n_trees_per_rotation_[k]), U)
         try:
-            calls.append((rotated[k], est._core_params(n_trees, n_jobs, seeds[k], oob=False)))
+            calls.append((rotated[k], params_of(n_trees, seeds[k])))
         except TypeError:  # a version before the oob argument: no same-trees measure
             return None
 

@@ -134,10 +134,11 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
 
     # ---- core parameters
 
-    def _core_params(self, fields, n_trees, n_jobs, seed):
+    def _core_params(self, fields, n_trees, n_jobs, seed, oob=None):
         """One rotation's core parameters from the estimator's ``core_fields`` (read once a
         fit); out-of-bag records whenever there are bootstrap samples (the ranking reads
-        them)."""
+        them), unless ``oob`` says otherwise (``benches/rotation_speed.py`` grows the same
+        trees without them)."""
         # the tree parameters of the table (the rest at the forests' defaults: best
         # splitter, no pruning, no monotonic constraints); class_weight is in the sample
         # weights already
@@ -145,7 +146,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
         fields = {
             **fields,
             "n_estimators": n_trees,
-            "oob": self.bootstrap,
+            "oob": self.bootstrap if oob is None else oob,
             "class_weight_subsample": False,
         }
         return core_params(

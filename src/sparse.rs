@@ -254,9 +254,10 @@ impl CowSparse<'_> {
 }
 
 /// Subtrees grow on copies of their rows' entries ([`SparseStore::gather_rows`]) only when
-/// X's columns hold at least this many entries on average: shorter ones are scanned in a
-/// few cache lines, and copies made fits slower (hashed text, ~20 entries a column:
-/// `python benches/sparse.py --data text`, 0.30 -> 0.35 of scikit-learn's fit time).
+/// X's columns hold at least this many entries on average ([`SparseStore::copy_pays`]):
+/// shorter ones are scanned in a few cache lines, and copies made fits slower (hashed text,
+/// ~20 entries a column: `python benches/sparse.py --data text`, 0.30 -> 0.35 of
+/// scikit-learn's fit time).
 const MIN_COLUMN_ENTRIES: usize = 64;
 
 /// Sparse X as a fit stores it: its entries by column (CSC), and, from the first time a
@@ -284,16 +285,27 @@ impl<'a> SparseStore<'a> {
         self.by_column.view()
     }
 
+    /// Whether a copy of `m` of X's rows ([`Self::gather_rows`]) would pay: X's columns
+    /// hold at least [`MIN_COLUMN_ENTRIES`] entries on average (shorter ones are scanned in
+    /// a few cache lines), and the copy's entries, `m` rows' share of X's, are at least
+    /// its columns (the copy's work per column, a count and an offset, stays below its
+    /// work per entry, so the copies of a tree cost at most about twice X's entries).
+    pub(crate) fn copy_pays(&self, m: usize) -> bool {
+        let x = self.view();
+        let (n, p) = x.shape;
+        x.nnz() >= MIN_COLUMN_ENTRIES.saturating_mul(p)
+            && (m as u128) * (x.nnz() as u128) >= (n as u128) * (p as u128)
+    }
+
     /// The store of X's rows `rows` (strictly ascending), row `rows[k]` becoming row `k`:
     /// every column holds the entries of those rows, in the same order and with the same
     /// values as X's column, so a search on the copy reads the entries a search on X
     /// reads, in the same order (only its own: a column of the copy is as long as the
-    /// part of X's column in these rows). `None` when a copy would not pay (X's columns
-    /// hold fewer than [`MIN_COLUMN_ENTRIES`] entries on average), the rows are not
-    /// ascending or X by row cannot be allocated: the subtree then grows on X itself.
+    /// part of X's column in these rows). `None` when the rows are not ascending or the
+    /// copy or X by row cannot be allocated: the subtree then grows on X itself.
     pub(crate) fn gather_rows(&self, rows: &[u32]) -> Option<SparseStore<'static>> {
         let x = self.view();
-        if x.nnz() < MIN_COLUMN_ENTRIES * x.shape.1 || !rows.windows(2).all(|r| r[0] < r[1]) {
+        if !rows.windows(2).all(|r| r[0] < r[1]) {
             return None;
         }
         let by_row = self
@@ -302,7 +314,8 @@ impl<'a> SparseStore<'a> {
             .as_ref()?
             .view();
         let (_, p) = x.shape;
-        let mut indptr = vec![0u64; p + 1];
+        let what = "a subtree's copy of sparse X's rows";
+        let mut indptr = alloc::filled(p + 1, 0u64, what).ok()?;
         for &r in rows {
             for &j in by_row.slice(r as usize).0 {
                 indptr[j as usize + 1] += 1;
@@ -312,8 +325,10 @@ impl<'a> SparseStore<'a> {
             indptr[j + 1] += indptr[j];
         }
         let nnz = indptr[p] as usize;
-        let mut next = indptr[..p].to_vec();
-        let (mut indices, mut data) = (vec![0u32; nnz], vec![0.0f32; nnz]);
+        let mut next = alloc::filled(p, 0u64, what).ok()?;
+        next.copy_from_slice(&indptr[..p]);
+        let mut indices = alloc::filled(nnz, 0u32, what).ok()?;
+        let mut data = alloc::filled(nnz, 0.0f32, what).ok()?;
         for (k, &r) in rows.iter().enumerate() {
             let (cols, vals) = by_row.slice(r as usize);
             for (&j, &v) in cols.iter().zip(vals) {

@@ -56,8 +56,9 @@ enum Store<'a> {
     },
     /// A copy, one column at a time.
     Columns(Vec<Column>),
-    /// Sparse X in CSC layout (the caller's arrays, or a copy transposed from CSR): only
-    /// the stored entries, f32 values and u32 row indices.
+    /// Sparse X in CSC layout (the caller's arrays, or a copy transposed from CSR; or a
+    /// subtree's copy of some rows): only the stored entries, f32 values and u32 row
+    /// indices, and X by row once a subtree is copied ([`SparseStore`]).
     Sparse(SparseStore<'a>),
 }
 
@@ -492,7 +493,8 @@ impl<'a> FeatureMatrix<'a> {
     /// search reads the same values from it as from X's rows (`super::tree`'s builder).
     /// Dense X is copied column by column (two-valued columns stay bits), into memory a
     /// node's subtree keeps in the caches; sparse X into columns of the rows' own entries
-    /// ([`SparseStore::gather_rows`]: `None` unless the rows ascend).
+    /// ([`SparseStore::gather_rows`]: `None` unless the rows ascend and the copy can be
+    /// allocated).
     pub(crate) fn gather_rows(&self, rows: &[u32]) -> Option<FeatureMatrix<'static>> {
         if let Store::Sparse(x) = &self.store {
             return Some(self.with_store(rows.len(), Store::Sparse(x.gather_rows(rows)?)));
@@ -759,6 +761,12 @@ impl FeatureMatrix<'_> {
     #[inline]
     pub fn is_sparse(&self) -> bool {
         matches!(self.store, Store::Sparse(_))
+    }
+
+    /// Whether a subtree of `n` rows of sparse X would gain from a copy of its rows
+    /// ([`SparseStore::copy_pays`]); false on dense X.
+    pub(crate) fn sparse_copy_pays(&self, n: usize) -> bool {
+        matches!(&self.store, Store::Sparse(x) if x.copy_pays(n))
     }
 
     /// On sparse X, the rows of `samples` (ascending) whose projection on `terms` is not 0,

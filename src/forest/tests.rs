@@ -860,6 +860,32 @@ fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
         dense.to_bytes().unwrap(),
         "monotonic"
     );
+    // monotonic constraints and regression, their subtrees grown on copies too
+    let mut r = ForestParams::regression();
+    r.criterion = Criterion::SquaredError;
+    r.projection = signed.clone();
+    r.max_features = MaxFeatures::Sqrt;
+    r.n_estimators = 2;
+    r.seed = 3;
+    let target: Vec<f64> = x
+        .rows()
+        .into_iter()
+        .map(|v| f64::from(v[0] - 2.0 * v[3]))
+        .collect();
+    for (name, params, y) in [("monotonic", &q, &y2), ("regression", &r, &target)] {
+        let dense = Forest::fit(params, x.view(), y, None).unwrap();
+        let before = copies();
+        *TEST_LOCAL_LIMITS.lock().unwrap() = Some(LocalLimits {
+            bytes: 0,
+            min_rows: 16,
+            min_x_bytes: usize::MAX,
+        });
+        let copied = Forest::fit(params, csc, y, None).unwrap();
+        *TEST_LOCAL_LIMITS.lock().unwrap() = None;
+        assert!(copies() > before, "{name}: subtrees grown on copies");
+        let same = copied.to_bytes().unwrap() == dense.to_bytes().unwrap();
+        assert!(same, "{name}: a sparse subtree grown on a copy differs");
+    }
 }
 
 #[test]

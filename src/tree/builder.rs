@@ -272,10 +272,10 @@ impl Queue {
     }
 }
 
-/// When a subtree grows on a copy of its rows ([`Builder::grow_local`]): when its rows'
-/// features take at most `bytes`, it has at least `min_rows` rows (a smaller one would not
-/// repay the copy), and X's rows are spread over at least `min_x_bytes` (beyond the
-/// caches).
+/// When a subtree grows on a copy of its rows ([`Builder::grow_local`]): when it has at
+/// least `min_rows` rows (a smaller one would not repay the copy) and, on dense X, its
+/// rows' features take at most `bytes` and X's rows are spread over at least
+/// `min_x_bytes` (beyond the caches). Sparse X has its own rule ([`Builder::localizes`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LocalLimits {
     pub(crate) bytes: usize,
@@ -320,12 +320,30 @@ pub(crate) static TEST_LOCAL_LIMITS: std::sync::Mutex<Option<LocalLimits>> =
     std::sync::Mutex::new(None);
 
 /// Held by a test while it sets [`TEST_LOCAL_LIMITS`], so that tests which set them run
-/// one at a time.
+/// one at a time; dropped (also when the test fails), it sets the defaults back.
 #[cfg(test)]
-pub(crate) fn hold_local_limits() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) struct LocalLimitsHeld {
+    _held: std::sync::MutexGuard<'static, ()>,
+}
+
+#[cfg(test)]
+impl Drop for LocalLimitsHeld {
+    fn drop(&mut self) {
+        *TEST_LOCAL_LIMITS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+}
+
+/// [`LocalLimitsHeld`], once no other test holds it.
+#[cfg(test)]
+pub(crate) fn hold_local_limits() -> LocalLimitsHeld {
     static HELD: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    HELD.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+    LocalLimitsHeld {
+        _held: HELD
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    }
 }
 
 impl<C: Criterion> Builder<'_, C> {
@@ -457,10 +475,12 @@ impl<C: Criterion> Builder<'_, C> {
     }
 
     /// Whether the subtree under `p` grows on its own copy of its rows
-    /// ([`Self::grow_local`]), under depth-first growth: on dense X whose rows lie beyond
-    /// the caches, a node whose rows' features fit in them; on sparse X, a node of at most
-    /// an eighth of X's rows (its copy's columns hold its rows' entries only, so the
-    /// searches below it stop scanning the entries of every other row of X).
+    /// ([`Self::grow_local`]), under depth-first growth, for a node of at least
+    /// `min_rows` rows: on dense X whose rows lie beyond the caches, a node whose rows'
+    /// features fit in them; on sparse X, a node of at most an eighth of X's rows whose
+    /// copy pays ([`crate::sparse::SparseStore::copy_pays`]: its columns hold its rows'
+    /// entries only, so the searches below it stop scanning the entries of every other
+    /// row of X).
     fn localizes(&self, p: &Pending) -> bool {
         let (x, limits) = (self.search.x, LocalLimits::get());
         let row_bytes = 4 * x.n_features.max(1);
@@ -469,20 +489,20 @@ impl<C: Criterion> Builder<'_, C> {
             return false;
         }
         if x.is_sparse() {
-            return n.saturating_mul(SPARSE_SHARE) <= x.n_samples;
+            return n.saturating_mul(SPARSE_SHARE) <= x.n_samples && x.sparse_copy_pays(n);
         }
         n <= limits.bytes / row_bytes && x.n_samples.saturating_mul(row_bytes) >= limits.min_x_bytes
     }
 
     /// Grows the subtree under `p` (split already found) on a copy of its rows: their
     /// features, targets and weights gathered once, in the order of the node's samples, which
-    /// become `0..n` in `ws.samples`. Every search and partition below then reads memory
-    /// that stays in the caches instead of rows spread over all of X, and finds the same
+    /// become `0..n` in `ws.samples`. Every search and partition below then reads only
+    /// these rows (on dense X, memory that stays in the caches), and finds the same
     /// splits: the rows keep their order, so sorts, sums and partitions see the same values
     /// in the same order (the tree's bytes do not change). Depth-first growth finishes a
     /// node's subtree before any other node, so the tree's node order is the same too.
     /// Returns false, having done nothing, when the rows cannot be copied (in a subtree
-    /// already, or sparse X's rows out of order).
+    /// already; sparse X's rows out of order, or its copy not allocated).
     fn grow_local(
         &self,
         tree: &mut Tree,

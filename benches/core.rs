@@ -15,7 +15,8 @@
 //! * `fit_sparse`: 5 trees (`n_jobs = 1`) on sparse X in CSC layout (5,000 x 5,000 at
 //!   density 0.01, plus 10 informative columns at 0.3, as `benches/sparse.py`): the axis
 //!   forest and SPORF at `max_features = sqrt`, both taking the zero-block scan
-//!   (`tree/sparse_split.rs`).
+//!   (`tree/sparse_split.rs`); `_long`: 8,000 x 2,000 at 0.02, columns long enough that
+//!   subtrees grow on copies of their rows' entries (`sparse.rs`' `SparseStore`).
 //! * `fit_sporf_defaults`: 5 trees of SPORF at the Python preset's defaults (d = 2p,
 //!   1.5 features per projection, robust scaling) against the axis forest at `sqrt`, on
 //!   the sparse parity data.
@@ -314,30 +315,32 @@ fn sporf_defaults() -> Projection {
 }
 
 fn fit_sparse(c: &mut Criterion) {
-    const N_SPARSE: usize = 5_000;
     let mut group = c.benchmark_group("fit_sparse");
     group.sample_size(10);
     group.measurement_time(Duration::from_secs(3));
     group.warm_up_time(Duration::from_millis(500));
-    let ((ptr, idx, val), y) = sparse_columns(N_SPARSE, N_SPARSE, 0.01, SEED + 3);
-    let x = SparseView::new(Layout::Csc, (N_SPARSE, N_SPARSE), &ptr, &idx, &val)
-        .expect("a valid CSC matrix");
-    for (name, projection) in [
-        ("axis", Projection::new(AxisAligned)),
-        ("sporf", sporf_defaults()),
-    ] {
-        let mut p = ForestParams::classification(2);
-        p.projection = projection;
-        p.max_features = MaxFeatures::Sqrt;
-        p.n_estimators = 5;
-        p.seed = SEED;
-        let id = BenchmarkId::new(
-            name,
-            format!("n={N_SPARSE},p={N_SPARSE},density=0.01,trees=5"),
-        );
-        group.bench_function(id, |b| {
-            b.iter(|| black_box(Forest::fit(&p, x, &y, None).expect("bench fit")))
-        });
+    // 50 entries a column; and 160 (long columns: subtrees of at most an eighth of the rows
+    // grow on copies of their rows' entries)
+    for (suffix, (n, p, density)) in [("", (5_000, 5_000, 0.01)), ("_long", (8_000, 2_000, 0.02))] {
+        let ((ptr, idx, val), y) = sparse_columns(n, p, density, SEED + 3);
+        let x = SparseView::new(Layout::Csc, (n, p), &ptr, &idx, &val).expect("a valid CSC matrix");
+        for (name, projection) in [
+            ("axis", Projection::new(AxisAligned)),
+            ("sporf", sporf_defaults()),
+        ] {
+            let mut params = ForestParams::classification(2);
+            params.projection = projection;
+            params.max_features = MaxFeatures::Sqrt;
+            params.n_estimators = 5;
+            params.seed = SEED;
+            let id = BenchmarkId::new(
+                format!("{name}{suffix}"),
+                format!("n={n},p={p},density={density},trees=5"),
+            );
+            group.bench_function(id, |b| {
+                b.iter(|| black_box(Forest::fit(&params, x, &y, None).expect("bench fit")))
+            });
+        }
     }
     group.finish();
 }

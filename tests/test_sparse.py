@@ -89,6 +89,21 @@ def test_sparse_fit_gives_the_dense_model_and_predictions(est):
     np.testing.assert_array_equal(tree.predict(sparse.csc_matrix(X)), tree.predict(X))
 
 
+def test_sporf_defaults_screen_large_nodes_of_sparse_x_as_of_its_dense_array():
+    # 3,000 rows: nodes of more than 1,024 rows screen their candidates on 512 of them,
+    # and columns long enough (~600 entries) that subtrees grow on copies of their rows
+    rng = np.random.default_rng(3)
+    X = sparse.random(3000, 40, density=0.2, format="csc", random_state=4, dtype=np.float32)
+    X.data = np.round(X.data * 8) / 8
+    Xd = X.toarray()
+    y = (Xd[:, 0] + Xd[:, 1] - Xd[:, 2] + 0.1 * rng.random(3000) > 0.45).astype(int)
+    est = of.SPORFClassifier(n_estimators=3, random_state=0)
+    dense = _fit(est, Xd, y)
+    fitted = _fit(est, X, y)
+    assert _model_bytes(fitted) == _model_bytes(dense)
+    _same_predictions(dense, fitted, Xd, X)
+
+
 def _rebuilt(X, order):
     """CSR of dense X with its stored entries permuted within rows, some split into two
     summands (duplicates) and some explicit zeros added; int64 indices."""

@@ -813,6 +813,15 @@ fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
         let mut q = base(projection);
         q.criterion = Criterion::Entropy;
         cases.push(("entropy", q, None));
+        // candidates screened on 64 rows at nodes of more than 128: the rows keep their
+        // order, so the zero-block search sees the dense search's screens
+        let mut q = base(projection);
+        q.candidate_samples = Some(64);
+        cases.push(("screened", q, None));
+        let w_frac: Vec<f64> = (0..n).map(|i| 0.5 + (i % 7) as f64 * 0.3).collect();
+        let mut q = base(projection);
+        q.candidate_samples = Some(64);
+        cases.push(("screened, fractional weights", q, Some(w_frac)));
     }
     let mut q = ForestParams::classification(3);
     q.n_estimators = 2;

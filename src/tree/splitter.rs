@@ -258,21 +258,21 @@ impl<C: Criterion> SplitSearch<'_, C> {
 
     /// The rows on which `node`'s candidates are compared, when it screens them
     /// ([`crate::params::ForestParams::candidate_samples`]): nodes of more than twice that
-    /// many rows, under the splitters that scan thresholds, of trees with targets, and not
-    /// on sparse X's zero-block path (whose node state covers the whole node).
+    /// many rows, under the splitters that scan thresholds, of trees with targets.
     fn screening(&self, node: Node<'_>) -> Option<usize> {
         let m = self.cfg.candidate_samples?;
         let applies = node.n() > 2 * m
-            && !self.zeros_as_block
             && self.crit.value_rule().is_none()
             && !matches!(self.cfg.splitter, Splitter::Random);
         applies.then_some(m)
     }
 
     /// Candidate screening: moves `m` of the node's rows, drawn at random, to the front of
-    /// its range, scores every candidate on them, scores the [`SCREEN_FINALISTS`] best on
-    /// all the node's rows, and returns the best of those splits (exact thresholds);
-    /// `None` when none of them splits the node (or the fit is cancelled).
+    /// its range, scores every candidate on them, puts the rows back in their order, scores
+    /// the [`SCREEN_FINALISTS`] best on all the node's rows, and returns the best of those
+    /// splits (exact thresholds); `None` when none of them splits the node (or the fit is
+    /// cancelled). The node's rows keep their order, so sparse X (whose search reads them
+    /// ascending) grows the trees its dense array grows.
     fn screened_search(
         &self,
         ws: &mut Workspace,
@@ -282,11 +282,23 @@ impl<C: Criterion> SplitSearch<'_, C> {
         m: usize,
     ) -> Option<Best> {
         let (start, n) = (node.start, node.n());
+        // the node's rows go back to this order once the screen is scored, so that the
+        // finalists, the partition and every node below see the rows in the order they
+        // had (on sparse X, ascending), whichever rows the screen drew
+        let mut order = std::mem::take(&mut ws.screen_order);
+        order.clear();
+        order.extend_from_slice(&ws.samples[start..node.end]);
         for i in 0..m {
             let j = i + rng.below(n - i);
             ws.samples.swap(start + i, start + j);
         }
         ws.packed_for = None; // the rows moved
+        if self.zeros_as_block {
+            // sparse X's search reads a node's rows ascending and marked: the screen's
+            // (the scores of exact statistics do not depend on the rows' order)
+            self.leave_sparse_node(ws, node);
+            ws.samples[start..start + m].sort_unstable();
+        }
         let mut stats = std::mem::take(&mut ws.screen_stats);
         stats.resize(node.stats.len(), 0.0);
         let w = node_stats(
@@ -302,6 +314,9 @@ impl<C: Criterion> SplitSearch<'_, C> {
             min_weight_leaf: node.min_weight_leaf * w / node.w,
             ..node
         };
+        if self.zeros_as_block {
+            self.enter_sparse_node(ws, screen);
+        }
         // every candidate's score on the screen rows (no early exit: all are ranked)
         // (a repeat is ranked with its original's score: it takes a finalist's place as it
         // would if it were scored)
@@ -323,7 +338,16 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 ranked.push((proxy, c));
             }
         }
+        if self.zeros_as_block {
+            self.leave_sparse_node(ws, screen);
+        }
         ws.screen_stats = stats;
+        ws.samples[start..node.end].copy_from_slice(&order);
+        ws.screen_order = order;
+        ws.packed_for = None; // the rows moved back
+        if self.zeros_as_block {
+            self.enter_sparse_node(ws, node);
+        }
         // best first; ties to the earlier candidate, as the full search keeps the first
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         // the finalists are scored on every row; the best of them splits the node

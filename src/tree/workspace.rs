@@ -54,6 +54,8 @@ pub(crate) struct Workspace {
     /// Criterion statistics of a screened node's screen rows
     /// ([`crate::params::ForestParams::candidate_samples`]).
     pub(super) screen_stats: Vec<f64>,
+    /// A screened node's rows in their order before the screen was drawn.
+    pub(super) screen_order: Vec<u32>,
     /// The tags of a node's rows when the tree packs them ([`super::scan::Packing`]), and
     /// the row range they are for.
     pub(super) packed: Vec<u32>,

@@ -59,6 +59,7 @@ pub mod packed;
 mod pooled_batch;
 mod repeats;
 mod scan;
+mod screening;
 pub(crate) mod sparse_split;
 pub(crate) mod splitter;
 mod value_split;

@@ -833,6 +833,20 @@ fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
     let scans =
         || crate::tree::sparse_split::SPARSE_SCANS.load(std::sync::atomic::Ordering::Relaxed);
     let copies = || crate::tree::builder::LOCAL_COPIES.load(std::sync::atomic::Ordering::Relaxed);
+    // the sparse forest with subtrees of 16 rows or more (up to an eighth of X's) grown on
+    // copies of their rows' entries (dense X copies none under these limits), and how
+    // many subtrees were copied
+    let grow_copied = |q: &ForestParams, y: &[f64], w: Option<&[f64]>| {
+        let before = copies();
+        *TEST_LOCAL_LIMITS.lock().unwrap() = Some(LocalLimits {
+            bytes: 0,
+            min_rows: 16,
+            min_x_bytes: usize::MAX,
+        });
+        let copied = Forest::fit(q, csc, y, w).unwrap();
+        *TEST_LOCAL_LIMITS.lock().unwrap() = None;
+        (copied, copies() - before)
+    };
     for (name, q, w) in cases {
         let dense = Forest::fit(&q, x.view(), &y, w.as_deref()).unwrap();
         let before = scans();
@@ -840,18 +854,10 @@ fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
         if name == "defaults" {
             assert!(scans() > before + 100, "the zero-block scan was taken");
         }
-        // subtrees of 16 rows or more (up to an eighth of X's) grown on copies of their
-        // rows' entries: the same trees (dense X copies none under these limits)
-        let before = copies();
-        *TEST_LOCAL_LIMITS.lock().unwrap() = Some(LocalLimits {
-            bytes: 0,
-            min_rows: 16,
-            min_x_bytes: usize::MAX,
-        });
-        let copied = Forest::fit(&q, csc, &y, w.as_deref()).unwrap();
-        *TEST_LOCAL_LIMITS.lock().unwrap() = None;
+        // subtrees grown on copies of their rows' entries: the same trees
+        let (copied, n_copies) = grow_copied(&q, &y, w.as_deref());
         if q.max_leaf_nodes.is_none() {
-            assert!(copies() > before + 10, "{name}: subtrees grown on copies");
+            assert!(n_copies > 10, "{name}: subtrees grown on copies");
         }
         let same = copied.to_bytes().unwrap() == dense.to_bytes().unwrap();
         assert!(same, "{name}: a sparse subtree grown on a copy differs");
@@ -883,15 +889,8 @@ fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
         .collect();
     for (name, params, y) in [("monotonic", &q, &y2), ("regression", &r, &target)] {
         let dense = Forest::fit(params, x.view(), y, None).unwrap();
-        let before = copies();
-        *TEST_LOCAL_LIMITS.lock().unwrap() = Some(LocalLimits {
-            bytes: 0,
-            min_rows: 16,
-            min_x_bytes: usize::MAX,
-        });
-        let copied = Forest::fit(params, csc, y, None).unwrap();
-        *TEST_LOCAL_LIMITS.lock().unwrap() = None;
-        assert!(copies() > before, "{name}: subtrees grown on copies");
+        let (copied, n_copies) = grow_copied(params, y, None);
+        assert!(n_copies > 0, "{name}: subtrees grown on copies");
         let same = copied.to_bytes().unwrap() == dense.to_bytes().unwrap();
         assert!(same, "{name}: a sparse subtree grown on a copy differs");
     }

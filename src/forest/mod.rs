@@ -36,6 +36,7 @@ use fit::{grow_batch, prepare_all, Grown, Growth};
 pub(crate) use fit::{grow_trees, prepare, FitData};
 pub(crate) use oob::ones;
 pub use oob::OobPrediction;
+use oob::TrainingRow;
 pub use quantiles::LeafTargets;
 pub(crate) use quantiles::QuantileOrder;
 
@@ -368,8 +369,13 @@ impl Forest {
                     "warm start with a different number of rows".into(),
                 ));
             }
-            oob.add_trees(&grown, |tree, row| {
-                tree.leaf_by(descriptors, |j| data.x.get(row, j))
+            // the trees' prediction layouts walk the rows eight at a time
+            let packed: Vec<PackedTree> = grown
+                .par_iter()
+                .map(|(tree, _)| PackedTree::new(tree, descriptors))
+                .collect();
+            oob.add_trees(&grown, |t, rows, out| {
+                packed[t].leaves_by(|k| TrainingRow(&data.x, rows[k] as usize), out);
             });
             if let Err(cancelled) = crate::cancel::check() {
                 self.oob = None;

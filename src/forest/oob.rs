@@ -6,10 +6,10 @@
 
 use super::{Forest, Grown};
 use crate::cancel;
+use crate::data::FeatureMatrix;
 use crate::error::{Error, Result};
-use crate::sparse::Features;
+use crate::sparse::{Features, Row};
 use crate::threads::{n_threads, thread_pool};
-use crate::tree::Tree;
 use rayon::prelude::*;
 
 /// Out-of-bag sums of tree predictions and the number of trees each row was out of bag for.
@@ -32,15 +32,16 @@ impl OobPrediction {
     }
 
     /// [`OobPrediction::add`] for every out-of-bag row of every grown tree (`grown`: trees
-    /// in index order, each with its out-of-bag rows as a bitset), `leaf(tree, row)` the
-    /// leaf a training row reaches. Blocks of rows are summed in parallel on the current
-    /// rayon pool, each row over its trees in index order: the numbers and the order of
-    /// [`OobPrediction::add`] tree by tree, rows ascending. A cancelled call skips the
-    /// blocks not yet started (the caller checks [`cancel::check`]).
+    /// in index order, each with its out-of-bag rows as a bitset); `leaves(tree, rows, out)`
+    /// writes the leaves the training rows `rows` (ascending) reach in tree `tree`. Blocks
+    /// of rows are summed in parallel on the current rayon pool, each row over its trees in
+    /// index order: the numbers and the order of [`OobPrediction::add`] tree by tree, rows
+    /// ascending. A cancelled call skips the blocks not yet started (the caller checks
+    /// [`cancel::check`]).
     pub(crate) fn add_trees(
         &mut self,
         grown: &[Grown],
-        leaf: impl Fn(&Tree, usize) -> usize + Sync,
+        leaves: impl Fn(usize, &[u32], &mut [u32]) + Sync,
     ) {
         /// Rows a task sums (a whole number of bitset words).
         const BLOCK: usize = 2048;
@@ -56,12 +57,18 @@ impl OobPrediction {
                 }
                 let lo = b * BLOCK;
                 let words = lo / 64..(lo + counts.len()).div_ceil(64);
-                for (tree, bits) in grown {
+                let (mut rows, mut reached) = (Vec::new(), Vec::new());
+                for (t, (tree, bits)) in grown.iter().enumerate() {
                     let Some(bits) = bits.as_deref() else {
                         continue;
                     };
-                    for i in ones(&bits[words.clone()]) {
-                        let value = tree.leaf_value(leaf(tree, lo + i));
+                    rows.clear();
+                    rows.extend(ones(&bits[words.clone()]).map(|i| (lo + i) as u32));
+                    reached.resize(rows.len(), 0);
+                    leaves(t, &rows, &mut reached);
+                    for (&row, &leaf) in rows.iter().zip(&reached) {
+                        let i = row as usize - lo;
+                        let value = tree.leaf_value(leaf as usize);
                         add_row(&mut sums[i * k..], &mut counts[i], value);
                     }
                 }
@@ -180,4 +187,15 @@ pub(crate) fn ones(words: &[u64]) -> impl Iterator<Item = usize> + '_ {
 #[inline]
 pub(crate) fn is_out_of_bag(bits: &[Vec<u64>], t: usize, i: usize) -> bool {
     bits[t][i / 64] >> (i % 64) & 1 == 1
+}
+
+/// Row `.1` of a fit's matrix, read where it lies, as the prediction walks read rows.
+#[derive(Clone, Copy)]
+pub(crate) struct TrainingRow<'a, 'x>(pub(crate) &'a FeatureMatrix<'x>, pub(crate) usize);
+
+impl Row for TrainingRow<'_, '_> {
+    #[inline(always)]
+    fn at(self, j: usize) -> f32 {
+        self.0.get(self.1, j)
+    }
 }

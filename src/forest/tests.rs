@@ -1106,9 +1106,86 @@ fn forests_grown_together_are_the_forests_grown_alone() {
     }
 }
 
+/// Pooled patches over a series of `p` steps (patches of 1 to 3 steps, pooled windows).
+fn pooled_patches(p: usize) -> crate::projection::PooledPatches {
+    use crate::projection::{HaarPatches, PatchGeometry, PooledPatches};
+    PooledPatches {
+        haar: HaarPatches {
+            geometry: PatchGeometry {
+                data_shape: vec![p],
+                channel_axis: None,
+                min_patch_size: vec![1],
+                max_patch_size: vec![3],
+                periodic: vec![false],
+            },
+            differences: 0.5,
+        },
+        pooled: 0.8,
+        max_filter: 3,
+        min_window: 4,
+    }
+}
+
+#[test]
+fn out_of_bag_sums_add_each_trees_own_walk_of_its_undrawn_rows() {
+    // the fit walks the out-of-bag rows with the trees' prediction layouts; each sum must
+    // be the one the trees themselves give (Tree::leaf_by), added in tree order
+    let (n, p) = (400, 8);
+    let (mut x, y) = data(n, p, 5);
+    x.column_mut(2)
+        .mapv_inplace(|v| if v > 0.1 { 1.0 } else { -2.0 }); // a two-valued column (bits)
+    for i in (0..n).step_by(9) {
+        x[[i, 4]] = f32::NAN;
+    }
+    let y_reg: Vec<f64> = x.column(0).iter().map(|&v| f64::from(v * 3.0)).collect();
+    let mut regression = ForestParams::regression();
+    regression.n_estimators = 5;
+    let pooled = ForestParams {
+        projection: Projection::new(pooled_patches(p)),
+        n_estimators: 5,
+        ..ForestParams::classification(2)
+    };
+    let cases = [
+        (
+            "rf",
+            ForestParams {
+                n_estimators: 5,
+                ..ForestParams::classification(2)
+            },
+            &y,
+        ),
+        ("sporf", sporf(5), &y),
+        ("pooled", pooled, &y),
+        ("regression", regression, &y_reg),
+    ];
+    for (name, mut params, y) in cases {
+        params.oob = true;
+        let forest = Forest::fit(&params, x.view(), y, None).unwrap();
+        let k = forest.n_outputs();
+        let (mut sums, mut counts) = (vec![0.0; n * k], vec![0u32; n]);
+        for (t, tree) in forest.trees().iter().enumerate() {
+            let drawn = forest.in_bag_counts(t, n).unwrap();
+            for i in (0..n).filter(|&i| drawn[i] == 0) {
+                let leaf = tree.leaf_by(forest.descriptors(), |j| x[[i, j]]);
+                for (s, v) in sums[i * k..(i + 1) * k]
+                    .iter_mut()
+                    .zip(tree.leaf_value(leaf))
+                {
+                    *s += v;
+                }
+                counts[i] += 1;
+            }
+        }
+        let oob = forest.oob().unwrap();
+        let walked = counts.iter().filter(|&&c| c > 0).count();
+        assert!(walked > n * 4 / 5, "{name}: most rows are out of some tree");
+        assert_eq!(oob.counts, counts, "{name}");
+        assert_eq!(oob.sums, sums, "{name}");
+    }
+}
+
 #[test]
 fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
-    use crate::projection::{HaarPatches, PatchGeometry, PooledPatches};
     use crate::tree::builder::{hold_local_limits, LocalLimits, TEST_LOCAL_LIMITS};
     let _held = hold_local_limits();
     let (n, p) = (1500, 12);
@@ -1126,21 +1203,7 @@ fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
         .map(|r| f64::from(r[0] + r[1] * r[3]))
         .collect();
     let weights: Vec<f64> = (0..n).map(|i| 0.5 + (i % 5) as f64 * 0.25).collect();
-    let pooled = PooledPatches {
-        haar: HaarPatches {
-            geometry: PatchGeometry {
-                data_shape: vec![p],
-                channel_axis: None,
-                min_patch_size: vec![1],
-                max_patch_size: vec![3],
-                periodic: vec![false],
-            },
-            differences: 0.5,
-        },
-        pooled: 0.8,
-        max_filter: 3,
-        min_window: 4,
-    };
+    let pooled = pooled_patches(p);
     let rf = |n_estimators| {
         let mut q = ForestParams::classification(2);
         q.n_estimators = n_estimators;

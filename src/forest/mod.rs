@@ -90,6 +90,15 @@ impl PartialEq for Forest {
     }
 }
 
+/// The nodes of the trees whose prediction layouts an out-of-bag walk holds at once
+/// ([`Forest::absorb`]; about 16 bytes a node, so some 64 MiB): the walk of a forest of
+/// large trees takes the memory of a few of them, not of the forest. (Unit tests walk
+/// groups of a tree or two.)
+#[cfg(not(test))]
+const OOB_LAYOUT_NODES: usize = 1 << 22;
+#[cfg(test)]
+const OOB_LAYOUT_NODES: usize = 100;
+
 impl Forest {
     /// Grows a forest on `x` (n_samples × n_features: a dense array in any memory order,
     /// or a [`crate::sparse::SparseView`], CSR or CSC, never densified) and `y` (class codes
@@ -369,14 +378,28 @@ impl Forest {
                     "warm start with a different number of rows".into(),
                 ));
             }
-            // the trees' prediction layouts walk the rows eight at a time
-            let packed: Vec<PackedTree> = grown
-                .par_iter()
-                .map(|(tree, _)| PackedTree::new(tree, descriptors))
-                .collect();
-            oob.add_trees(&grown, |t, rows, out| {
-                packed[t].leaves_by(|k| TrainingRow(&data.x, rows[k] as usize), out);
-            });
+            // the trees' prediction layouts walk the rows eight at a time, a group of trees
+            // at a time (in index order, so each row adds its trees in that order)
+            let mut rest = &grown[..];
+            while !rest.is_empty() {
+                let mut nodes = 0;
+                let in_group = rest
+                    .iter()
+                    .take_while(|(tree, _)| {
+                        nodes += tree.n_nodes();
+                        nodes <= OOB_LAYOUT_NODES
+                    })
+                    .count();
+                let (group, later) = rest.split_at(in_group.max(1));
+                let packed: Vec<PackedTree> = group
+                    .par_iter()
+                    .map(|(tree, _)| PackedTree::new(tree, descriptors))
+                    .collect();
+                oob.add_trees(group, |t, rows, out| {
+                    packed[t].leaves_by(|k| TrainingRow(&data.x, rows[k] as usize), out);
+                });
+                rest = later;
+            }
             if let Err(cancelled) = crate::cancel::check() {
                 self.oob = None;
                 return Err(cancelled);

@@ -31,13 +31,21 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--model", choices=sorted(MODELS), default="rf")
     ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument(
+        "--max-depth",
+        type=int,
+        default=None,
+        help="cap the tree (1: little but the fit's fixed costs, e.g. SPORF's robust scales)",
+    )
     args = ap.parse_args()
     X, y = make_data(args.n, seed=1)
-    est = MODELS[args.model]().set_params(n_jobs=1, min_samples_leaf=5, random_state=0)
+    est = MODELS[args.model]().set_params(
+        n_jobs=1, min_samples_leaf=5, max_depth=args.max_depth, random_state=0
+    )
     cpu = time.process_time()
     est.fit(X, y)
     print(
-        f"{args.model} n={args.n} fit CPU s {time.process_time() - cpu:.2f} "
+        f"{args.model} n={args.n} max_depth={args.max_depth} fit CPU s {time.process_time() - cpu:.2f} "
         f"({Path(of.__file__).parent})"
     )
 

@@ -4,7 +4,7 @@
 //! ([`FeatureMatrix::stats`]): SPORF's robust per-feature scales, and which columns are
 //! missing (NaN) on every row.
 
-use super::{FeatureMatrix, Store};
+use super::{At, FeatureMatrix, Store};
 use crate::projection::{DataNeeds, DataStats};
 use ndarray::ArrayView2;
 use rayon::prelude::*;
@@ -50,7 +50,8 @@ impl FeatureMatrix<'_> {
                     inverse_spread(vals.to_vec(), self.n_samples - rows.len())
                 }
                 _ => {
-                    let values = (0..self.n_samples).map(|i| self.get(i, j));
+                    let (col, rs) = (self.column(j), self.row_stride());
+                    let values = (0..self.n_samples).map(|i| col.at(i * rs));
                     inverse_spread(values.filter(|v| !v.is_nan()).collect(), 0)
                 }
             })
@@ -66,24 +67,24 @@ fn inverse_spread(mut values: Vec<f32>, zeros: usize) -> f32 {
     if m == 0 {
         return 1.0;
     }
-    if zeros > 0 {
+    let (q1, q3) = if zeros > 0 {
         values.sort_unstable_by(f32::total_cmp);
-    }
-    let quartile = |values: &mut Vec<f32>, q: f64| {
-        let h = q * (m - 1) as f64;
-        let lo = h.floor() as usize;
-        let a = order_statistic(values, zeros, lo);
-        if lo + 1 < m && h > lo as f64 {
-            a + (h - lo as f64) * (order_statistic(values, zeros, lo + 1) - a)
-        } else {
-            a
-        }
+        let stat = |k| order_statistic(&values, zeros, k);
+        (quartile(m, 0.25, stat), quartile(m, 0.75, stat))
+    } else {
+        selected_quartiles(&mut values)
     };
-    let iqr = quartile(&mut values, 0.75) - quartile(&mut values, 0.25);
+    let iqr = q3 - q1;
     let spread = if iqr > 0.0 {
         iqr
+    } else if zeros > 0 {
+        order_statistic(&values, zeros, m - 1) - order_statistic(&values, zeros, 0)
     } else {
-        order_statistic(&mut values, zeros, m - 1) - order_statistic(&mut values, zeros, 0)
+        let (lo, hi) = (
+            smallest(&values),
+            values.iter().copied().max_by(f32::total_cmp),
+        );
+        f64::from(hi.unwrap_or(0.0)) - lo
     };
     let inv = (1.0 / spread) as f32;
     if spread > 0.0 && inv.is_normal() {
@@ -93,20 +94,58 @@ fn inverse_spread(mut values: Vec<f32>, zeros: usize) -> f32 {
     }
 }
 
-/// The `k`-th smallest (from 0) of `values` and `zeros` zeros: `values` is sorted when
-/// `zeros > 0`, and is reordered by a selection otherwise.
-fn order_statistic(values: &mut [f32], zeros: usize, k: usize) -> f64 {
-    let v = if zeros == 0 {
-        *values.select_nth_unstable_by(k, f32::total_cmp).1
+/// The `q`-quantile of `m` values whose `k`-th smallest is `stat(k)`: linear between order
+/// statistics, as numpy's default.
+fn quartile(m: usize, q: f64, mut stat: impl FnMut(usize) -> f64) -> f64 {
+    let h = q * (m - 1) as f64;
+    let lo = h.floor() as usize;
+    let a = stat(lo);
+    if lo + 1 < m && h > lo as f64 {
+        a + (h - lo as f64) * (stat(lo + 1) - a)
     } else {
-        let negative = values.partition_point(|v| *v < 0.0);
-        if k < negative {
-            values[k]
-        } else if k < negative + zeros {
-            0.0
+        a
+    }
+}
+
+/// The first and third quartiles of `values` (at least one, no NaN), by two selections: the
+/// third quartile's order statistic over all the values, the first's over the ones that
+/// selection put before it (they are the smallest). The statistic after a selected one is
+/// the smallest of the values behind it.
+fn selected_quartiles(values: &mut [f32]) -> (f64, f64) {
+    let m = values.len();
+    let k3 = (0.75 * (m - 1) as f64).floor() as usize;
+    let q3 = quartile(m, 0.75, |k| {
+        if k == k3 {
+            f64::from(*values.select_nth_unstable_by(k3, f32::total_cmp).1)
         } else {
-            values[k - zeros]
+            smallest(&values[k3 + 1..])
         }
+    });
+    let k1 = (0.25 * (m - 1) as f64).floor() as usize;
+    let q1 = quartile(m, 0.25, |k| {
+        if k == k1 {
+            f64::from(*values[..=k3].select_nth_unstable_by(k1, f32::total_cmp).1)
+        } else {
+            smallest(&values[k1 + 1..])
+        }
+    });
+    (q1, q3)
+}
+
+/// The smallest of `values` (none NaN; 0 for none) in the order of `f32::total_cmp`.
+fn smallest(values: &[f32]) -> f64 {
+    f64::from(values.iter().copied().min_by(f32::total_cmp).unwrap_or(0.0))
+}
+
+/// The `k`-th smallest (from 0) of the sorted `values` and `zeros` zeros.
+fn order_statistic(values: &[f32], zeros: usize, k: usize) -> f64 {
+    let negative = values.partition_point(|v| *v < 0.0);
+    let v = if k < negative {
+        values[k]
+    } else if k < negative + zeros {
+        0.0
+    } else {
+        values[k - zeros]
     };
     f64::from(v)
 }
@@ -156,5 +195,58 @@ fn first_infinite(x: &ArrayView2<'_, f32>) -> Option<(usize, usize)> {
         f.iter().position(inf).map(|k| (k % n, k / n))
     } else {
         x.indexed_iter().find(|(_, v)| inf(v)).map(|(ij, _)| ij)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+
+    /// `inverse_spread` of values with no zeros aside, by a full sort.
+    fn sorted_inverse_spread(values: &[f32]) -> f32 {
+        let mut v = values.to_vec();
+        v.sort_unstable_by(f32::total_cmp);
+        let m = v.len();
+        let stat = |k: usize| f64::from(v[k]);
+        let iqr = quartile(m, 0.75, stat) - quartile(m, 0.25, stat);
+        let spread = if iqr > 0.0 {
+            iqr
+        } else {
+            stat(m - 1) - stat(0)
+        };
+        let inv = (1.0 / spread) as f32;
+        if spread > 0.0 && inv.is_normal() {
+            inv
+        } else {
+            1.0
+        }
+    }
+
+    #[test]
+    fn selected_quartiles_are_the_sorted_ones() {
+        let mut rng = Rng::from_seed(8);
+        for m in (1..60).chain([255, 256, 1000, 4097]) {
+            for kind in 0..4 {
+                let values: Vec<f32> = (0..m)
+                    .map(|_| {
+                        let u = rng.unit();
+                        match kind {
+                            0 => (u * 4.0 - 1.0) as f32,
+                            1 => [-0.0, 0.0, 1.0, -2.0][(u * 4.0) as usize], // ties, signed zeros
+                            2 => (u * 3.0) as u32 as f32 * 0.5,              // few values
+                            _ => [3.0, 3.0, 3.0, 7.5][(u * 4.0) as usize],   // IQR often 0
+                        }
+                    })
+                    .collect();
+                let expected = sorted_inverse_spread(&values);
+                let got = inverse_spread(values.clone(), 0);
+                assert_eq!(
+                    got.to_bits(),
+                    expected.to_bits(),
+                    "m {m}, kind {kind}: {values:?}"
+                );
+            }
+        }
     }
 }

@@ -381,7 +381,8 @@ impl Forest {
             // the trees' prediction layouts walk the rows eight at a time, a group of trees
             // at a time (in index order, so each row adds its trees in that order)
             let mut rest = &grown[..];
-            while !rest.is_empty() {
+            // (a cancelled fit packs no further group: the check below returns its error)
+            while !rest.is_empty() && !crate::cancel::requested() {
                 let mut nodes = 0;
                 let in_group = rest
                     .iter()

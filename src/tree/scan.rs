@@ -181,6 +181,11 @@ impl Packing {
         ((w as u32) << self.bits) | slot as u32
     }
 
+    /// (bits of the slot, their mask) in a tag.
+    pub(super) fn fields(self) -> (u32, u32) {
+        (self.bits, (1u32 << self.bits) - 1)
+    }
+
     /// (slot, weight) of a tag.
     #[inline(always)]
     pub(super) fn unpack(self, tag: u32) -> (usize, f64) {

@@ -29,6 +29,7 @@ use super::scan::{
     finite_range, midpoint, sort_pairs, ByRow, Missing, Packed, Packing, PairRows, ScanDriver,
     Sorted,
 };
+use super::scan_lanes::two_class_scan;
 use super::workspace::Workspace;
 use crate::data::FeatureMatrix;
 use crate::params::{Splitter, TreeConfig};
@@ -377,9 +378,19 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws.pairs
             .extend(ws.vals.iter().copied().zip(rows.iter().copied()));
         sort_pairs(&mut ws.pairs, &mut ws.sort_buf, self.any_tie_order);
-        let found = match self.packing {
-            Some(packing) => self.scan_sorted(ws, node, mono, Packed(packing)),
-            None => self.scan_sorted(ws, node, mono, ByRow(self.weights)),
+        let lanes = match (self.packing, node.stats) {
+            // two classes, exact statistics: four positions at a time where the processor can
+            (Some(packing), &[t0, t1])
+                if self.any_tie_order && mono.is_none() && self.crit.squares_class_weights() =>
+            {
+                two_class_scan(&ws.pairs, packing, [t0, t1], self.limits(node))
+            }
+            _ => None,
+        };
+        let found = match (lanes, self.packing) {
+            (Some(found), _) => found,
+            (None, Some(packing)) => self.scan_sorted(ws, node, mono, Packed(packing)),
+            (None, None) => self.scan_sorted(ws, node, mono, ByRow(self.weights)),
         };
         let pairs = &ws.pairs;
         found.map(|(proxy, i)| (proxy, midpoint(pairs[i].0, pairs[i + 1].0)))

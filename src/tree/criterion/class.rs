@@ -19,6 +19,10 @@ pub(crate) trait ClassRule {
     /// Whether the running sums of terms stay integers when class weights are integers
     /// (Gini's `w (2x + w)`; entropy's logarithms do not).
     const INTEGER_TERMS: bool;
+    /// Whether a child's sum of terms is the sum of its class weights' squares and its
+    /// proxy that sum over its weight (Gini's), so that a scan may square class weights
+    /// instead of adding up the terms' changes ([`super::Criterion::squares_class_weights`]).
+    const SQUARES: bool;
     /// A class weight's term in the sums a child's proxy is made of.
     fn term(x: f64) -> f64;
     /// The change of the sum of terms when class weight `x` grows by `w`.
@@ -48,6 +52,7 @@ pub(crate) struct EntropyRule;
 
 impl ClassRule for GiniRule {
     const INTEGER_TERMS: bool = true;
+    const SQUARES: bool = true;
     #[inline(always)]
     fn term(x: f64) -> f64 {
         x * x
@@ -86,6 +91,7 @@ impl ClassRule for GiniRule {
 
 impl ClassRule for EntropyRule {
     const INTEGER_TERMS: bool = false;
+    const SQUARES: bool = false;
     #[inline(always)]
     fn term(x: f64) -> f64 {
         xlog2x(x)
@@ -245,6 +251,9 @@ impl<'a, R: ClassRule, const MULTI: bool> Criterion for Classes<'a, R, MULTI> {
     }
     fn packable_slots(&self, n_outputs: usize) -> Option<usize> {
         (!MULTI).then_some(n_outputs) // one output: a row's weight goes to its class
+    }
+    fn squares_class_weights(&self) -> bool {
+        !MULTI && R::SQUARES
     }
     fn bin_width(&self, n_outputs: usize) -> usize {
         n_outputs

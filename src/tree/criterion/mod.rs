@@ -105,6 +105,14 @@ pub(crate) trait Criterion: Copy {
     fn packable_slots(&self, _n_outputs: usize) -> Option<usize> {
         None
     }
+    /// Whether the scan's proxy is `t_l / w_l + t_r / w_r`, `t` a child's sum of its class
+    /// weights' squares, over one slot per class (Gini over one output): with
+    /// [`Self::exact_scan`], a sorted scan may then square the children's class weights
+    /// instead of adding up the changes of their sums ([`super::scan_lanes`]). False unless
+    /// the criterion says so.
+    fn squares_class_weights(&self) -> bool {
+        false
+    }
     /// Statistics per histogram bin.
     fn bin_width(&self, n_outputs: usize) -> usize;
     /// Where row `s`'s weight goes in its bin's statistics, and with what factor.

@@ -1,0 +1,311 @@
+//! The sorted scan of a two-class Gini node with whole weights, four positions to an
+//! instruction ([`two_class_scan`]): where [`super::scan::Sorted`] moves one row at a time
+//! and updates the children's sums of squares by `w (2x + w)`, this one takes the class
+//! weights left of four positions at once as prefix sums and squares them.
+//!
+//! Invariant: it returns the (proxy, position) [`super::scan::Sorted`] returns, bit for
+//! bit. Every class weight, weight and sum of squares is an integer below 2^53 (the
+//! criterion's [`super::criterion::Criterion::exact_scan`]), so neither the order of the
+//! additions nor squaring the sums instead of adding up their changes changes a bit of
+//! them, and each proxy is then the same two divisions and one addition.
+
+use super::scan::Packing;
+
+// the lanes read a pair's value and tag as the two halves of 8 bytes
+const _: () = assert!(
+    std::mem::size_of::<(f32, u32)>() == 8
+        && std::mem::offset_of!((f32, u32), 0) == 0
+        && std::mem::offset_of!((f32, u32), 1) == 4
+);
+
+/// (proxy, position) of the best split of a node's sorted, packed pairs
+/// ([`super::scan::Sorted`] with [`super::scan::Packed`]) for Gini over two classes with
+/// exact statistics: the node's class weights `totals`, its weight, `min_samples_leaf` and
+/// the minimum leaf weight (`limits`), no missing value and no monotonic constraint.
+/// `None` where the processor lacks AVX2 (the caller scans as before) — else the best
+/// split, `Some(None)` when no position is admissible.
+pub(super) fn two_class_scan(
+    pairs: &[(f32, u32)],
+    packing: Packing,
+    totals: [f64; 2],
+    limits: (f64, usize, f64),
+) -> Option<Option<(f64, usize)>> {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked just above
+        return Some(unsafe { avx2::scan(pairs, packing, totals, limits) });
+    }
+    let _ = (pairs, packing, totals, limits);
+    None
+}
+
+/// The scan's running state after some positions: the left child's weight and class-1
+/// weight, and the best (proxy, position) so far.
+struct Tail {
+    w_l: f64,
+    l1: f64,
+    best: Option<(f64, usize)>,
+}
+
+impl Tail {
+    /// Positions `from..stop` one at a time, as the lanes do them, after `self`.
+    fn finish(
+        mut self,
+        pairs: &[(f32, u32)],
+        packing: Packing,
+        (t0, t1): (f64, f64),
+        (w_node, min_leaf, min_weight_leaf): (f64, usize, f64),
+        from: usize,
+    ) -> Option<(f64, usize)> {
+        let m = pairs.len();
+        for i in from..m.saturating_sub(1) {
+            let (slot, w) = packing.unpack(pairs[i].1);
+            self.w_l += w;
+            if slot == 1 {
+                self.l1 += w;
+            }
+            let n_l = i + 1;
+            if pairs[i].0 == pairs[i + 1].0 || n_l < min_leaf {
+                continue;
+            }
+            if m - n_l < min_leaf {
+                break;
+            }
+            let (w_l, w_r) = (self.w_l, w_node - self.w_l);
+            if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
+                continue;
+            }
+            let (l1, l0) = (self.l1, w_l - self.l1);
+            let (r0, r1) = (t0 - l0, t1 - l1);
+            let proxy = (l0 * l0 + l1 * l1) / w_l + (r0 * r0 + r1 * r1) / w_r;
+            if self.best.is_none_or(|b| proxy > b.0) {
+                self.best = Some((proxy, i));
+            }
+        }
+        self.best
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::{Packing, Tail};
+    use std::arch::x86_64::*;
+
+    /// [`super::two_class_scan`] on a processor with AVX2.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn scan(
+        pairs: &[(f32, u32)],
+        packing: Packing,
+        [t0, t1]: [f64; 2],
+        limits: (f64, usize, f64),
+    ) -> Option<(f64, usize)> {
+        let (w_node, min_leaf, min_weight_leaf) = limits;
+        let m = pairs.len();
+        let (bits, slot_mask) = packing.fields();
+        // lanes: positions i..i+4 need the values of pairs i..i+5
+        let blocks = m.saturating_sub(1) / 4;
+        let evens_odds = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+        let shift = _mm_cvtsi32_si128(bits as i32);
+        let slot_mask = _mm_set1_epi32(slot_mask as i32);
+        let (t0v, t1v, wv) = (
+            _mm256_set1_pd(t0),
+            _mm256_set1_pd(t1),
+            _mm256_set1_pd(w_node),
+        );
+        let min_w = _mm256_set1_pd(min_weight_leaf);
+        let zero = _mm256_setzero_pd();
+        // n_l = i + 1 + lane must be in [min_leaf, m - min_leaf]
+        let lo = _mm256_set1_pd(min_leaf as f64);
+        let hi = _mm256_set1_pd(m as f64 - min_leaf as f64);
+        let (mut w_l0, mut l1_0) = (zero, zero); // carried: the weights left of the block
+        let mut n_l = _mm256_setr_pd(1.0, 2.0, 3.0, 4.0);
+        let four = _mm256_set1_pd(4.0);
+        let mut best = _mm256_set1_pd(f64::NEG_INFINITY);
+        let mut best_at = zero; // n_l of each lane's best
+        let base = pairs.as_ptr();
+        for b in 0..blocks {
+            let i = 4 * b;
+            // SAFETY: i + 5 <= m, so pairs i..i+4 and i+1..i+5 are in the slice
+            let here =
+                _mm256_permutevar8x32_epi32(_mm256_loadu_si256(base.add(i).cast()), evens_odds);
+            let next =
+                _mm256_permutevar8x32_epi32(_mm256_loadu_si256(base.add(i + 1).cast()), evens_odds);
+            let vals = _mm_castsi128_ps(_mm256_castsi256_si128(here));
+            let next_vals = _mm_castsi128_ps(_mm256_castsi256_si128(next));
+            let tags = _mm256_extracti128_si256::<1>(here);
+            let w = _mm256_cvtepi32_pd(_mm_srl_epi32(tags, shift));
+            let is1 = _mm256_cvtepi32_pd(_mm_and_si128(tags, slot_mask));
+            let w1 = _mm256_mul_pd(w, is1);
+            let w_l = _mm256_add_pd(w_l0, prefix(w));
+            let l1 = _mm256_add_pd(l1_0, prefix(w1));
+            w_l0 = _mm256_permute4x64_pd::<0xFF>(w_l);
+            l1_0 = _mm256_permute4x64_pd::<0xFF>(l1);
+            let differ =
+                _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm_cmp_ps::<
+                    _CMP_NEQ_UQ,
+                >(
+                    vals, next_vals
+                ))));
+            let w_r = _mm256_sub_pd(wv, w_l);
+            let ok = _mm256_and_pd(
+                _mm256_and_pd(
+                    _mm256_and_pd(differ, _mm256_cmp_pd::<_CMP_GE_OQ>(n_l, lo)),
+                    _mm256_and_pd(
+                        _mm256_cmp_pd::<_CMP_LE_OQ>(n_l, hi),
+                        _mm256_cmp_pd::<_CMP_GE_OQ>(w_l, min_w),
+                    ),
+                ),
+                _mm256_and_pd(
+                    _mm256_and_pd(
+                        _mm256_cmp_pd::<_CMP_GE_OQ>(w_r, min_w),
+                        _mm256_cmp_pd::<_CMP_GT_OQ>(w_l, zero),
+                    ),
+                    _mm256_cmp_pd::<_CMP_GT_OQ>(w_r, zero),
+                ),
+            );
+            if _mm256_movemask_pd(ok) != 0 {
+                let l0 = _mm256_sub_pd(w_l, l1);
+                let (r0, r1) = (_mm256_sub_pd(t0v, l0), _mm256_sub_pd(t1v, l1));
+                let t_l = _mm256_add_pd(_mm256_mul_pd(l0, l0), _mm256_mul_pd(l1, l1));
+                let t_r = _mm256_add_pd(_mm256_mul_pd(r0, r0), _mm256_mul_pd(r1, r1));
+                let proxy = _mm256_add_pd(_mm256_div_pd(t_l, w_l), _mm256_div_pd(t_r, w_r));
+                let take = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_GT_OQ>(proxy, best));
+                best = _mm256_blendv_pd(best, proxy, take);
+                best_at = _mm256_blendv_pd(best_at, n_l, take);
+            }
+            n_l = _mm256_add_pd(n_l, four);
+        }
+        // the lanes' best: the largest proxy, the earliest position among equals (each
+        // lane kept its earliest), as one scan keeps the first of equal proxies
+        let (mut proxies, mut at) = ([0.0f64; 4], [0.0f64; 4]);
+        _mm256_storeu_pd(proxies.as_mut_ptr(), best);
+        _mm256_storeu_pd(at.as_mut_ptr(), best_at);
+        let mut found: Option<(f64, usize)> = None;
+        for (&p, &a) in proxies.iter().zip(&at) {
+            if p == f64::NEG_INFINITY {
+                continue;
+            }
+            let i = a as usize - 1;
+            if found.is_none_or(|(q, j)| p > q || (p == q && i < j)) {
+                found = Some((p, i));
+            }
+        }
+        let mut carried = ([0.0f64; 4], [0.0f64; 4]);
+        _mm256_storeu_pd(carried.0.as_mut_ptr(), w_l0);
+        _mm256_storeu_pd(carried.1.as_mut_ptr(), l1_0);
+        let tail = Tail {
+            w_l: carried.0[0],
+            l1: carried.1[0],
+            best: found,
+        };
+        tail.finish(pairs, packing, (t0, t1), limits, 4 * blocks)
+    }
+
+    /// `[a, a+b, a+b+c, a+b+c+d]` of `[a, b, c, d]`.
+    #[inline(always)]
+    unsafe fn prefix(x: __m256d) -> __m256d {
+        let zero = _mm256_setzero_pd();
+        // [0, a, b, c]
+        let by1 = _mm256_blend_pd::<0b0001>(_mm256_permute4x64_pd::<0b10_01_00_00>(x), zero);
+        let s = _mm256_add_pd(x, by1);
+        // [0, 0, s0, s1]
+        let by2 = _mm256_permute2f128_pd::<0x08>(s, s);
+        _mm256_add_pd(s, by2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::criterion::{Criterion, Gini};
+    use super::super::scan::{sorted, Missing, Packed, Packing, ScanDriver, Sorted};
+    use super::*;
+
+    /// The lanes' (proxy, position) against the one-row-at-a-time scan, bit for bit, on
+    /// nodes of 1 to 70 rows (every tail length), ties, zero and large weights, classes
+    /// in runs or mixed, and limits that cut the positions at either end.
+    #[test]
+    fn lanes_find_the_split_the_sorted_scan_finds() {
+        let mut rng = crate::rng::Rng::from_seed(11);
+        let (mut cases, mut lanes_ran, mut split_in_lanes) = (0, 0, 0);
+        for n in 1..=70usize {
+            for variant in 0..12 {
+                let vals: Vec<f32> = (0..n)
+                    .map(|_| match variant % 4 {
+                        0 => rng.normal() as f32,
+                        1 => (rng.normal() * 2.0).round() as f32, // many ties
+                        2 => (rng.below(3) as f32) - 1.0,         // few values, signed zeros
+                        _ => rng.normal() as f32 * 1e-30,
+                    })
+                    .collect();
+                let vals: Vec<f32> = vals
+                    .iter()
+                    .map(|&v| if v == 0.0 && rng.coin() { -0.0 } else { v })
+                    .collect();
+                let classes: Vec<u32> = (0..n)
+                    .map(|i| match variant / 4 {
+                        0 => rng.below(2) as u32,
+                        1 => u32::from(vals[i] > 0.3), // separable
+                        _ => u32::from(i % 7 == 0),    // one class rare
+                    })
+                    .collect();
+                let weights: Vec<f64> = (0..n)
+                    .map(|_| match rng.below(8) {
+                        0 => 0.0,
+                        7 => 1000.0,
+                        k => k as f64,
+                    })
+                    .collect();
+                let crit = Gini::new(&classes, 1);
+                assert!(crit.squares_class_weights());
+                let packing = Packing::of(&crit, 2, &weights).expect("whole weights pack");
+                let mut total = vec![0.0; 2];
+                for (s, &w) in weights.iter().enumerate() {
+                    crit.add_sample(&mut total, s, w);
+                }
+                let w_node: f64 = weights.iter().sum();
+                let pairs: Vec<(f32, u32)> = sorted(&vals)
+                    .iter()
+                    .map(|&(v, s)| {
+                        let s = s as usize;
+                        (v, packing.pack(classes[s] as usize, weights[s]))
+                    })
+                    .collect();
+                for limits in [
+                    (w_node, 1, 0.0),
+                    (w_node, 5, 0.0),
+                    (w_node, 1, 0.3 * w_node),
+                    (w_node, n / 3 + 1, 2.0),
+                ] {
+                    let (mut l, mut r) = (vec![0.0; 2], vec![0.0; 2]);
+                    let want = Sorted {
+                        pairs: &pairs,
+                        rows: Packed(packing),
+                        limits,
+                        missing: Missing::NONE,
+                        stay_right: &[],
+                    }
+                    .run(crit.scan(&total, &mut l, &mut r));
+                    let Some(got) = two_class_scan(&pairs, packing, [total[0], total[1]], limits)
+                    else {
+                        continue; // no AVX2 here: the sorted scan runs instead
+                    };
+                    lanes_ran += 1;
+                    let bits = |f: Option<(f64, usize)>| f.map(|(p, at)| (p.to_bits(), at));
+                    assert_eq!(
+                        bits(got),
+                        bits(want),
+                        "n {n}, variant {variant}, {limits:?}"
+                    );
+                    cases += usize::from(want.is_some());
+                    let in_lanes = |at: usize| at < 4 * (n.saturating_sub(1) / 4);
+                    split_in_lanes += usize::from(want.is_some_and(|(_, at)| in_lanes(at)));
+                }
+            }
+        }
+        if lanes_ran > 0 {
+            // most cases split, and many at a position the lanes (not the tail) found
+            assert!(cases > lanes_ran / 2, "{cases} of {lanes_ran}");
+            assert!(split_in_lanes > cases / 2, "{split_in_lanes} of {cases}");
+        }
+    }
+}

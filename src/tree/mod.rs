@@ -6,8 +6,8 @@
 //!   regression, absolute error);
 //! * `scan` and `bins`: the walks over one candidate's split positions — sorted values,
 //!   or a histogram's bin boundaries — generic over the criterion's running statistics so
-//!   the scan loops are statically dispatched; `scan_lanes`: the sorted scan of a
-//!   two-class Gini node with whole weights, four positions to an AVX2 instruction;
+//!   the scan loops are statically dispatched; `scan_lanes`: the sorted scan of a Gini
+//!   node of two to four classes with whole weights, four positions to an AVX2 instruction;
 //! * `splitter`: the split search of one node over its candidate projections (sort and
 //!   scan, histograms, random thresholds, missing values), reading the data, the
 //!   configuration, the sampler and the criterion;

@@ -1,5 +1,5 @@
-//! The sorted scan of a two-class Gini node with whole weights, four positions to an
-//! instruction ([`two_class_scan`]): where [`super::scan::Sorted`] moves one row at a time
+//! The sorted scan of a Gini node of a few classes with whole weights, four positions to
+//! an instruction ([`class_scan`]): where [`super::scan::Sorted`] moves one row at a time
 //! and updates the children's sums of squares by `w (2x + w)`, this one takes the class
 //! weights left of four positions at once as prefix sums and squares them.
 //!
@@ -18,42 +18,59 @@ const _: () = assert!(
         && std::mem::offset_of!((f32, u32), 1) == 4
 );
 
+/// The most classes [`class_scan`] takes: with more, the lanes' work per class (a
+/// compare and a prefix sum each) costs what it saves (SPORF at 5 and 8 classes fitted in
+/// the sorted scan's time).
+pub(super) const MAX_CLASSES: usize = 4;
+
 /// (proxy, position) of the best split of a node's sorted, packed pairs
-/// ([`super::scan::Sorted`] with [`super::scan::Packed`]) for Gini over two classes with
-/// exact statistics: the node's class weights `totals`, its weight, `min_samples_leaf` and
-/// the minimum leaf weight (`limits`), no missing value and no monotonic constraint.
-/// `None` where the processor lacks AVX2 (the caller scans as before) — else the best
+/// ([`super::scan::Sorted`] with [`super::scan::Packed`]) for Gini over 2 to
+/// [`MAX_CLASSES`] classes with exact statistics: the node's class weights `totals`, its
+/// weight, `min_samples_leaf` and the minimum leaf weight (`limits`), no missing value and
+/// no monotonic constraint. `None` where it does not apply (the processor lacks AVX2, or
+/// the node has another number of classes: the caller scans as before) — else the best
 /// split, `Some(None)` when no position is admissible.
-pub(super) fn two_class_scan(
+pub(super) fn class_scan(
     pairs: &[(f32, u32)],
     packing: Packing,
-    totals: [f64; 2],
+    totals: &[f64],
     limits: (f64, usize, f64),
 ) -> Option<Option<(f64, usize)>> {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2, checked just above
-        return Some(unsafe { avx2::scan(pairs, packing, totals, limits) });
+    if (2..=MAX_CLASSES).contains(&totals.len()) && std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY (each call): the processor has AVX2, checked just above
+        return Some(unsafe {
+            match totals.len() {
+                2 => avx2::scan::<2>(pairs, packing, as_array(totals), limits),
+                3 => avx2::scan::<3>(pairs, packing, as_array(totals), limits),
+                _ => avx2::scan::<4>(pairs, packing, as_array(totals), limits),
+            }
+        });
     }
     let _ = (pairs, packing, totals, limits);
     None
 }
 
-/// The scan's running state after some positions: the left child's weight and class-1
-/// weight, and the best (proxy, position) so far.
-struct Tail {
+/// `totals` (`K` of them) as an array.
+fn as_array<const K: usize>(totals: &[f64]) -> [f64; K] {
+    std::array::from_fn(|c| totals[c])
+}
+
+/// The scan's running state after some positions: the left child's weight and class
+/// weights, and the best (proxy, position) so far.
+struct Tail<const K: usize> {
     w_l: f64,
-    l1: f64,
+    left: [f64; K],
     best: Option<(f64, usize)>,
 }
 
-impl Tail {
-    /// Positions `from..stop` one at a time, as the lanes do them, after `self`.
+impl<const K: usize> Tail<K> {
+    /// Positions `from..` one at a time, as the lanes do them, after `self`.
     fn finish(
         mut self,
         pairs: &[(f32, u32)],
         packing: Packing,
-        (t0, t1): (f64, f64),
+        totals: [f64; K],
         (w_node, min_leaf, min_weight_leaf): (f64, usize, f64),
         from: usize,
     ) -> Option<(f64, usize)> {
@@ -61,9 +78,7 @@ impl Tail {
         for i in from..m.saturating_sub(1) {
             let (slot, w) = packing.unpack(pairs[i].1);
             self.w_l += w;
-            if slot == 1 {
-                self.l1 += w;
-            }
+            self.left[slot] += w;
             let n_l = i + 1;
             if pairs[i].0 == pairs[i + 1].0 || n_l < min_leaf {
                 continue;
@@ -75,9 +90,12 @@ impl Tail {
             if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
                 continue;
             }
-            let (l1, l0) = (self.l1, w_l - self.l1);
-            let (r0, r1) = (t0 - l0, t1 - l1);
-            let proxy = (l0 * l0 + l1 * l1) / w_l + (r0 * r0 + r1 * r1) / w_r;
+            let (mut t_l, mut t_r) = (0.0, 0.0);
+            for (&l, &t) in self.left.iter().zip(&totals) {
+                t_l += l * l;
+                t_r += (t - l) * (t - l);
+            }
+            let proxy = t_l / w_l + t_r / w_r;
             if self.best.is_none_or(|b| proxy > b.0) {
                 self.best = Some((proxy, i));
             }
@@ -91,12 +109,12 @@ mod avx2 {
     use super::{Packing, Tail};
     use std::arch::x86_64::*;
 
-    /// [`super::two_class_scan`] on a processor with AVX2.
+    /// [`super::class_scan`] over `K` classes on a processor with AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn scan(
+    pub(super) unsafe fn scan<const K: usize>(
         pairs: &[(f32, u32)],
         packing: Packing,
-        [t0, t1]: [f64; 2],
+        totals: [f64; K],
         limits: (f64, usize, f64),
     ) -> Option<(f64, usize)> {
         let (w_node, min_leaf, min_weight_leaf) = limits;
@@ -107,17 +125,17 @@ mod avx2 {
         let evens_odds = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
         let shift = _mm_cvtsi32_si128(bits as i32);
         let slot_mask = _mm_set1_epi32(slot_mask as i32);
-        let (t0v, t1v, wv) = (
-            _mm256_set1_pd(t0),
-            _mm256_set1_pd(t1),
-            _mm256_set1_pd(w_node),
-        );
+        let slot_of: [__m256i; K] = std::array::from_fn(|c| _mm256_set1_epi64x(c as i64));
+        let total: [__m256d; K] = std::array::from_fn(|c| _mm256_set1_pd(totals[c]));
+        let wv = _mm256_set1_pd(w_node);
         let min_w = _mm256_set1_pd(min_weight_leaf);
         let zero = _mm256_setzero_pd();
         // n_l = i + 1 + lane must be in [min_leaf, m - min_leaf]
         let lo = _mm256_set1_pd(min_leaf as f64);
         let hi = _mm256_set1_pd(m as f64 - min_leaf as f64);
-        let (mut w_l0, mut l1_0) = (zero, zero); // carried: the weights left of the block
+        // carried: the weight and the class weights (class 0's is the rest) left of the block
+        let mut carried_w = zero;
+        let mut carried = [zero; K];
         let mut n_l = _mm256_setr_pd(1.0, 2.0, 3.0, 4.0);
         let four = _mm256_set1_pd(4.0);
         let mut best = _mm256_set1_pd(f64::NEG_INFINITY);
@@ -134,12 +152,19 @@ mod avx2 {
             let next_vals = _mm_castsi128_ps(_mm256_castsi256_si128(next));
             let tags = _mm256_extracti128_si256::<1>(here);
             let w = _mm256_cvtepi32_pd(_mm_srl_epi32(tags, shift));
-            let is1 = _mm256_cvtepi32_pd(_mm_and_si128(tags, slot_mask));
-            let w1 = _mm256_mul_pd(w, is1);
-            let w_l = _mm256_add_pd(w_l0, prefix(w));
-            let l1 = _mm256_add_pd(l1_0, prefix(w1));
-            w_l0 = _mm256_permute4x64_pd::<0xFF>(w_l);
-            l1_0 = _mm256_permute4x64_pd::<0xFF>(l1);
+            let slots = _mm256_cvtepi32_epi64(_mm_and_si128(tags, slot_mask));
+            let w_l = _mm256_add_pd(carried_w, prefix(w));
+            carried_w = _mm256_permute4x64_pd::<0xFF>(w_l);
+            // class c's weight left of each position, c >= 1; class 0's is the rest
+            let mut left = [zero; K];
+            let mut others = zero;
+            for c in 1..K {
+                let of_c = _mm256_castsi256_pd(_mm256_cmpeq_epi64(slots, slot_of[c]));
+                left[c] = _mm256_add_pd(carried[c], prefix(_mm256_and_pd(w, of_c)));
+                carried[c] = _mm256_permute4x64_pd::<0xFF>(left[c]);
+                others = _mm256_add_pd(others, left[c]);
+            }
+            left[0] = _mm256_sub_pd(w_l, others);
             let differ =
                 _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_castps_si128(_mm_cmp_ps::<
                     _CMP_NEQ_UQ,
@@ -164,10 +189,12 @@ mod avx2 {
                 ),
             );
             if _mm256_movemask_pd(ok) != 0 {
-                let l0 = _mm256_sub_pd(w_l, l1);
-                let (r0, r1) = (_mm256_sub_pd(t0v, l0), _mm256_sub_pd(t1v, l1));
-                let t_l = _mm256_add_pd(_mm256_mul_pd(l0, l0), _mm256_mul_pd(l1, l1));
-                let t_r = _mm256_add_pd(_mm256_mul_pd(r0, r0), _mm256_mul_pd(r1, r1));
+                let (mut t_l, mut t_r) = (zero, zero);
+                for c in 0..K {
+                    let r = _mm256_sub_pd(total[c], left[c]);
+                    t_l = _mm256_add_pd(t_l, _mm256_mul_pd(left[c], left[c]));
+                    t_r = _mm256_add_pd(t_r, _mm256_mul_pd(r, r));
+                }
                 let proxy = _mm256_add_pd(_mm256_div_pd(t_l, w_l), _mm256_div_pd(t_r, w_r));
                 let take = _mm256_and_pd(ok, _mm256_cmp_pd::<_CMP_GT_OQ>(proxy, best));
                 best = _mm256_blendv_pd(best, proxy, take);
@@ -177,9 +204,7 @@ mod avx2 {
         }
         // the lanes' best: the largest proxy, the earliest position among equals (each
         // lane kept its earliest), as one scan keeps the first of equal proxies
-        let (mut proxies, mut at) = ([0.0f64; 4], [0.0f64; 4]);
-        _mm256_storeu_pd(proxies.as_mut_ptr(), best);
-        _mm256_storeu_pd(at.as_mut_ptr(), best_at);
+        let (proxies, at) = (lanes(best), lanes(best_at));
         let mut found: Option<(f64, usize)> = None;
         for (&p, &a) in proxies.iter().zip(&at) {
             if p == f64::NEG_INFINITY {
@@ -190,15 +215,23 @@ mod avx2 {
                 found = Some((p, i));
             }
         }
-        let mut carried = ([0.0f64; 4], [0.0f64; 4]);
-        _mm256_storeu_pd(carried.0.as_mut_ptr(), w_l0);
-        _mm256_storeu_pd(carried.1.as_mut_ptr(), l1_0);
+        let w_l = lanes(carried_w)[0];
+        let mut left: [f64; K] = std::array::from_fn(|c| lanes(carried[c])[0]);
+        left[0] = w_l - left[1..].iter().sum::<f64>();
         let tail = Tail {
-            w_l: carried.0[0],
-            l1: carried.1[0],
+            w_l,
+            left,
             best: found,
         };
-        tail.finish(pairs, packing, (t0, t1), limits, 4 * blocks)
+        tail.finish(pairs, packing, totals, limits, 4 * blocks)
+    }
+
+    /// The four lanes of `x`.
+    #[inline(always)]
+    unsafe fn lanes(x: __m256d) -> [f64; 4] {
+        let mut out = [0.0; 4];
+        _mm256_storeu_pd(out.as_mut_ptr(), x);
+        out
     }
 
     /// `[a, a+b, a+b+c, a+b+c+d]` of `[a, b, c, d]`.
@@ -221,84 +254,92 @@ mod tests {
     use super::*;
 
     /// The lanes' (proxy, position) against the one-row-at-a-time scan, bit for bit, on
-    /// nodes of 1 to 70 rows (every tail length), ties, zero and large weights, classes
-    /// in runs or mixed, and limits that cut the positions at either end.
+    /// nodes of 1 to 70 rows (every tail length) of 2 to 9 classes (9: not taken), ties,
+    /// zero and large weights, classes in runs, mixed or rare, and limits that cut the
+    /// positions at either end.
     #[test]
     fn lanes_find_the_split_the_sorted_scan_finds() {
         let mut rng = crate::rng::Rng::from_seed(11);
-        let (mut cases, mut lanes_ran, mut split_in_lanes) = (0, 0, 0);
-        for n in 1..=70usize {
-            for variant in 0..12 {
-                let vals: Vec<f32> = (0..n)
-                    .map(|_| match variant % 4 {
-                        0 => rng.normal() as f32,
-                        1 => (rng.normal() * 2.0).round() as f32, // many ties
-                        2 => (rng.below(3) as f32) - 1.0,         // few values, signed zeros
-                        _ => rng.normal() as f32 * 1e-30,
-                    })
-                    .collect();
-                let vals: Vec<f32> = vals
-                    .iter()
-                    .map(|&v| if v == 0.0 && rng.coin() { -0.0 } else { v })
-                    .collect();
-                let classes: Vec<u32> = (0..n)
-                    .map(|i| match variant / 4 {
-                        0 => rng.below(2) as u32,
-                        1 => u32::from(vals[i] > 0.3), // separable
-                        _ => u32::from(i % 7 == 0),    // one class rare
-                    })
-                    .collect();
-                let weights: Vec<f64> = (0..n)
-                    .map(|_| match rng.below(8) {
-                        0 => 0.0,
-                        7 => 1000.0,
-                        k => k as f64,
-                    })
-                    .collect();
-                let crit = Gini::new(&classes, 1);
-                assert!(crit.squares_class_weights());
-                let packing = Packing::of(&crit, 2, &weights).expect("whole weights pack");
-                let mut total = vec![0.0; 2];
-                for (s, &w) in weights.iter().enumerate() {
-                    crit.add_sample(&mut total, s, w);
-                }
-                let w_node: f64 = weights.iter().sum();
-                let pairs: Vec<(f32, u32)> = sorted(&vals)
-                    .iter()
-                    .map(|&(v, s)| {
-                        let s = s as usize;
-                        (v, packing.pack(classes[s] as usize, weights[s]))
-                    })
-                    .collect();
-                for limits in [
-                    (w_node, 1, 0.0),
-                    (w_node, 5, 0.0),
-                    (w_node, 1, 0.3 * w_node),
-                    (w_node, n / 3 + 1, 2.0),
-                ] {
-                    let (mut l, mut r) = (vec![0.0; 2], vec![0.0; 2]);
-                    let want = Sorted {
-                        pairs: &pairs,
-                        rows: Packed(packing),
-                        limits,
-                        missing: Missing::NONE,
-                        stay_right: &[],
+        let (mut lanes_ran, mut cases, mut split_in_lanes) = (0, 0, 0);
+        for k in 2..=MAX_CLASSES + 1 {
+            for n in 1..=70usize {
+                for variant in 0..12 {
+                    let vals: Vec<f32> = (0..n)
+                        .map(|_| match variant % 4 {
+                            0 => rng.normal() as f32,
+                            1 => (rng.normal() * 2.0).round() as f32, // many ties
+                            2 => (rng.below(3) as f32) - 1.0,         // few values
+                            _ => rng.normal() as f32 * 1e-30,
+                        })
+                        .collect();
+                    let signs: Vec<bool> = (0..n).map(|_| rng.coin()).collect();
+                    let vals: Vec<f32> = vals
+                        .iter()
+                        .zip(&signs)
+                        .map(|(&v, &neg)| if v == 0.0 && neg { -0.0 } else { v })
+                        .collect();
+                    let classes: Vec<u32> = (0..n)
+                        .map(|i| match variant / 4 {
+                            0 => rng.below(k) as u32,
+                            // in runs of the values
+                            1 => ((vals[i] + 3.0).max(0.0) as usize).min(k - 1) as u32,
+                            _ => u32::from(i % 7 == 0) * (k as u32 - 1), // one class rare
+                        })
+                        .collect();
+                    let weights: Vec<f64> = (0..n)
+                        .map(|_| match rng.below(8) {
+                            0 => 0.0,
+                            7 => 1000.0,
+                            w => w as f64,
+                        })
+                        .collect();
+                    let crit = Gini::new(&classes, 1);
+                    assert!(crit.squares_class_weights());
+                    let packing = Packing::of(&crit, k, &weights).expect("whole weights pack");
+                    let mut total = vec![0.0; k];
+                    for (s, &w) in weights.iter().enumerate() {
+                        crit.add_sample(&mut total, s, w);
                     }
-                    .run(crit.scan(&total, &mut l, &mut r));
-                    let Some(got) = two_class_scan(&pairs, packing, [total[0], total[1]], limits)
-                    else {
-                        continue; // no AVX2 here: the sorted scan runs instead
-                    };
-                    lanes_ran += 1;
-                    let bits = |f: Option<(f64, usize)>| f.map(|(p, at)| (p.to_bits(), at));
-                    assert_eq!(
-                        bits(got),
-                        bits(want),
-                        "n {n}, variant {variant}, {limits:?}"
-                    );
-                    cases += usize::from(want.is_some());
-                    let in_lanes = |at: usize| at < 4 * (n.saturating_sub(1) / 4);
-                    split_in_lanes += usize::from(want.is_some_and(|(_, at)| in_lanes(at)));
+                    let w_node: f64 = weights.iter().sum();
+                    let pairs: Vec<(f32, u32)> = sorted(&vals)
+                        .iter()
+                        .map(|&(v, s)| {
+                            let s = s as usize;
+                            (v, packing.pack(classes[s] as usize, weights[s]))
+                        })
+                        .collect();
+                    for limits in [
+                        (w_node, 1, 0.0),
+                        (w_node, 5, 0.0),
+                        (w_node, 1, 0.3 * w_node),
+                        (w_node, n / 3 + 1, 2.0),
+                    ] {
+                        let (mut l, mut r) = (vec![0.0; k], vec![0.0; k]);
+                        let want = Sorted {
+                            pairs: &pairs,
+                            rows: Packed(packing),
+                            limits,
+                            missing: Missing::NONE,
+                            stay_right: &[],
+                        }
+                        .run(crit.scan(&total, &mut l, &mut r));
+                        let Some(got) = class_scan(&pairs, packing, &total, limits) else {
+                            // no AVX2 here, or too many classes: the sorted scan runs instead
+                            assert!(k > MAX_CLASSES || !cfg!(target_arch = "x86_64") || !avx2());
+                            continue;
+                        };
+                        assert!(k <= MAX_CLASSES);
+                        lanes_ran += 1;
+                        let bits = |f: Option<(f64, usize)>| f.map(|(p, at)| (p.to_bits(), at));
+                        assert_eq!(
+                            bits(got),
+                            bits(want),
+                            "k {k}, n {n}, variant {variant}, {limits:?}"
+                        );
+                        cases += usize::from(want.is_some());
+                        let in_lanes = |at: usize| at < 4 * (n.saturating_sub(1) / 4);
+                        split_in_lanes += usize::from(want.is_some_and(|(_, at)| in_lanes(at)));
+                    }
                 }
             }
         }
@@ -307,5 +348,12 @@ mod tests {
             assert!(cases > lanes_ran / 2, "{cases} of {lanes_ran}");
             assert!(split_in_lanes > cases / 2, "{split_in_lanes} of {cases}");
         }
+    }
+
+    fn avx2() -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return std::arch::is_x86_feature_detected!("avx2");
+        #[cfg(not(target_arch = "x86_64"))]
+        false
     }
 }

@@ -29,7 +29,7 @@ use super::scan::{
     finite_range, midpoint, sort_pairs, ByRow, Missing, Packed, Packing, PairRows, ScanDriver,
     Sorted,
 };
-use super::scan_lanes::two_class_scan;
+use super::scan_lanes::class_scan;
 use super::workspace::Workspace;
 use crate::data::FeatureMatrix;
 use crate::params::{Splitter, TreeConfig};
@@ -378,12 +378,13 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws.pairs
             .extend(ws.vals.iter().copied().zip(rows.iter().copied()));
         sort_pairs(&mut ws.pairs, &mut ws.sort_buf, self.any_tie_order);
-        let lanes = match (self.packing, node.stats) {
-            // two classes, exact statistics: four positions at a time where the processor can
-            (Some(packing), &[t0, t1])
+        let lanes = match self.packing {
+            // Gini over a few classes, exact statistics: four positions at a time where the
+            // processor can
+            Some(packing)
                 if self.any_tie_order && mono.is_none() && self.crit.squares_class_weights() =>
             {
-                two_class_scan(&ws.pairs, packing, [t0, t1], self.limits(node))
+                class_scan(&ws.pairs, packing, node.stats, self.limits(node))
             }
             _ => None,
         };

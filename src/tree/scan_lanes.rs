@@ -18,6 +18,14 @@ const _: () = assert!(
         && std::mem::offset_of!((f32, u32), 1) == 4
 );
 
+/// Whether [`class_scan`] runs (tests grow forests without it, to compare).
+#[cfg(test)]
+static LANES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Nodes [`class_scan`] scanned in this process (tests check that the path is taken).
+#[cfg(test)]
+static LANE_SCANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// The most classes [`class_scan`] takes: with more, the lanes' work per class (a
 /// compare and a prefix sum each) costs what it saves (SPORF at 5 and 8 classes fitted in
 /// the sorted scan's time).
@@ -36,8 +44,14 @@ pub(super) fn class_scan(
     totals: &[f64],
     limits: (f64, usize, f64),
 ) -> Option<Option<(f64, usize)>> {
+    #[cfg(test)]
+    if !LANES.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
     #[cfg(target_arch = "x86_64")]
     if (2..=MAX_CLASSES).contains(&totals.len()) && std::arch::is_x86_feature_detected!("avx2") {
+        #[cfg(test)]
+        LANE_SCANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         // SAFETY (each call): the processor has AVX2, checked just above
         return Some(unsafe {
             match totals.len() {
@@ -355,5 +369,85 @@ mod tests {
         return std::arch::is_x86_feature_detected!("avx2");
         #[cfg(not(target_arch = "x86_64"))]
         false
+    }
+
+    /// Forests grown with and without the lanes: the same bytes (trees and out-of-bag
+    /// records), over two, three and four classes, RF and SPORF, screened nodes, subtrees
+    /// grown on copies of their rows, and a forest of five classes (which the lanes leave).
+    #[test]
+    fn lanes_change_no_tree() {
+        use crate::forest::Forest;
+        use crate::params::{ForestParams, MaxFeatures, SampleCount};
+        use crate::projection::{Density, Projection, SparseSigned, WeightScale};
+        use ndarray::Array2;
+        use std::sync::atomic::Ordering;
+
+        let (n, p) = (3000, 6);
+        let mut rng = crate::rng::Rng::from_seed(21);
+        let mut x = Array2::<f32>::zeros((n, p));
+        for v in x.iter_mut() {
+            *v = rng.normal() as f32;
+        }
+        for i in 0..n {
+            x[[i, 4]] = (rng.below(6) as f32) * 0.5; // ties
+        }
+        let labels = |k: usize| -> Vec<f64> {
+            x.rows()
+                .into_iter()
+                .map(|r| {
+                    let s = r[0] + 0.7 * r[1] - 0.5 * r[2] + 0.3 * r[4];
+                    ((s + 1.5).max(0.0) as usize).min(k - 1) as f64
+                })
+                .collect()
+        };
+        let sporf = |mut q: ForestParams| {
+            q.projection = Projection::new(SparseSigned {
+                density: Density::FeatureCombinations(1.5),
+                scaling: WeightScale::Robust,
+            });
+            q.max_features = MaxFeatures::Fraction(2.0);
+            q
+        };
+        let base = |k: usize| {
+            let mut q = ForestParams::classification(k);
+            q.n_estimators = 3;
+            q.min_samples_leaf = SampleCount::Count(2);
+            q.oob = true;
+            q.seed = 5;
+            q
+        };
+        let before = LANE_SCANS.load(Ordering::Relaxed);
+        for k in 2..=5 {
+            let y = labels(k);
+            let mut screened = sporf(base(k));
+            screened.candidate_samples = Some(200);
+            for (name, params) in [
+                ("rf", base(k)),
+                ("sporf", sporf(base(k))),
+                ("screened", screened),
+            ] {
+                let _limits = crate::tree::builder::hold_local_limits();
+                // subtrees of at most 400 rows grow on copies of their rows
+                *crate::tree::builder::TEST_LOCAL_LIMITS.lock().unwrap() =
+                    Some(crate::tree::builder::LocalLimits {
+                        bytes: 400 * 4 * p,
+                        min_rows: 50,
+                        min_x_bytes: 0,
+                    });
+                let with = Forest::fit(&params, x.view(), &y, None).unwrap();
+                LANES.store(false, Ordering::Relaxed);
+                let without = Forest::fit(&params, x.view(), &y, None);
+                LANES.store(true, Ordering::Relaxed);
+                let without = without.unwrap();
+                // (not assert_eq: a forest's bytes would fill the log)
+                let same = with.to_bytes().unwrap() == without.to_bytes().unwrap();
+                assert!(same, "{name}, {k} classes: other trees with the lanes");
+                assert_eq!(with.oob(), without.oob(), "{name}, {k} classes");
+            }
+        }
+        if avx2() {
+            let scans = LANE_SCANS.load(Ordering::Relaxed) - before;
+            assert!(scans > 1000, "{scans} scans by the lanes");
+        }
     }
 }

@@ -22,6 +22,15 @@ const _: () = assert!(
 #[cfg(test)]
 static LANES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
+/// Held by the tests that call [`class_scan`] or set [`LANES`], so that they run one at a
+/// time.
+#[cfg(test)]
+fn hold_lanes() -> std::sync::MutexGuard<'static, ()> {
+    static HELD: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    HELD.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Nodes [`class_scan`] scanned in this process (tests check that the path is taken).
 #[cfg(test)]
 static LANE_SCANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -273,6 +282,7 @@ mod tests {
     /// positions at either end.
     #[test]
     fn lanes_find_the_split_the_sorted_scan_finds() {
+        let _held = hold_lanes();
         let mut rng = crate::rng::Rng::from_seed(11);
         let (mut lanes_ran, mut cases, mut split_in_lanes) = (0, 0, 0);
         for k in 2..=MAX_CLASSES + 1 {
@@ -416,6 +426,7 @@ mod tests {
             q.seed = 5;
             q
         };
+        let _held = hold_lanes();
         let before = LANE_SCANS.load(Ordering::Relaxed);
         for k in 2..=5 {
             let y = labels(k);

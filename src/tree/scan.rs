@@ -182,6 +182,7 @@ impl Packing {
     }
 
     /// (bits of the slot, their mask) in a tag.
+    #[inline(always)]
     pub(super) fn fields(self) -> (u32, u32) {
         (self.bits, (1u32 << self.bits) - 1)
     }
@@ -189,8 +190,8 @@ impl Packing {
     /// (slot, weight) of a tag.
     #[inline(always)]
     pub(super) fn unpack(self, tag: u32) -> (usize, f64) {
-        let slot = tag & ((1u32 << self.bits) - 1);
-        (slot as usize, f64::from(tag >> self.bits))
+        let (bits, mask) = self.fields();
+        ((tag & mask) as usize, f64::from(tag >> bits))
     }
 }
 
@@ -201,6 +202,19 @@ impl Packing {
 #[inline(always)]
 pub(super) fn offer<T: ScanStats>(
     stats: &T,
+    rows: (usize, usize, usize),
+    weights: (f64, f64, f64),
+    at: usize,
+    best: &mut Option<(f64, usize)>,
+) -> bool {
+    offer_proxy(|w_l, w_r| stats.proxy(w_l, w_r), rows, weights, at, best)
+}
+
+/// [`offer`] with the split's proxy from `proxy(w_l, w_r)`, computed only for an
+/// admissible split.
+#[inline(always)]
+pub(super) fn offer_proxy(
+    proxy: impl FnOnce(f64, f64) -> f64,
     (n_l, n, min_leaf): (usize, usize, usize),
     (w_l, w_r, min_weight_leaf): (f64, f64, f64),
     at: usize,
@@ -215,7 +229,7 @@ pub(super) fn offer<T: ScanStats>(
     if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
         return false;
     }
-    let proxy = stats.proxy(w_l, w_r);
+    let proxy = proxy(w_l, w_r);
     if best.is_none_or(|b| proxy > b.0) {
         *best = Some((proxy, at));
     }

@@ -9,7 +9,7 @@
 //! additions nor squaring the sums instead of adding up their changes changes a bit of
 //! them, and each proxy is then the same two divisions and one addition.
 
-use super::scan::Packing;
+use super::scan::{offer_proxy, Packing};
 
 // the lanes read a pair's value and tag as the two halves of 8 bytes
 const _: () = assert!(
@@ -102,25 +102,24 @@ impl<const K: usize> Tail<K> {
             let (slot, w) = packing.unpack(pairs[i].1);
             self.w_l += w;
             self.left[slot] += w;
-            let n_l = i + 1;
-            if pairs[i].0 == pairs[i + 1].0 || n_l < min_leaf {
+            if pairs[i].0 == pairs[i + 1].0 {
                 continue;
             }
-            if m - n_l < min_leaf {
+            let left = &self.left;
+            let proxy = |w_l: f64, w_r: f64| {
+                let (mut t_l, mut t_r) = (0.0, 0.0);
+                for (&l, &t) in left.iter().zip(&totals) {
+                    t_l += l * l;
+                    t_r += (t - l) * (t - l);
+                }
+                t_l / w_l + t_r / w_r
+            };
+            let (rows, weights) = (
+                (i + 1, m, min_leaf),
+                (self.w_l, w_node - self.w_l, min_weight_leaf),
+            );
+            if offer_proxy(proxy, rows, weights, i, &mut self.best) {
                 break;
-            }
-            let (w_l, w_r) = (self.w_l, w_node - self.w_l);
-            if w_l < min_weight_leaf || w_r < min_weight_leaf || w_l <= 0.0 || w_r <= 0.0 {
-                continue;
-            }
-            let (mut t_l, mut t_r) = (0.0, 0.0);
-            for (&l, &t) in self.left.iter().zip(&totals) {
-                t_l += l * l;
-                t_r += (t - l) * (t - l);
-            }
-            let proxy = t_l / w_l + t_r / w_r;
-            if self.best.is_none_or(|b| proxy > b.0) {
-                self.best = Some((proxy, i));
             }
         }
         self.best

@@ -378,20 +378,19 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws.pairs
             .extend(ws.vals.iter().copied().zip(rows.iter().copied()));
         sort_pairs(&mut ws.pairs, &mut ws.sort_buf, self.any_tie_order);
-        let lanes = match self.packing {
-            // Gini over a few classes, exact statistics: four positions at a time where the
-            // processor can
-            Some(packing)
-                if self.any_tie_order && mono.is_none() && self.crit.squares_class_weights() =>
-            {
-                class_scan(&ws.pairs, packing, node.stats, self.limits(node))
+        let found = match self.packing {
+            Some(packing) => {
+                // Gini over a few classes, exact statistics: four positions at a time where
+                // the processor can
+                let lanes =
+                    self.any_tie_order && mono.is_none() && self.crit.squares_class_weights();
+                let limits = self.limits(node);
+                match lanes.then(|| class_scan(&ws.pairs, packing, node.stats, limits)) {
+                    Some(Some(found)) => found,
+                    _ => self.scan_sorted(ws, node, mono, Packed(packing)),
+                }
             }
-            _ => None,
-        };
-        let found = match (lanes, self.packing) {
-            (Some(found), _) => found,
-            (None, Some(packing)) => self.scan_sorted(ws, node, mono, Packed(packing)),
-            (None, None) => self.scan_sorted(ws, node, mono, ByRow(self.weights)),
+            None => self.scan_sorted(ws, node, mono, ByRow(self.weights)),
         };
         let pairs = &ws.pairs;
         found.map(|(proxy, i)| (proxy, midpoint(pairs[i].0, pairs[i + 1].0)))

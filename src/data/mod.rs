@@ -11,14 +11,19 @@
 //! skip looking when X has none.
 //!
 //! Rooms: this file holds [`FeatureMatrix`] (how X is stored and how a node's rows are
-//! projected); `stats.rs` the statistics a projection family may ask for
+//! projected); `gather.rs` copies of a subtree's rows (by column, or by row where the
+//! candidates share features) and the gathers of batches of candidates; `stats.rs` the
+//! statistics a projection family may ask for
 //! ([`crate::projection::DataStats`]); `targets.rs` the targets ([`Targets`]) and the
 //! checks of targets and sample weights.
 
+mod gather;
 mod stats;
 mod targets;
 
 pub use targets::{check_target_scale, check_weights, Targets};
+
+use std::borrow::Cow;
 
 use crate::error::{Error, Result};
 use crate::prefetch::{prefetch, AHEAD};
@@ -48,9 +53,11 @@ pub struct FeatureMatrix<'a> {
 
 #[derive(Clone, Debug)]
 enum Store<'a> {
-    /// The caller's array: element (i, j) is `data[i * row_stride + j * col_stride]`.
-    Borrowed {
-        data: &'a [f32],
+    /// The caller's array, or a subtree's copy of some rows in row order
+    /// ([`FeatureMatrix::gather_rows`]): element (i, j) is
+    /// `data[i * row_stride + j * col_stride]`.
+    Strided {
+        data: Cow<'a, [f32]>,
         row_stride: usize,
         col_stride: usize,
     },
@@ -174,14 +181,6 @@ fn add_terms<C: At>(
             *o = *o + wa * a.at(r) + wb * b.at(r) + wc * c.at(r) + wd * d.at(r);
         }),
         _ => unreachable!("one to four terms"),
-    }
-}
-
-/// `out[k] = col[samples[k] * row_stride]`.
-#[inline]
-fn gather<C: At>(col: C, row_stride: usize, samples: &[u32], out: &mut [f32]) {
-    for (o, &s) in out.iter_mut().zip(samples) {
-        *o = col.at(s as usize * row_stride);
     }
 }
 
@@ -348,13 +347,13 @@ impl<'a> FeatureMatrix<'a> {
             ))
         })?;
         let store = match (x.to_slice(), x.reversed_axes().to_slice()) {
-            (Some(c), _) if p <= BORROW_ROW_MAJOR_MAX_FEATURES => Store::Borrowed {
-                data: c,
+            (Some(c), _) if p <= BORROW_ROW_MAJOR_MAX_FEATURES => Store::Strided {
+                data: Cow::Borrowed(c),
                 row_stride: p,
                 col_stride: 1,
             },
-            (_, Some(f)) => Store::Borrowed {
-                data: f,
+            (_, Some(f)) => Store::Strided {
+                data: Cow::Borrowed(f),
                 row_stride: 1,
                 col_stride: n,
             },
@@ -422,7 +421,7 @@ impl<'a> FeatureMatrix<'a> {
     #[inline]
     fn column(&self, j: usize) -> ColRef<'_> {
         match &self.store {
-            Store::Borrowed {
+            Store::Strided {
                 data, col_stride, ..
             } => ColRef::Strided(&data[j * col_stride..]),
             Store::Columns(cols) => match &cols[j] {
@@ -438,7 +437,7 @@ impl<'a> FeatureMatrix<'a> {
     #[inline]
     fn row_stride(&self) -> usize {
         match self.store {
-            Store::Borrowed { row_stride, .. } => row_stride,
+            Store::Strided { row_stride, .. } => row_stride,
             Store::Columns(_) | Store::Sparse(_) => 1,
         }
     }
@@ -485,63 +484,6 @@ impl<'a> FeatureMatrix<'a> {
                     *exact.get_or_insert_with(|| terms.len() > 4 && self.sums_exactly(terms));
                 self.add_chunk_with_bits(chunk, k == 0, exact, offsets.clone(), out);
             }
-        }
-    }
-
-    /// The rows `rows` of X, in that order, as a matrix of their own, keeping X's hints
-    /// (discrete columns, largest value, missing values): every projection and split
-    /// search reads the same values from it as from X's rows (`super::tree`'s builder).
-    /// Dense X is copied column by column (two-valued columns stay bits), into memory a
-    /// node's subtree keeps in the caches; sparse X into columns of the rows' own entries
-    /// ([`SparseStore::gather_rows`]: `None` unless the rows ascend and the copy can be
-    /// allocated).
-    pub(crate) fn gather_rows(&self, rows: &[u32]) -> Option<FeatureMatrix<'static>> {
-        if let Store::Sparse(x) = &self.store {
-            return Some(self.with_store(rows.len(), Store::Sparse(x.gather_rows(rows)?)));
-        }
-        let rs = self.row_stride();
-        let columns = (0..self.n_features)
-            .map(|j| match self.column(j) {
-                ColRef::Strided(c) => {
-                    let mut out = vec![0.0; rows.len()];
-                    for (o, (r, ahead)) in out.iter_mut().zip(row_offsets(rows, rs)) {
-                        c.prefetch(ahead);
-                        *o = c.at(r);
-                    }
-                    Column::Dense(out)
-                }
-                ColRef::Binary(Bits(of_row, values)) => {
-                    let mut bits = vec![0u64; rows.len().div_ceil(64)];
-                    for (k, (r, _)) in row_offsets(rows, rs).enumerate() {
-                        bits[k >> 6] |= ((of_row[r >> 6] >> (r & 63)) & 1) << (k & 63);
-                    }
-                    Column::Binary { bits, values }
-                }
-            })
-            .collect();
-        Some(self.with_store(rows.len(), Store::Columns(columns)))
-    }
-
-    /// A copy of `n` of X's rows held in `store`, with X's column hints and bounds.
-    fn with_store(&self, n: usize, store: Store<'static>) -> FeatureMatrix<'static> {
-        FeatureMatrix {
-            n_samples: n,
-            n_features: self.n_features,
-            store,
-            discrete: self.discrete.clone(),
-            any_discrete: self.any_discrete,
-            max_abs: self.max_abs,
-            has_missing: self.has_missing,
-        }
-    }
-
-    /// `out[k] = x[samples[k], j]` for dense X (sparse X never asks): the columns a
-    /// batch of pooled candidates sums from ([`crate::tree`]'s `pooled_batch`).
-    pub(crate) fn gather_column(&self, j: usize, samples: &[u32], out: &mut [f32]) {
-        let rs = self.row_stride();
-        match self.column(j) {
-            ColRef::Strided(c) => gather(c, rs, samples, out),
-            ColRef::Binary(b) => gather(b, rs, samples, out),
         }
     }
 

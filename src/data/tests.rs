@@ -77,7 +77,7 @@ fn wide_row_major_x_is_copied_by_columns_with_two_valued_ones_as_bits() {
     let Store::Columns(cols) = &xc.store else {
         panic!("wide C-order X should be copied");
     };
-    assert!(matches!(xf.store, Store::Borrowed { row_stride: 1, .. }));
+    assert!(matches!(xf.store, Store::Strided { row_stride: 1, .. }));
     for (j, col) in cols.iter().enumerate() {
         let distinct: std::collections::HashSet<u32> =
             c.column(j).iter().map(|v| v.to_bits()).collect();

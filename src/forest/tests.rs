@@ -1246,6 +1246,19 @@ fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
             None,
         ),
         ("sporf", sporf(2), &x, &y, None),
+        // copies by row (candidates that share features), projected in batches; with
+        // missing values, and screened (batches on the screen's rows)
+        ("sporf missing", sporf(2), &x_nan, &y, None),
+        (
+            "sporf robust, screened",
+            ForestParams {
+                candidate_samples: Some(48),
+                ..robust_sporf(2)
+            },
+            &x,
+            &y,
+            Some(&weights),
+        ),
         ("mse", regression(Criterion::SquaredError), &x, &y_reg, None),
         (
             "mae",
@@ -1265,7 +1278,9 @@ fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
             None,
         ),
     ];
+    let batches = || crate::tree::term_batch::BATCHES.load(std::sync::atomic::Ordering::Relaxed);
     for (name, params, x, y, w) in cases {
+        let before = batches();
         *TEST_LOCAL_LIMITS.lock().unwrap() = None; // X far below the default's size
         let whole = Forest::fit(&params, x.view(), y, w).unwrap();
         *TEST_LOCAL_LIMITS.lock().unwrap() = Some(LocalLimits {
@@ -1281,5 +1296,11 @@ fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
         );
         let same = whole.to_bytes().unwrap() == local.to_bytes().unwrap();
         assert!(same, "{name}: a subtree grown on a copy differs");
+        if name.starts_with("sporf") {
+            assert!(
+                batches() > before + 100,
+                "{name}: candidates projected in batches"
+            );
+        }
     }
 }

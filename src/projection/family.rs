@@ -701,6 +701,15 @@ impl<'a> Sampler<'a> {
     pub fn descriptors(&self) -> Option<&'a dyn CompactDescriptors> {
         self.descriptors
     }
+
+    /// Whether a node's `n_candidates` projections are expected to share features: explicit
+    /// ones whose terms outnumber the features they are drawn from (SPORF's ~1.5 a
+    /// candidate, 2p candidates over p features; never the axis-aligned family's √p).
+    pub fn shares_features(&self, n_candidates: usize) -> bool {
+        let n_features = self.data.n_features;
+        let terms = self.family.entries_per_candidate(n_features) * n_candidates as f64;
+        self.descriptors.is_none() && terms > n_features as f64
+    }
 }
 
 /// A registry entry: a family's tag and how to build it.

@@ -516,7 +516,12 @@ impl<C: Criterion> Builder<'_, C> {
             return false;
         };
         let rows = ws.samples[top.start..top.end].to_vec();
-        let Some(x) = x.gather_rows(&rows) else {
+        // candidates that share features are projected together, from rows (`term_batch`)
+        let by_row = self
+            .search
+            .sampler
+            .shares_features(self.search.cfg.n_candidates);
+        let Some(x) = x.gather_rows(&rows, by_row) else {
             return false;
         };
         #[cfg(test)]

@@ -15,6 +15,8 @@
 //!   zeros moved as one block), when the criterion's statistics are exact;
 //! * `value_split`: the same search for trees without targets, whose rule scores the
 //!   projected values themselves (two-means, Fast-BIC, isolation's random cut);
+//! * `term_batch`: a node's explicit candidates projected together (each feature gathered
+//!   once a block of rows, the same values as one candidate at a time);
 //! * `workspace`: the per-worker buffers both the search and the builder reuse, and the
 //!   projection of a node's rows;
 //! * `builder`: grows a tree depth-first or best-first from the split search (the one
@@ -64,6 +66,7 @@ mod scan_lanes;
 mod screening;
 pub(crate) mod sparse_split;
 pub(crate) mod splitter;
+pub(crate) mod term_batch;
 mod value_split;
 mod workspace;
 

@@ -81,6 +81,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         // would if it were scored)
         let mut ranked: Vec<(f64, usize)> = Vec::with_capacity(cand.len());
         let mut screen_score = vec![None; cand.len()];
+        self.batch_terms(ws, cand, screen);
         for c in 0..cand.len() {
             if crate::cancel::requested() {
                 break;
@@ -97,6 +98,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 ranked.push((proxy, c));
             }
         }
+        ws.term_batch.reset();
         if self.zeros_as_block {
             self.leave_sparse_node(ws, screen);
         }

@@ -136,6 +136,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             self.sampler
                 .sample(rng, self.cfg.n_candidates, &mut ws.scratch, cand);
             ws.pooled.reset();
+            ws.term_batch.reset();
             match self.repeats_rule() {
                 Some(mirrors) => ws.repeats.find(cand, mirrors),
                 None => ws.repeats.clear(),
@@ -167,6 +168,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let mut varied = false;
         // sparse X: the next candidate's columns are asked for while this one is scored
         let ahead = self.x.is_sparse() && self.sampler.descriptors().is_none();
+        self.batch_terms(ws, cand, node);
         for c in 0..cand.len() {
             if crate::cancel::requested() {
                 return None; // cancel: no split, so the node stays a leaf
@@ -187,7 +189,25 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 best = found;
             }
         }
+        ws.term_batch.reset();
         Some((best, varied))
+    }
+
+    /// Projects every candidate of `cand` that the search will score on `node` (all but
+    /// the repeats) in one batch ([`super::term_batch::TermBatch`]), where the candidates
+    /// are explicit projections on dense X; the loop that scores them resets it.
+    pub(super) fn batch_terms(&self, ws: &mut Workspace, cand: &mut ProjectionBuf, node: Node<'_>) {
+        if self.x.is_sparse() || !self.sampler.shares_features(self.cfg.n_candidates) {
+            return; // no batch to share (axis-aligned candidates, compact descriptors)
+        }
+        let at = node.start..node.end;
+        let repeats = &ws.repeats;
+        ws.term_batch.compute(
+            self.x,
+            cand,
+            |c| repeats.original(c).is_some(),
+            (at.clone(), &ws.samples[at]),
+        );
     }
 
     /// Candidate `c` of `cand` at `node`: `None` when it cannot split the node (constant
@@ -278,7 +298,8 @@ impl<C: Criterion> SplitSearch<'_, C> {
             let found = self.sparse_split(ws, node, proj, mono)?;
             return Some(found.map(|(proxy, threshold)| (proxy, threshold, None)));
         }
-        if let Some(vals) = ws.pooled.values(c, &(start..end)) {
+        let batched = ws.pooled.values(c, &(start..end));
+        if let Some(vals) = batched.or_else(|| ws.term_batch.values(c, &(start..end))) {
             ws.vals.clear();
             ws.vals.extend_from_slice(vals);
         } else {

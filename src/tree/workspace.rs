@@ -10,6 +10,7 @@ use super::bins::Bins;
 use super::criterion::Criterion;
 use super::pooled_batch::PooledBatch;
 use super::repeats::Repeats;
+use super::term_batch::TermBatch;
 use crate::alloc::reserve_huge;
 use crate::data::FeatureMatrix;
 use crate::projection::{ProjRef, ProjectionBuf, SamplerScratch};
@@ -39,6 +40,8 @@ pub(crate) struct Workspace {
     pub(super) terms: Gather,
     /// The node's pooled candidates, computed together.
     pub(super) pooled: PooledBatch,
+    /// The node's explicit candidates, projected together.
+    pub(super) term_batch: TermBatch,
     pub(super) bins: Bins,
     /// Samples of a node's rows whose candidate projection is present / missing (NaN).
     pub(super) present: Vec<u32>,

@@ -52,6 +52,7 @@ pub mod data;
 pub mod error;
 pub mod forest;
 pub mod limits;
+pub mod linalg;
 pub mod model;
 pub mod params;
 pub mod part;

@@ -1,7 +1,11 @@
 """Tests for the regularized random-rotation ensembles (obliqueforest.rotation)."""
 
 import hashlib
+import os
 import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -899,25 +903,28 @@ ROTATION_PIN_CASES = {
 }
 
 # sha256 of (bytes, nodes) over every rotation's core forest in rotation order (and the
-# rotations and tree counts), recorded at 05508a0 before the fit was made faster (issue
-# 28 item 8): the same seed must keep growing the very same trees. The rotated data come
-# from numpy's matrix product; a BLAS that rounds differently would move these pins.
+# rotations and tree counts): the same seed must keep growing the very same trees, on every
+# machine. Re-pinned once (the commit after 92eae5c): the rotations and the rotated data
+# used to come from numpy's QR and matrix product, whose BLAS kernels (picked by processor)
+# round differently: pins recorded on one machine failed on an AMD EPYC. They come from the
+# core now, summed in one fixed order (src/linalg.rs), and these pins hold under every
+# kernel (test_rotation_ensemble_does_not_depend_on_the_blas_kernel).
 ROTATION_PINS = {
     "clf_bst_sparse": (
-        "e56d1e0bd2d24e4667d4a3bccc28e2c5c2df1fde1ed6e3e071b638b2bfcfeb90",
-        "3414ffe7c63885f651da3225897ca71e022841611527d823c8e40f6990acf7b4",
+        "3b7f36444e7f233dfc44e4b114788b790977b998a3217323c46995801728d465",
+        "28f0e55907ba55e1309c324ecdbd0d3894a1df90abdb7e2b5f25f851834dcd19",
     ),
     "clf_exp_weighted": (
-        "5860b6e8576db4fdc23049a3c9dc82807f5071ac59675ae42477efb6ec916245",
-        "cb0354cb0c1a50eb0984047ef36a86df393430f062adb8c0a0722030de37f5bb",
+        "a133b48be95c8e5be5f73b37f074801dca0b45cafee64c82dd5dc28b951a648c",
+        "46ed9ed35aec701678b1b27062238de5aadaca1983181a81e752ec5961511d78",
     ),
     "clf_lin_oob": (
-        "762ef81987bd92934442e3cd1b24a52709184f626fe9b03ae6a61e0d1b371a93",
-        "9f6e60af0bd96862594ec53fe224f374731d8d8dce501206a9efe6be633271d5",
+        "1e52a4d59407bdd9d4b67ef4b2f994c6434a691d12595f95ea7a205072a913fd",
+        "62e4d12c2a3a2bc7661687a57beefdba2bc33471cb73b7a5dc28db23f6fb1842",
     ),
     "reg_cut_rank_nan": (
-        "b1f8cdaa85a13eeeb88c9e23b505a94794c7a5982f4bc30108ad886e4ffd69f6",
-        "78baf45825380e6d376ff10e9eb30eba04542075704b17c104aa4666c76cec4f",
+        "e23942481ef749caecb7af670b34accaea8ef2be44caf809d702cf1d35572aa8",
+        "290eae6a97ac006b45335499725d876e1041104407777be4832cb9d5e6473b68",
     ),
 }
 
@@ -985,6 +992,28 @@ def test_rotation_ensemble_model_hash_is_pinned(name):
     assert nodes_digest == want_nodes, f"{name}: the trees changed"
     assert bytes_digest == want_bytes, f"{name}: the serialized forests changed"
     assert _rotation_attributes_digest(est) == ROTATION_ATTRIBUTE_PINS[name], name
+
+
+@pytest.mark.parametrize("kernel", ["Prescott", "Sandybridge"])
+def test_rotation_ensemble_does_not_depend_on_the_blas_kernel(kernel):
+    """The fits of the pins in a process whose OpenBLAS uses other kernels (numpy's wheels
+    pick them by processor; OPENBLAS_CORETYPE forces one): the same rotations, trees and
+    fitted numbers. numpy's QR and matrix product gave other rotations under these."""
+    script = (
+        "import sys; sys.path.insert(0, '.'); import test_rotation as t\n"
+        "for name in sorted(t.ROTATION_PINS):\n"
+        "    est = t._rotation_pin_fit(name)\n"
+        "    print(name, *t._rotation_digests(est), t._rotation_attributes_digest(est))\n"
+    )
+    env = {**os.environ, "OPENBLAS_CORETYPE": kernel}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=Path(__file__).parent, env=env,
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    got = {line.split()[0]: line.split()[1:] for line in done.stdout.splitlines()}
+    for name, (want_bytes, want_nodes) in ROTATION_PINS.items():
+        assert got[name] == [want_bytes, want_nodes, ROTATION_ATTRIBUTE_PINS[name]], name
 
 
 def test_rotation_ensemble_model_hash_ignores_n_jobs():

@@ -64,6 +64,27 @@ def memory_budget() -> Optional[int]:
     """The bytes the memory limit stands for now ("auto" resolved), or None without a
     limit."""
 
+def orthogonal_factor(a: np.ndarray) -> np.ndarray:
+    """The orthogonal factor Q of the QR decomposition of the square float64 matrix ``a``,
+    R's diagonal positive (Householder reflections in one fixed order: the same bits on
+    every machine); Haar-distributed for a standard Gaussian ``a``."""
+
+def rotate(x: np.ndarray, q: np.ndarray, fortran: bool) -> np.ndarray:
+    """``x @ q`` (float64) as float32, column-major when ``fortran``: sums over ascending
+    k; a NaN term is left out and makes the value NaN where its weight is not 0."""
+
+def rotate_csr(
+    n_rows: int,
+    indptr: np.ndarray,
+    indices: np.ndarray,
+    data: np.ndarray,
+    offset: np.ndarray,
+    q: np.ndarray,
+    fortran: bool,
+) -> np.ndarray:
+    """``(S + offset) @ q`` as float32 for S in CSR (int64 ``indptr`` and ``indices``,
+    float64 ``data``) and ``offset`` a row added to every row."""
+
 def n_threads(n_jobs: Optional[int] = None) -> int:
     """Threads ``n_jobs`` stands for: None -> 1, -1 -> all cores, -2 -> all but one, ...;
     counts above the available cores are capped; 0 raises ForestError."""

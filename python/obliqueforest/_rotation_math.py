@@ -23,6 +23,7 @@ from threadpoolctl import ThreadpoolController
 
 from sklearn.utils.validation import check_is_fitted
 
+from . import _core
 from ._validation import _F32_MAX, SPARSE_FORMATS, _validate_data
 
 __all__ = [
@@ -60,19 +61,31 @@ def _column_values(X, j):
 
 class _ScaledSparse:
     """The scaled copy of sparse X, kept sparse: ``S + offset`` with ``S`` sparse (CSR) and
-    ``offset`` a row of shape (n_features,) added to every row. ``@ rotation`` is then a
-    sparse-dense product plus ``offset @ rotation``: the rotated data are dense (that is
-    their nature), X never is."""
+    ``offset`` a row of shape (n_features,) added to every row. Its rotation
+    (:meth:`rotated`) is then a sparse-dense product plus ``offset @ rotation``: the rotated
+    data are dense (that is their nature), X never is."""
 
     def __init__(self, S, offset):
-        self.S, self.offset = S.tocsr(), offset
+        S = S.tocsr()
+        S.sum_duplicates()  # (also sorts each row's entries: the order the products sum in)
+        self.S, self.offset = S, np.ascontiguousarray(offset, dtype=np.float64)
 
     @property
     def shape(self):
         return self.S.shape
 
-    def __matmul__(self, rotation):
-        return np.asarray(self.S @ rotation) + self.offset @ rotation
+    def rotated(self, rotation, fortran):
+        """``(S + offset) @ rotation`` as float32, the same on every machine."""
+        S = self.S
+        return _core.rotate_csr(
+            S.shape[0],
+            np.asarray(S.indptr, dtype=np.int64),
+            np.asarray(S.indices, dtype=np.int64),
+            np.asarray(S.data, dtype=np.float64),
+            self.offset,
+            np.ascontiguousarray(rotation, dtype=np.float64),
+            fortran,
+        )
 
 
 # how the rotation estimators take X (scaled in float64, then rotated to float32)
@@ -209,20 +222,20 @@ def rotate(X_scaled, rotation, order="C"):
     Raises ValueError when the rotated data leave float32's range (X itself has no
     infinity, so only unscaled data near float32's limits can).
     """
+    # The core sums every product in one fixed order (numpy's BLAS picks its kernels, and
+    # so its rounding, by processor: the same seed grew other trees on other machines).
     # (scaled sparse X holds no NaN; its product with the dense rotation is dense)
-    missing = None if isinstance(X_scaled, _ScaledSparse) else np.isnan(X_scaled)
-    if missing is not None and missing.any():
-        rotated = np.where(missing, 0.0, X_scaled) @ rotation
-        rotated[(missing.astype(np.float64) @ (rotation != 0)) > 0] = np.nan
+    fortran = order == "F"
+    rotation = np.ascontiguousarray(rotation, dtype=np.float64)
+    if isinstance(X_scaled, _ScaledSparse):
+        out = X_scaled.rotated(rotation, fortran)
     else:
-        rotated = X_scaled @ rotation
-    with np.errstate(over="ignore"):
-        out = np.asarray(rotated, dtype=np.float32, order=order)
+        out = _core.rotate(np.ascontiguousarray(X_scaled, dtype=np.float64), rotation, fortran)
     if np.isinf(out).any():
         raise ValueError(
-            f"a rotation maps X to values up to {np.nanmax(np.abs(rotated)):.3g} in magnitude, "
-            f"beyond float32's range ({_F32_MAX:.3g}) in which the engine computes; rescale "
-            "X (e.g. divide it by a constant) or use scaling='minmax' or 'rank'"
+            f"a rotation maps X to values beyond float32's range ({_F32_MAX:.3g}) in which "
+            "the engine computes; rescale X (e.g. divide it by a constant) or use "
+            "scaling='minmax' or 'rank'"
         )
     return out
 
@@ -250,10 +263,8 @@ def haar_rotation(n_features, rng):
         An orthogonal matrix; the data are rotated as ``X @ Q``.
     """
     gauss = rng.standard_normal((n_features, n_features))
-    q, r = np.linalg.qr(gauss)
-    signs = np.sign(np.diag(r))
-    signs[signs == 0] = 1.0
-    return q * signs
+    # (Householder reflections in the core, in one order on every machine, not LAPACK's)
+    return _core.orthogonal_factor(gauss)
 
 
 def tree_complexity(n_nodes, depth, n_samples):

@@ -16,6 +16,7 @@ mod params;
 
 use crate::cancel::Cancel;
 use crate::error::Error;
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
@@ -77,25 +78,42 @@ pub(super) fn compute_with<T: Send>(
             true
         }
     };
-    let result = py.detach(|| {
-        cancel.run_polling(poll, || match catch_unwind(AssertUnwindSafe(f)) {
-            Ok(r) => r,
-            Err(p) => {
-                let msg = p
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| p.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                Err(Error::Internal(format!("panic in the Rust core: {msg}")))
-            }
-        })
-    });
+    let result = py.detach(|| cancel.run_polling(poll, || caught(f)));
     // a handler's exception wins even over a result that was complete: the signal was
     // consumed and must reach the caller
     if let Some(e) = raised.lock().unwrap_or_else(|p| p.into_inner()).take() {
         return Err(e);
     }
     result.map_err(PyErr::from)
+}
+
+/// `f`'s result, a panic turned into [`Error::Internal`].
+fn caught<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, Error> {
+    catch_unwind(AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        Err(Error::Internal(format!("panic in the Rust core: {msg}")))
+    })
+}
+
+/// Work of at most this many multiply-adds (a few milliseconds) runs without [`compute`]'s
+/// polling of signals, whose start costs more than a small product.
+const QUICK_WORK: usize = 1 << 22;
+
+/// [`compute`], or for `work` of at most [`QUICK_WORK`] the same without the polling
+/// (without the GIL, panics caught).
+fn compute_sized<T: Send>(
+    py: Python<'_>,
+    work: usize,
+    f: impl FnOnce() -> Result<T, Error> + Send,
+) -> PyResult<T> {
+    if work <= QUICK_WORK {
+        return py.detach(|| caught(f)).map_err(PyErr::from);
+    }
+    compute(py, f)
 }
 
 pub(super) fn bad(name: &str, what: &str) -> PyErr {
@@ -238,6 +256,83 @@ fn memory_budget() -> Option<u64> {
     crate::limits::budget_bytes()
 }
 
+/// The orthogonal factor of the square matrix `a`, R's diagonal positive
+/// ([`crate::linalg::orthogonal_factor`]): the rotation ensembles' Haar rotations.
+#[pyfunction]
+fn orthogonal_factor<'py>(
+    py: Python<'py>,
+    a: PyReadonlyArray2<'py, f64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
+    let a = a.as_array();
+    if a.nrows() != a.ncols() {
+        return Err(PyValueError::new_err(format!(
+            "a square matrix is needed, got shape {:?}",
+            a.dim()
+        )));
+    }
+    let work = a.nrows().saturating_pow(3);
+    let q = compute_sized(py, work, || Ok(crate::linalg::orthogonal_factor(a)))?;
+    Ok(q.into_pyarray(py))
+}
+
+/// `x @ q` as float32, the same on every machine ([`crate::linalg::rotate`]); column-major
+/// when `fortran`.
+#[pyfunction]
+fn rotate<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    q: PyReadonlyArray2<'py, f64>,
+    fortran: bool,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let (x, q) = (x.as_array(), q.as_array());
+    if x.ncols() != q.nrows() {
+        return Err(PyValueError::new_err(format!(
+            "x has {} columns, the rotation {} rows",
+            x.ncols(),
+            q.nrows()
+        )));
+    }
+    let work = x.len().saturating_mul(q.ncols());
+    let rotated = compute_sized(py, work, || Ok(crate::linalg::rotate(x, q, fortran)))?;
+    Ok(rotated.into_pyarray(py))
+}
+
+/// `(S + offset) @ q` as float32 for S in CSR ([`crate::linalg::rotate_csr`]).
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+fn rotate_csr<'py>(
+    py: Python<'py>,
+    n_rows: usize,
+    indptr: PyReadonlyArray1<'py, i64>,
+    indices: PyReadonlyArray1<'py, i64>,
+    data: PyReadonlyArray1<'py, f64>,
+    offset: PyReadonlyArray1<'py, f64>,
+    q: PyReadonlyArray2<'py, f64>,
+    fortran: bool,
+) -> PyResult<Bound<'py, PyArray2<f32>>> {
+    let (indptr, indices, data) = (indptr.as_slice()?, indices.as_slice()?, data.as_slice()?);
+    let (offset, q) = (offset.as_array(), q.as_array());
+    let p = q.nrows();
+    let fits = offset.len() == p
+        && indptr.len() == n_rows + 1
+        && indices.len() == data.len()
+        && indptr.first() == Some(&0)
+        && indptr.last().is_some_and(|&e| e as usize == data.len())
+        && indptr.windows(2).all(|w| w[0] <= w[1])
+        && indices.iter().all(|&k| k >= 0 && (k as usize) < p);
+    if !fits {
+        return Err(PyValueError::new_err(
+            "the CSR arrays, offset and rotation do not describe one matrix product",
+        ));
+    }
+    let csr = (n_rows, indptr, indices, data);
+    let work = (data.len() + n_rows).saturating_mul(q.ncols());
+    let rotated = compute_sized(py, work, || {
+        Ok(crate::linalg::rotate_csr(csr, offset, q, fortran))
+    })?;
+    Ok(rotated.into_pyarray(py))
+}
+
 /// Raises an internal error from inside the panic guard (tests use it to prove that a
 /// panic in the core reaches Python as an exception, not a crash).
 #[pyfunction]
@@ -263,6 +358,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;
     m.add_function(wrap_pyfunction!(n_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(orthogonal_factor, m)?)?;
+    m.add_function(wrap_pyfunction!(rotate, m)?)?;
+    m.add_function(wrap_pyfunction!(rotate_csr, m)?)?;
     m.add_function(wrap_pyfunction!(set_memory_limit, m)?)?;
     m.add_function(wrap_pyfunction!(memory_limit, m)?)?;
     m.add_function(wrap_pyfunction!(memory_budget, m)?)?;

@@ -92,6 +92,9 @@ pub fn rotate(x: ArrayView2<'_, f64>, q: ArrayView2<'_, f64>, fortran: bool) -> 
     let mut nan_rows: Vec<Vec<usize>> = vec![Vec::new(); p];
     let mut acc = vec![0.0f64; ROTATE_BLOCK];
     for r0 in (0..n).step_by(ROTATE_BLOCK) {
+        if crate::cancel::requested() {
+            break; // cancelled: the caller returns the cancellation, not these values
+        }
         let bn = ROTATE_BLOCK.min(n - r0);
         let block = x.slice(ndarray::s![r0..r0 + bn, ..]);
         for (k, col) in block.columns().into_iter().enumerate() {
@@ -195,6 +198,9 @@ fn rows_into(
     if fortran {
         let mut buf = vec![0.0f32; m];
         for i in 0..n {
+            if i % ROTATE_BLOCK == 0 && crate::cancel::requested() {
+                break; // cancelled: the caller returns the cancellation, not these values
+            }
             row(i, &mut buf);
             for (c, &v) in buf.iter().enumerate() {
                 out[c * n + i] = v;
@@ -203,6 +209,9 @@ fn rows_into(
         Array2::from_shape_vec((n, m).f(), out).expect("n * m values")
     } else {
         for (i, chunk) in out.chunks_exact_mut(m).enumerate() {
+            if i % ROTATE_BLOCK == 0 && crate::cancel::requested() {
+                break; // cancelled: the caller returns the cancellation, not these values
+            }
             row(i, chunk);
         }
         Array2::from_shape_vec((n, m), out).expect("n * m values")

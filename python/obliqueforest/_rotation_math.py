@@ -69,6 +69,12 @@ class _ScaledSparse:
         S = S.tocsr()
         S.sum_duplicates()  # (also sorts each row's entries: the order the products sum in)
         self.S, self.offset = S, np.ascontiguousarray(offset, dtype=np.float64)
+        # the core's CSR arrays, converted once for every rotation
+        self._csr = (
+            np.asarray(S.indptr, dtype=np.int64),
+            np.asarray(S.indices, dtype=np.int64),
+            np.asarray(S.data, dtype=np.float64),
+        )
 
     @property
     def shape(self):
@@ -76,12 +82,9 @@ class _ScaledSparse:
 
     def rotated(self, rotation, fortran):
         """``(S + offset) @ rotation`` as float32, the same on every machine."""
-        S = self.S
         return _core.rotate_csr(
-            S.shape[0],
-            np.asarray(S.indptr, dtype=np.int64),
-            np.asarray(S.indices, dtype=np.int64),
-            np.asarray(S.data, dtype=np.float64),
+            self.S.shape[0],
+            *self._csr,
             self.offset,
             np.ascontiguousarray(rotation, dtype=np.float64),
             fortran,

@@ -353,7 +353,7 @@ def test_worker_lost_mid_fit_gets_its_trees_regrown_identically(client):
     # replacement registered (waiting for two workers alone can count the dead one)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        workers = client.scheduler_info()["workers"]
+        workers = client.nthreads()
         if len(workers) == 2 and busy[0] not in workers:
             break
         time.sleep(0.1)
@@ -440,7 +440,7 @@ def test_partitions_mode_depends_on_the_partitioning_not_the_placement(client):
     ys = [y[a:b] for a, b in zip(bounds, bounds[1:])]
     # (a worker killed by an earlier test may still be restarting)
     client.wait_for_workers(2, timeout=60)
-    a, b = sorted(client.scheduler_info()["workers"])
+    a, b = sorted(client.nthreads())
     models = []
     for holders in ([a, b, a, b], [b, a, b, a], [a, a, b, b]):
         Xd, yd = _placed(client, xs, holders), _placed(client, ys, holders)
@@ -452,6 +452,31 @@ def test_partitions_mode_depends_on_the_partitioning_not_the_placement(client):
     assert sorted(set(models[0].dask_tree_rows_.tolist())) == [1200]
     est = of.SPORFClassifier(n_estimators=12, random_state=5)
     assert odask.fit(est, Xd, yd, client=client, mode="partitions")._forest.to_bytes() != first
+
+
+def test_the_workers_are_asked_of_the_scheduler_not_the_clients_cache(client, monkeypatch):
+    # The client's cached scheduler_info() can list no workers (its periodic refresh
+    # fetches none and may land between a fetch and the read): a fit must not read it.
+    # CI once failed test_partitions_mode_depends_on_the_partitioning_not_the_placement
+    # with an IndexError that way.
+    X, y = data(1200, 6, seed=2)
+    expected = odask.fit(
+        of.SPORFClassifier(n_estimators=6, random_state=1),
+        *chunked(X, y, 600),
+        client=client,
+        mode="partitions",
+    )
+    monkeypatch.setattr(client, "scheduler_info", lambda *a, **k: {"workers": {}})
+    for mode in ("partitions", "replicate", "auto"):
+        est = odask.fit(
+            of.SPORFClassifier(n_estimators=6, random_state=1),
+            *chunked(X, y, 600),
+            client=client,
+            mode=mode,
+        )
+        if mode == "partitions":
+            assert est._forest.to_bytes() == expected._forest.to_bytes()
+            assert sorted(set(est.dask_tree_rows_.tolist())) == [600]
 
 
 def test_groups_are_consecutive_partitions_balanced_by_rows():
@@ -484,7 +509,7 @@ def test_no_data_or_model_is_embedded_in_a_graph(client):
             assert len(est._forest.to_bytes()) > 200_000  # a model above the threshold
             np.testing.assert_array_equal(odask.predict(est, X).compute(), est.predict(X))
             client.wait_for_workers(2, timeout=60)
-            Xd = _placed(client, [X[:1500], X[1500:]], sorted(client.scheduler_info()["workers"]))
+            Xd = _placed(client, [X[:1500], X[1500:]], sorted(client.nthreads()))
             proba = odask.predict_proba(est, Xd).compute()
             np.testing.assert_array_equal(proba, est.predict_proba(X))
 

@@ -317,7 +317,7 @@ def _n_rows_and_features(X):
 
 def _choose_mode(client, X):
     n, p = _n_rows_and_features(X)
-    limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
+    limits = [w.get("memory_limit") or 0 for w in _workers(client).values()]
     limit = min((m for m in limits if m), default=0)
     need = _REPLICATE_COPIES * 4 * n * p
     mode = "replicate" if limit == 0 or need <= limit else "partitions"
@@ -457,11 +457,20 @@ class _Progress:
             self.bar.close()
 
 
-def _total_threads(client):
-    workers = client.scheduler_info()["workers"]
+def _workers(client):
+    """The cluster's workers as the scheduler lists them now (address -> its description),
+    asked of the scheduler itself: ``client.scheduler_info()`` returns the client's cached
+    copy, which the client's periodic refresh (recent versions fetch no workers in it) can
+    replace between the fetch and the read, so it may list no workers at all. A cluster
+    without workers is a clear error."""
+    workers = client.sync(client.scheduler.identity)["workers"]
     if not workers:
         raise ValueError("the Dask cluster has no workers")
-    return sum(w.get("nthreads", 1) for w in workers.values())
+    return workers
+
+
+def _total_threads(client):
+    return sum(w.get("nthreads", 1) for w in _workers(client).values())
 
 
 class _ReplicateGrower:
@@ -628,7 +637,7 @@ def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
         summaries = client.gather(client.map(_summary, parts, classify=classify, pure=False))
         rows = np.array([s[0] for s in summaries], dtype=np.int64)
         classes = np.unique(np.concatenate([s[1] for s in summaries])) if classify else None
-        workers = sorted(client.scheduler_info()["workers"])
+        workers = sorted(_workers(client))
         n_trees = int(estimator.n_estimators)
         # the model depends on the partitioning and the number of workers only: the
         # groups are runs of consecutive partitions, whichever worker holds them

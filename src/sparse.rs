@@ -150,6 +150,13 @@ impl<'a> SparseView<'a> {
         (&self.indices[a..b], &self.data[a..b])
     }
 
+    /// Asks the cache for where slice `i` starts and ends (its `indptr` entries), without
+    /// waiting for them: the first step of fetching a slice ahead of its use.
+    #[inline]
+    pub fn prefetch_bounds(&self, i: usize) {
+        crate::prefetch::prefetch(self.indptr, i);
+    }
+
     /// The largest |stored value| (0 for no entries).
     pub fn max_abs(&self) -> f32 {
         self.data.iter().fold(0.0f32, |m, v| m.max(v.abs()))

@@ -769,10 +769,24 @@ impl FeatureMatrix<'_> {
 }
 
 impl FeatureMatrix<'_> {
+    /// On sparse X, asks the cache for where the columns `features` start and end, the
+    /// first of two steps ([`Self::prefetch_columns`] is the second): the split search calls
+    /// it a few candidates ahead, so that the second step finds the bounds cached instead of
+    /// waiting for them. Nothing on dense X; results never depend on it.
+    #[inline]
+    pub fn prefetch_column_bounds(&self, features: &[u32]) {
+        if let Store::Sparse(x) = &self.store {
+            let x = x.view();
+            for &j in features {
+                x.prefetch_bounds(j as usize);
+            }
+        }
+    }
+
     /// On sparse X, asks the cache for the first stored entries (rows and values) of the
-    /// columns `features`: the split search calls it for the next candidate while it scores
-    /// one, so that candidate's short columns are on their way when its turn comes. Nothing
-    /// on dense X; results never depend on it.
+    /// columns `features`: the split search calls it for a candidate a little ahead of the
+    /// one it scores, so that that candidate's short columns are on their way when its
+    /// turn comes. Nothing on dense X; results never depend on it.
     #[inline]
     pub fn prefetch_columns(&self, features: &[u32]) {
         let Store::Sparse(x) = &self.store else {

@@ -7,6 +7,7 @@ use super::{
     SamplerScratch,
 };
 use crate::error::{invalid, Result};
+use crate::prefetch::prefetch;
 use crate::rng::Rng;
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
@@ -125,11 +126,18 @@ impl ProjectionFamily for SparseSigned {
             }
             current = col;
             out.idx.push(row as u32);
-            let unit = inv_scale.map_or(1.0, |s| s[row as usize]);
-            out.w.push(if rng.coin() { unit } else { -unit });
+            if let Some(scales) = inv_scale {
+                // wide X's scales are rarely cached: ask for them all before reading any
+                prefetch(scales, row as usize);
+            }
         }
         if current != u64::MAX {
             out.close();
+        }
+        // a coin a term, in term order
+        for &row in &out.idx {
+            let unit = inv_scale.map_or(1.0, |s| s[row as usize]);
+            out.w.push(if rng.coin() { unit } else { -unit });
         }
     }
 

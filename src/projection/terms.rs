@@ -297,6 +297,10 @@ impl ProjectionBuf {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// The entries of projection `i` in `idx` (its features, or its compact descriptor).
+    pub fn entries(&self, i: usize) -> &[u32] {
+        &self.idx[self.ptr[i] as usize..self.ptr[i + 1] as usize]
+    }
     /// Closes the projection whose entries were pushed (onto `idx`, and `w`) since the
     /// last call.
     pub fn close(&mut self) {

@@ -37,6 +37,13 @@ use crate::prefetch::{prefetch, AHEAD};
 use crate::projection::{ProjRef, ProjectionBuf, Sampler};
 use crate::rng::Rng;
 
+/// On sparse X, how many candidates ahead of the one scored the split search asks for the
+/// bounds of their columns (`indptr`, scattered over X's columns: a cache miss each), and
+/// for the columns' first entries (read from those bounds). At deep nodes a candidate's
+/// scan is short, so the one that follows gives a miss too little time.
+const BOUNDS_AHEAD: usize = 16;
+const COLUMNS_AHEAD: usize = 5;
+
 /// Everything the split search of one tree reads: the configuration, the sampler, the
 /// data, the criterion over the targets, and the rows' weights in this tree (bootstrap
 /// counts × sample weights).
@@ -166,16 +173,30 @@ impl<C: Criterion> SplitSearch<'_, C> {
     ) -> Option<(Option<Best>, bool)> {
         let mut best: Option<Best> = None;
         let mut varied = false;
-        // sparse X: the next candidate's columns are asked for while this one is scored
+        // sparse X: while a candidate is scored, the columns of the one COLUMNS_AHEAD after
+        // it are asked for, their bounds having been asked for BOUNDS_AHEAD before
         let ahead = self.x.is_sparse() && self.sampler.descriptors().is_none();
+        if ahead {
+            for c in 0..cand.len().min(BOUNDS_AHEAD) {
+                self.x.prefetch_column_bounds(cand.entries(c));
+            }
+            for c in 0..cand.len().min(COLUMNS_AHEAD) {
+                self.x.prefetch_columns(cand.entries(c));
+            }
+        }
         self.batch_terms(ws, cand, node);
         for c in 0..cand.len() {
             if crate::cancel::requested() {
                 return None; // cancel: no split, so the node stays a leaf
             }
-            if ahead && c + 1 < cand.len() {
-                let (a, b) = (cand.ptr[c + 1] as usize, cand.ptr[c + 2] as usize);
-                self.x.prefetch_columns(&cand.idx[a..b]);
+            if ahead {
+                if c + BOUNDS_AHEAD < cand.len() {
+                    self.x
+                        .prefetch_column_bounds(cand.entries(c + BOUNDS_AHEAD));
+                }
+                if c + COLUMNS_AHEAD < cand.len() {
+                    self.x.prefetch_columns(cand.entries(c + COLUMNS_AHEAD));
+                }
             }
             if ws.repeats.original(c).is_some() {
                 continue; // scores what its original scored (which set `varied` if it varies)

@@ -86,54 +86,47 @@ pub fn rotate(x: ArrayView2<'_, f64>, q: ArrayView2<'_, f64>, fortran: bool) -> 
     assert_eq!(x.ncols(), q.nrows(), "x @ q: x has q's rows as columns");
     let (n, p, m) = (x.nrows(), q.nrows(), q.ncols());
     let mut out = vec![0.0f32; n * m];
-    // blocks of rows, each column of a block contiguous (NaN as 0, its rows listed), so the
-    // sums run along the rows: every value still sums its terms over ascending k
-    let mut cols = vec![0.0f64; p * ROTATE_BLOCK];
-    let mut nan_rows: Vec<Vec<usize>> = vec![Vec::new(); p];
-    let mut acc = vec![0.0f64; ROTATE_BLOCK];
-    for r0 in (0..n).step_by(ROTATE_BLOCK) {
-        if crate::cancel::requested() {
-            break; // cancelled: the caller returns the cancellation, not these values
+    let at = |i: usize, c: usize| if fortran { c * n + i } else { i * m + c };
+    // a row's values (NaN as 0) and its missing features
+    let (mut row, mut missing) = (vec![0.0f64; p], Vec::new());
+    // ROTATE_LANES of q's columns at a time, each row's sums held in registers: every value
+    // still sums its terms over ascending k, one product and one addition a term
+    let mut lanes = vec![[0.0f64; ROTATE_LANES]; p];
+    'columns: for c0 in (0..m).step_by(ROTATE_LANES) {
+        let width = ROTATE_LANES.min(m - c0);
+        for (k, lane) in lanes.iter_mut().enumerate() {
+            *lane = [0.0; ROTATE_LANES];
+            for (c, w) in lane[..width].iter_mut().enumerate() {
+                *w = q[[k, c0 + c]];
+            }
         }
-        let bn = ROTATE_BLOCK.min(n - r0);
-        let block = x.slice(ndarray::s![r0..r0 + bn, ..]);
-        for (k, col) in block.columns().into_iter().enumerate() {
-            nan_rows[k].clear();
-            for (i, (c, &v)) in cols[k * bn..(k + 1) * bn].iter_mut().zip(col).enumerate() {
+        for (i, x_i) in x.rows().into_iter().enumerate() {
+            if i % CANCEL_ROWS == 0 && crate::cancel::requested() {
+                break 'columns; // cancelled: the caller returns the cancellation
+            }
+            missing.clear();
+            for (k, (r, &v)) in row.iter_mut().zip(&x_i).enumerate() {
                 if v.is_nan() {
-                    nan_rows[k].push(i);
-                    *c = 0.0;
+                    missing.push(k);
+                    *r = 0.0;
                 } else {
-                    *c = v;
+                    *r = v;
                 }
             }
-        }
-        for c in 0..m {
-            let acc = &mut acc[..bn];
-            acc.fill(0.0);
-            for k in 0..p {
-                let w = q[[k, c]];
-                let col = &cols[k * bn..(k + 1) * bn];
-                acc.iter_mut().zip(col).for_each(|(a, &v)| *a += v * w);
+            let mut acc = [0.0f64; ROTATE_LANES];
+            for (&v, lane) in row.iter().zip(&lanes) {
+                for (a, &w) in acc.iter_mut().zip(lane) {
+                    *a += v * w;
+                }
             }
-            for (i, &a) in acc.iter().enumerate() {
-                let at = if fortran {
-                    c * n + r0 + i
-                } else {
-                    (r0 + i) * m + c
-                };
-                out[at] = a as f32;
+            for (c, &a) in acc[..width].iter().enumerate() {
+                out[at(i, c0 + c)] = a as f32;
             }
             // a missing term with weight makes the value missing
-            for (k, rows) in nan_rows.iter().enumerate() {
-                if q[[k, c]] != 0.0 {
-                    for &i in rows {
-                        let at = if fortran {
-                            c * n + r0 + i
-                        } else {
-                            (r0 + i) * m + c
-                        };
-                        out[at] = f32::NAN;
+            for &k in &missing {
+                for (c, &w) in lanes[k][..width].iter().enumerate() {
+                    if w != 0.0 {
+                        out[at(i, c0 + c)] = f32::NAN;
                     }
                 }
             }
@@ -147,8 +140,11 @@ pub fn rotate(x: ArrayView2<'_, f64>, q: ArrayView2<'_, f64>, fortran: bool) -> 
     Array2::from_shape_vec(shape, out).expect("n * m values")
 }
 
-/// Rows of X a [`rotate`] block holds (its p columns of f64 stay in the L2 cache).
-const ROTATE_BLOCK: usize = 1024;
+/// Columns of q a [`rotate`] pass computes at once (their sums fit in registers).
+const ROTATE_LANES: usize = 16;
+
+/// Rows of X between two checks for cancellation in [`rotate`] and [`rotate_csr`].
+const CANCEL_ROWS: usize = 1024;
 
 /// `(S + 1 offset) @ q` as f32 for S in CSR (`indptr`, `indices`, `data`; `n_rows` × p) and
 /// `offset` a row added to every row of S: each row's stored entries summed in their order,
@@ -198,7 +194,7 @@ fn rows_into(
     if fortran {
         let mut buf = vec![0.0f32; m];
         for i in 0..n {
-            if i % ROTATE_BLOCK == 0 && crate::cancel::requested() {
+            if i % CANCEL_ROWS == 0 && crate::cancel::requested() {
                 break; // cancelled: the caller returns the cancellation, not these values
             }
             row(i, &mut buf);
@@ -209,7 +205,7 @@ fn rows_into(
         Array2::from_shape_vec((n, m).f(), out).expect("n * m values")
     } else {
         for (i, chunk) in out.chunks_exact_mut(m).enumerate() {
-            if i % ROTATE_BLOCK == 0 && crate::cancel::requested() {
+            if i % CANCEL_ROWS == 0 && crate::cancel::requested() {
                 break; // cancelled: the caller returns the cancellation, not these values
             }
             row(i, chunk);

@@ -1,7 +1,8 @@
 //! Copies of some of X's rows, and the gathers that batches of candidates read: a
 //! subtree's rows copied once, column by column or row by row
 //! ([`FeatureMatrix::gather_rows`]), and a block of rows' features gathered contiguously
-//! ([`FeatureMatrix::gather_column`], [`FeatureMatrix::gather_block`]).
+//! ([`FeatureMatrix::gather_column`], [`FeatureMatrix::gather_block`]), or a range of
+//! rows laid out by row for walks down trees ([`FeatureMatrix::copy_rows_by_row`]).
 
 use std::borrow::Cow;
 
@@ -114,6 +115,26 @@ impl FeatureMatrix<'_> {
         for (f, &j) in features.iter().enumerate() {
             self.gather_column(j, samples, &mut out[f * block..][..samples.len()]);
         }
+    }
+
+    /// Rows `start..start + n` of dense X by row into `out` (`out[i * p + j] = x[start + i,
+    /// j]`, the same values): what the out-of-bag walks down a fit's trees read. False,
+    /// leaving `out` empty, for sparse X.
+    pub(crate) fn copy_rows_by_row(&self, start: usize, n: usize, out: &mut Vec<f32>) -> bool {
+        out.clear();
+        if self.is_sparse() {
+            return false;
+        }
+        let p = self.n_features;
+        out.resize(n * p, 0.0);
+        let rs = self.row_stride();
+        for j in 0..p {
+            let col = self.column(j);
+            for (i, o) in out.iter_mut().skip(j).step_by(p.max(1)).enumerate() {
+                *o = col.at((start + i) * rs);
+            }
+        }
+        true
     }
 
     /// `out[k] = x[samples[k], j]` for dense X (sparse X never asks): the columns a

@@ -36,7 +36,6 @@ use fit::{grow_batch, prepare_all, Grown, Growth};
 pub(crate) use fit::{grow_trees, prepare, FitData};
 pub(crate) use oob::ones;
 pub use oob::OobPrediction;
-use oob::TrainingRow;
 pub use quantiles::LeafTargets;
 pub(crate) use quantiles::QuantileOrder;
 
@@ -396,9 +395,7 @@ impl Forest {
                     .par_iter()
                     .map(|(tree, _)| PackedTree::new(tree, descriptors))
                     .collect();
-                oob.add_trees(group, |t, rows, out| {
-                    packed[t].leaves_by(|k| TrainingRow(&data.x, rows[k] as usize), out);
-                });
+                oob.add_trees(group, &data.x, &packed);
                 rest = later;
             }
             if let Err(cancelled) = crate::cancel::check() {

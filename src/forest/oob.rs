@@ -10,6 +10,7 @@ use crate::data::FeatureMatrix;
 use crate::error::{Error, Result};
 use crate::sparse::{Features, Row};
 use crate::threads::{n_threads, thread_pool};
+use crate::tree::PackedTree;
 use rayon::prelude::*;
 
 /// Out-of-bag sums of tree predictions and the number of trees each row was out of bag for.
@@ -32,20 +33,23 @@ impl OobPrediction {
     }
 
     /// [`OobPrediction::add`] for every out-of-bag row of every grown tree (`grown`: trees
-    /// in index order, each with its out-of-bag rows as a bitset); `leaves(tree, rows, out)`
-    /// writes the leaves the training rows `rows` (ascending) reach in tree `tree`. Blocks
-    /// of rows are summed in parallel on the current rayon pool, each row over its trees in
-    /// index order: the numbers and the order of [`OobPrediction::add`] tree by tree, rows
-    /// ascending. A cancelled call skips the blocks not yet started (the caller checks
-    /// [`cancel::check`]).
+    /// in index order, each with its out-of-bag rows as a bitset) on the fit's rows `x`,
+    /// walked down `packed` (the trees' prediction layouts). Blocks of rows are summed in
+    /// parallel on the current rayon pool, each row over its trees in index order: the
+    /// numbers and the order of [`OobPrediction::add`] tree by tree, rows ascending. Dense
+    /// X of up to [`BY_ROW_FEATURES`] features is first copied a block at a time by row,
+    /// the rows the trees' walks read fastest (the same values). A cancelled call skips
+    /// the blocks not yet started (the caller checks [`cancel::check`]).
     pub(crate) fn add_trees(
         &mut self,
         grown: &[Grown],
-        leaves: impl Fn(usize, &[u32], &mut [u32]) + Sync,
+        x: &FeatureMatrix<'_>,
+        packed: &[PackedTree],
     ) {
         /// Rows a task sums (a whole number of bitset words).
         const BLOCK: usize = 2048;
         let k = self.sums.len() / self.counts.len().max(1);
+        let p = x.n_features;
         let carried = cancel::carry();
         self.sums
             .par_chunks_mut(BLOCK * k.max(1))
@@ -57,7 +61,9 @@ impl OobPrediction {
                 }
                 let lo = b * BLOCK;
                 let words = lo / 64..(lo + counts.len()).div_ceil(64);
-                let (mut rows, mut reached) = (Vec::new(), Vec::new());
+                let (mut rows, mut reached, mut block) = (Vec::new(), Vec::new(), Vec::new());
+                let by_row =
+                    p <= BY_ROW_FEATURES && x.copy_rows_by_row(lo, counts.len(), &mut block);
                 for (t, (tree, bits)) in grown.iter().enumerate() {
                     let Some(bits) = bits.as_deref() else {
                         continue;
@@ -65,7 +71,15 @@ impl OobPrediction {
                     rows.clear();
                     rows.extend(ones(&bits[words.clone()]).map(|i| (lo + i) as u32));
                     reached.resize(rows.len(), 0);
-                    leaves(t, &rows, &mut reached);
+                    if by_row {
+                        let row = |r: usize| {
+                            let i = rows[r] as usize - lo;
+                            &block[i * p..(i + 1) * p]
+                        };
+                        packed[t].leaves_by(row, &mut reached);
+                    } else {
+                        packed[t].leaves_by(|r| TrainingRow(x, rows[r] as usize), &mut reached);
+                    }
                     for (&row, &leaf) in rows.iter().zip(&reached) {
                         let i = row as usize - lo;
                         let value = tree.leaf_value(leaf as usize);
@@ -75,6 +89,10 @@ impl OobPrediction {
             });
     }
 }
+
+/// The most features for which [`OobPrediction::add_trees`] copies a block of rows by row
+/// (2,048 rows of 128 features: 1 MiB a task).
+const BY_ROW_FEATURES: usize = 128;
 
 impl Forest {
     /// Computes the out-of-bag predictions of every tree from scratch on the training rows
@@ -197,5 +215,61 @@ impl Row for TrainingRow<'_, '_> {
     #[inline(always)]
     fn at(self, j: usize) -> f32 {
         self.0.get(self.1, j)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{ForestParams, MaxFeatures};
+    use crate::projection::{Density, Projection, SparseSigned, WeightScale};
+    use crate::rng::Rng;
+    use ndarray::Array2;
+
+    /// The out-of-bag record a fit sums (on blocks of rows copied by row, or on X itself
+    /// beyond `BY_ROW_FEATURES` features) equals the one recomputed from the trees' seeds
+    /// (`compute_oob`, which walks X through the prediction path), bit for bit: several
+    /// blocks of rows, a two-valued column (stored as bits), missing values, X by row and
+    /// by column, axis and oblique trees.
+    #[test]
+    fn oob_records_of_rows_copied_by_row_are_the_recomputed_ones() {
+        for (n, p) in [(4500, 6), (2200, BY_ROW_FEATURES + 2)] {
+            let mut rng = Rng::from_seed(4);
+            let mut x = Array2::from_shape_fn((n, p), |_| rng.below(1000) as f32 / 100.0);
+            for i in 0..n {
+                x[[i, 1]] = (i % 3 == 0) as u8 as f32;
+                if i % 13 == 0 {
+                    x[[i, 2]] = f32::NAN;
+                }
+            }
+            let y: Vec<f64> = (0..n)
+                .map(|i| f64::from(u8::from(x[[i, 0]] + 3.0 * x[[i, 1]] > 6.0)))
+                .collect();
+            let by_column = x.t().to_owned().reversed_axes();
+            for oblique in [false, true] {
+                let mut params = ForestParams::classification(2);
+                if oblique {
+                    params.projection = Projection::new(SparseSigned {
+                        density: Density::FeatureCombinations(2.0),
+                        scaling: WeightScale::None,
+                    });
+                    params.max_features = MaxFeatures::Fraction(0.5);
+                }
+                params.n_estimators = 5;
+                params.n_jobs = 2;
+                params.seed = 3;
+                for view in [x.view(), by_column.view()] {
+                    params.oob = true;
+                    let grown = Forest::fit(&params, view, &y, None).unwrap();
+                    params.oob = false;
+                    let mut later = Forest::fit(&params, view, &y, None).unwrap();
+                    later.compute_oob(view, 2).unwrap();
+                    let (a, b) = (grown.oob().unwrap(), later.oob().unwrap());
+                    assert_eq!(a.counts, b.counts, "n={n} p={p} oblique={oblique}");
+                    assert_eq!(a.sums, b.sums, "n={n} p={p} oblique={oblique}");
+                    assert!(a.counts.iter().filter(|&&c| c > 0).count() > n / 2);
+                }
+            }
+        }
     }
 }

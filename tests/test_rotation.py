@@ -1019,3 +1019,22 @@ def test_rotation_ensemble_does_not_depend_on_the_blas_kernel(kernel):
 def test_rotation_ensemble_model_hash_ignores_n_jobs():
     one, two = (_rotation_pin_fit("clf_lin_oob", n_jobs) for n_jobs in (1, 2))
     assert _rotation_digests(one) == _rotation_digests(two)
+
+
+def test_rotation_oob_errors_in_one_pass_are_each_rotations_own(iris):
+    """The micro-forests' OOB errors of a single-output classifier, all rotations at once,
+    equal ``_oob_error`` of each rotation bit for bit: ties between classes (the first
+    wins), rows without OOB trees, a rotation without any (NaN)."""
+    X, y = iris
+    clf = RotationEnsembleClassifier(n_estimators=20, n_rotations=4, random_state=0).fit(X, y)
+    rng = np.random.default_rng(5)
+    R, n = 6, len(y)
+    counts = rng.integers(0, 4, size=(R, n)).astype(np.float64)
+    counts[2] = 0.0
+    sums = rng.integers(0, 3, size=(R, n, 3)) * counts[:, :, None] / 2
+    codes = np.unique(y, return_inverse=True)[1].astype(np.float64)
+    got = clf._oob_errors(sums, counts, codes, None)
+    want = np.array([clf._oob_error(s, c, codes, None) for s, c in zip(sums, counts)])
+    assert np.isnan(got[2]) and np.isnan(want[2])
+    np.testing.assert_array_equal(got, want)
+    assert len(set(got[np.isfinite(got)].tolist())) > 1

@@ -183,6 +183,25 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             return np.nan
         return float(np.average(loss, weights=weights))
 
+    def _oob_errors(self, oob_sums, oob_counts, y, sample_weight):
+        """Each rotation's ``_oob_error`` from its out-of-bag sums and counts (``oob_sums[k]``,
+        ``oob_counts[k]``). A single-output classifier without sample weights takes every
+        rotation in one pass: its error is the count of misclassified out-of-bag rows over
+        the count of those rows, both exact, so the numbers are ``_oob_error``'s."""
+        if not (self._task == "classification" and self.n_outputs_ == 1 and sample_weight is None):
+            return np.array(
+                [self._oob_error(s, c, y, sample_weight) for s, c in zip(oob_sums, oob_counts)]
+            )
+        has_oob = oob_counts > 0
+        n_oob = has_oob.sum(axis=1)
+        pred = np.divide(
+            oob_sums, oob_counts[:, :, None], out=np.zeros_like(oob_sums), where=has_oob[:, :, None]
+        )
+        wrong = (pred.argmax(axis=2) != y.ravel()) & has_oob
+        errors = np.full(len(oob_counts), np.nan)
+        np.divide(wrong.sum(axis=1), n_oob, out=errors, where=n_oob > 0)
+        return errors
+
     # ---- the algorithm
 
     def _fit_rotations(self, X, y, sample_weight):
@@ -271,12 +290,12 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
         for k, (X_rot, forest) in enumerate(grow_micro_forests()):
             micro_nodes[k], micro_depth[k], _ = forest.tree_stats()
             if keep_oob:
-                sums, counts = forest.oob_prediction()
-                oob_sums[k], oob_counts[k] = sums, counts
-                oob_error[k] = self._oob_error(sums, counts, y, sample_weight)
+                oob_sums[k], oob_counts[k] = forest.oob_prediction()
             forests.append(forest)
             if cache:
                 rotated[k] = X_rot
+        if keep_oob:
+            oob_error = self._oob_errors(oob_sums, oob_counts, y, sample_weight)
         # each rotation's median tree complexity, the rotations in one call
         complexity = np.median(tree_complexity(micro_nodes, micro_depth, n_samples), axis=1)
         if self.verbose:

@@ -42,6 +42,7 @@ use crate::rng::Rng;
 /// for the columns' first entries (read from those bounds). At deep nodes a candidate's
 /// scan is short, so the one that follows gives a miss too little time.
 const BOUNDS_AHEAD: usize = 16;
+/// On sparse X, how many candidates ahead the split search asks for their columns' entries.
 const COLUMNS_AHEAD: usize = 5;
 
 /// Everything the split search of one tree reads: the configuration, the sampler, the

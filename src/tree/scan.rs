@@ -171,7 +171,7 @@ impl Packing {
         let most = f64::from(u32::MAX >> bits);
         let fits = weights
             .iter()
-            .all(|&w| w.fract() == 0.0 && (0.0..=most).contains(&w));
+            .all(|&w| w <= most && super::criterion::whole_weight(w));
         fits.then_some(Packing { bits })
     }
 

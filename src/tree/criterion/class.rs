@@ -242,7 +242,7 @@ impl<'a, R: ClassRule, const MULTI: bool> Criterion for Classes<'a, R, MULTI> {
         }
         let mut total = 0.0f64;
         for &w in weights {
-            if w.fract() != 0.0 || w < 0.0 {
+            if !super::whole_weight(w) {
                 return false;
             }
             total += w;

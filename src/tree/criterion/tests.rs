@@ -440,3 +440,32 @@ fn friedman_score_on_a_hand_made_node() {
     by_bin.move_bin(&bin);
     assert!(close(by_bin.proxy(2.0, 3.0), 90.25 / 30.0));
 }
+
+#[test]
+fn whole_weights_are_the_ones_fract_calls_whole() {
+    let edges = [
+        0.0,
+        -0.0,
+        1.0,
+        2.5,
+        -1.0,
+        0.5,
+        1e-300,
+        3.0e15,
+        4503599627370495.5,
+        9.007e15,
+        1.8e19,
+        1.9e19,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        u32::MAX as f64,
+        u32::MAX as f64 + 0.5,
+    ];
+    for w in edges {
+        let by_fract = w.fract() == 0.0 && (0.0..18446744073709551616.0).contains(&w);
+        assert_eq!(super::whole_weight(w), by_fract, "{w}");
+    }
+}

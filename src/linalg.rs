@@ -25,6 +25,9 @@ pub fn orthogonal_factor(a: ArrayView2<'_, f64>) -> Array2<f64> {
     let mut q = Array2::<f64>::eye(p);
     let mut v = vec![0.0f64; p];
     for j in 0..p {
+        if crate::cancel::requested() {
+            break; // cancelled: the caller returns the cancellation, not this matrix
+        }
         // the reflection that maps column j's entries from row j down onto row j
         let mut norm2 = 0.0;
         for i in j..p {
@@ -84,60 +87,50 @@ pub fn orthogonal_factor(a: ArrayView2<'_, f64>) -> Array2<f64> {
 /// When `x` has not `q`'s number of rows as columns.
 pub fn rotate(x: ArrayView2<'_, f64>, q: ArrayView2<'_, f64>, fortran: bool) -> Array2<f32> {
     assert_eq!(x.ncols(), q.nrows(), "x @ q: x has q's rows as columns");
-    let (n, p, m) = (x.nrows(), q.nrows(), q.ncols());
-    let mut out = vec![0.0f32; n * m];
-    let at = |i: usize, c: usize| if fortran { c * n + i } else { i * m + c };
+    let (p, m) = q.dim();
+    // q's columns in blocks of ROTATE_LANES (the last padded with zeros), block b's row k
+    // at b * p + k: a row's sums for one block are held in registers, and every value still
+    // sums its terms over ascending k, one product and one addition a term
+    let blocks = m.div_ceil(ROTATE_LANES);
+    let mut lanes = vec![[0.0f64; ROTATE_LANES]; blocks * p];
+    for ((k, c), &w) in q.indexed_iter() {
+        lanes[c / ROTATE_LANES * p + k][c % ROTATE_LANES] = w;
+    }
     // a row's values (NaN as 0) and its missing features
     let (mut row, mut missing) = (vec![0.0f64; p], Vec::new());
-    // ROTATE_LANES of q's columns at a time, each row's sums held in registers: every value
-    // still sums its terms over ascending k, one product and one addition a term
-    let mut lanes = vec![[0.0f64; ROTATE_LANES]; p];
-    'columns: for c0 in (0..m).step_by(ROTATE_LANES) {
-        let width = ROTATE_LANES.min(m - c0);
-        for (k, lane) in lanes.iter_mut().enumerate() {
-            *lane = [0.0; ROTATE_LANES];
-            for (c, w) in lane[..width].iter_mut().enumerate() {
-                *w = q[[k, c0 + c]];
+    rows_into(x.nrows(), m, fortran, |i, out| {
+        missing.clear();
+        for (k, (r, &v)) in row.iter_mut().zip(x.row(i)).enumerate() {
+            if v.is_nan() {
+                missing.push(k);
+                *r = 0.0;
+            } else {
+                *r = v;
             }
         }
-        for (i, x_i) in x.rows().into_iter().enumerate() {
-            if i % CANCEL_ROWS == 0 && crate::cancel::requested() {
-                break 'columns; // cancelled: the caller returns the cancellation
-            }
-            missing.clear();
-            for (k, (r, &v)) in row.iter_mut().zip(&x_i).enumerate() {
-                if v.is_nan() {
-                    missing.push(k);
-                    *r = 0.0;
-                } else {
-                    *r = v;
-                }
-            }
+        for (out, lanes) in out
+            .chunks_mut(ROTATE_LANES)
+            .zip(lanes.chunks_exact(p.max(1)))
+        {
             let mut acc = [0.0f64; ROTATE_LANES];
-            for (&v, lane) in row.iter().zip(&lanes) {
+            for (&v, lane) in row.iter().zip(lanes) {
                 for (a, &w) in acc.iter_mut().zip(lane) {
                     *a += v * w;
                 }
             }
-            for (c, &a) in acc[..width].iter().enumerate() {
-                out[at(i, c0 + c)] = a as f32;
+            for (o, &a) in out.iter_mut().zip(&acc) {
+                *o = a as f32;
             }
             // a missing term with weight makes the value missing
             for &k in &missing {
-                for (c, &w) in lanes[k][..width].iter().enumerate() {
+                for (o, &w) in out.iter_mut().zip(&lanes[k]) {
                     if w != 0.0 {
-                        out[at(i, c0 + c)] = f32::NAN;
+                        *o = f32::NAN;
                     }
                 }
             }
         }
-    }
-    let shape = if fortran {
-        (n, m).f()
-    } else {
-        (n, m).into_shape_with_order()
-    };
-    Array2::from_shape_vec(shape, out).expect("n * m values")
+    })
 }
 
 /// Columns of q a [`rotate`] pass computes at once (their sums fit in registers).

@@ -37,8 +37,10 @@ impl OobPrediction {
     /// walked down `packed` (the trees' prediction layouts). Blocks of rows are summed in
     /// parallel on the current rayon pool, each row over its trees in index order: the
     /// numbers and the order of [`OobPrediction::add`] tree by tree, rows ascending. Dense
-    /// X of up to [`BY_ROW_FEATURES`] features is first copied a block at a time by row,
-    /// the rows the trees' walks read fastest (the same values). A cancelled call skips
+    /// X of up to [`BY_ROW_FEATURES`] features is first copied a block at a time by row
+    /// (the same values), and each tree's out-of-bag rows of the block go down it together
+    /// ([`PackedTree::leaves_among`]: node by node where the tree has fewer nodes than
+    /// those rows, as a micro-forest's small trees do). A cancelled call skips
     /// the blocks not yet started (the caller checks [`cancel::check`]).
     pub(crate) fn add_trees(
         &mut self,
@@ -64,26 +66,30 @@ impl OobPrediction {
                 let (mut rows, mut reached, mut block) = (Vec::new(), Vec::new(), Vec::new());
                 let by_row =
                     p <= BY_ROW_FEATURES && x.copy_rows_by_row(lo, counts.len(), &mut block);
+                // (by row: each row's leaf at its index in the block)
+                let mut leaves = vec![0u32; if by_row { counts.len() } else { 0 }];
                 for (t, (tree, bits)) in grown.iter().enumerate() {
                     let Some(bits) = bits.as_deref() else {
                         continue;
                     };
                     rows.clear();
-                    rows.extend(ones(&bits[words.clone()]).map(|i| (lo + i) as u32));
-                    reached.resize(rows.len(), 0);
+                    rows.extend(ones(&bits[words.clone()]).map(|i| i as u32));
                     if by_row {
-                        let row = |r: usize| {
-                            let i = rows[r] as usize - lo;
-                            &block[i * p..(i + 1) * p]
-                        };
-                        packed[t].leaves_by(row, &mut reached);
+                        packed[t].leaves_among(&block, p, &rows, &mut leaves, &mut reached);
+                        for &i in &rows {
+                            let i = i as usize;
+                            let value = tree.leaf_value(leaves[i] as usize);
+                            add_row(&mut sums[i * k..], &mut counts[i], value);
+                        }
                     } else {
-                        packed[t].leaves_by(|r| TrainingRow(x, rows[r] as usize), &mut reached);
-                    }
-                    for (&row, &leaf) in rows.iter().zip(&reached) {
-                        let i = row as usize - lo;
-                        let value = tree.leaf_value(leaf as usize);
-                        add_row(&mut sums[i * k..], &mut counts[i], value);
+                        reached.resize(rows.len(), 0);
+                        let row = |r: usize| TrainingRow(x, lo + rows[r] as usize);
+                        packed[t].leaves_by(row, &mut reached);
+                        for (&i, &leaf) in rows.iter().zip(&reached) {
+                            let i = i as usize;
+                            let value = tree.leaf_value(leaf as usize);
+                            add_row(&mut sums[i * k..], &mut counts[i], value);
+                        }
                     }
                 }
             });
@@ -230,7 +236,7 @@ mod tests {
     /// beyond `BY_ROW_FEATURES` features) equals the one recomputed from the trees' seeds
     /// (`compute_oob`, which walks X through the prediction path), bit for bit: several
     /// blocks of rows, a two-valued column (stored as bits), missing values, X by row and
-    /// by column, axis and oblique trees.
+    /// by column, axis and oblique trees, deep and shallow.
     #[test]
     fn oob_records_of_rows_copied_by_row_are_the_recomputed_ones() {
         for (n, p) in [(4500, 6), (2200, BY_ROW_FEATURES + 2)] {
@@ -246,8 +252,11 @@ mod tests {
                 .map(|i| f64::from(u8::from(x[[i, 0]] + 3.0 * x[[i, 1]] > 6.0)))
                 .collect();
             let by_column = x.t().to_owned().reversed_axes();
-            for oblique in [false, true] {
+            // (shallow trees have fewer nodes than a block's out-of-bag rows: those rows go
+            // down them node by node, the others' row by row)
+            for (oblique, max_depth) in [(false, None), (true, None), (false, Some(4))] {
                 let mut params = ForestParams::classification(2);
+                params.max_depth = max_depth;
                 if oblique {
                     params.projection = Projection::new(SparseSigned {
                         density: Density::FeatureCombinations(2.0),
@@ -265,8 +274,9 @@ mod tests {
                     let mut later = Forest::fit(&params, view, &y, None).unwrap();
                     later.compute_oob(view, 2).unwrap();
                     let (a, b) = (grown.oob().unwrap(), later.oob().unwrap());
-                    assert_eq!(a.counts, b.counts, "n={n} p={p} oblique={oblique}");
-                    assert_eq!(a.sums, b.sums, "n={n} p={p} oblique={oblique}");
+                    let case = format!("n={n} p={p} oblique={oblique} max_depth={max_depth:?}");
+                    assert_eq!(a.counts, b.counts, "{case}");
+                    assert_eq!(a.sums, b.sums, "{case}");
                     assert!(a.counts.iter().filter(|&&c| c > 0).count() > n / 2);
                 }
             }

@@ -272,21 +272,57 @@ impl PackedTree {
     /// node by node (each node projecting all the rows that reach it) where nodes get
     /// many rows, else row by row ([`Self::leaves_by`]); the same leaves either way.
     pub fn leaves(&self, rows: &[f32], p: usize, out: &mut [u32]) {
-        // node by node pays where nodes get many rows: dense projections (whose sums it
-        // vectorises), or trees with fewer nodes than rows (isolation trees, shallow
-        // ones); the deep levels of a fully grown tree see a row or two a node, which
-        // the eight-lane walk takes faster
         let n = out.len();
-        if n >= GROUP && (self.dense > 0 || n >= self.nodes.len()) {
-            #[cfg(target_arch = "x86_64")]
-            if std::arch::is_x86_feature_detected!("avx2") {
-                // SAFETY: the processor has AVX2, checked just above
-                return unsafe { self.leaves_grouped_avx2(rows, p, out) };
-            }
-            self.leaves_grouped::<false>(rows, p, out);
+        if self.by_node(n) {
+            self.leaves_grouped_dispatch(rows, p, (0..n as u32).collect(), out);
         } else {
             self.leaves_by(|k| &rows[k * p..(k + 1) * p], out);
         }
+    }
+
+    /// [`PackedTree::leaves`] of the rows `among` of a row-major block only (indices
+    /// into the block, each at most once): `out[r]` for every `r` in `among`, the other
+    /// entries of `out` untouched. `reached` is scratch for the row-by-row walk.
+    pub fn leaves_among(
+        &self,
+        rows: &[f32],
+        p: usize,
+        among: &[u32],
+        out: &mut [u32],
+        reached: &mut Vec<u32>,
+    ) {
+        if self.by_node(among.len()) {
+            self.leaves_grouped_dispatch(rows, p, among.to_vec(), out);
+        } else {
+            let row = |k: usize| {
+                let r = among[k] as usize;
+                &rows[r * p..(r + 1) * p]
+            };
+            reached.resize(among.len(), 0);
+            self.leaves_by(row, reached);
+            for (&r, &leaf) in among.iter().zip(reached.iter()) {
+                out[r as usize] = leaf;
+            }
+        }
+    }
+
+    /// Whether `n` rows go down node by node ([`Self::leaves_grouped`]): it pays where
+    /// nodes get many rows, dense projections (whose sums it vectorises) or trees with
+    /// fewer nodes than rows (isolation trees, shallow ones, the small trees of a
+    /// rotation ensemble's micro-forests); the deep levels of a fully grown tree see a
+    /// row or two a node, which the eight-lane walk takes faster.
+    fn by_node(&self, n: usize) -> bool {
+        n >= GROUP && (self.dense > 0 || n >= self.nodes.len())
+    }
+
+    /// [`Self::leaves_grouped`] in its AVX2 build where the processor has AVX2.
+    fn leaves_grouped_dispatch(&self, rows: &[f32], p: usize, among: Vec<u32>, out: &mut [u32]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2, checked just above
+            return unsafe { self.leaves_grouped_avx2(rows, p, among, out) };
+        }
+        self.leaves_grouped::<false>(rows, p, among, out);
     }
 
     /// [`Self::leaves_grouped`] compiled for AVX2: the same operations (vector and
@@ -297,14 +333,15 @@ impl PackedTree {
     /// The processor must have AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn leaves_grouped_avx2(&self, rows: &[f32], p: usize, out: &mut [u32]) {
-        self.leaves_grouped::<true>(rows, p, out)
+    unsafe fn leaves_grouped_avx2(&self, rows: &[f32], p: usize, among: Vec<u32>, out: &mut [u32]) {
+        self.leaves_grouped::<true>(rows, p, among, out)
     }
 
-    /// [`PackedTree::leaves`] of at least [`GROUP`] rows: the rows go down the tree
-    /// together, node by node (depth first), each node projecting all the rows that reach
-    /// it while its projection is in registers and cache, and sending each to its side
-    /// without a branch. There is no chain of dependent loads from node to node as in a
+    /// [`PackedTree::leaves`] of the rows `among` (at least [`GROUP`] of them; indices
+    /// into the block, each at most once): the rows go down the tree together, node by
+    /// node (depth first), each node projecting all the rows that reach it while its
+    /// projection is in registers and cache, and sending each to its side without a
+    /// branch. There is no chain of dependent loads from node to node as in a
     /// walk, and a side mispredicted half the time costs nothing. A node reached by fewer
     /// than [`GROUP`] rows walks each of them down the rest of the way instead.
     ///
@@ -317,15 +354,21 @@ impl PackedTree {
     /// `AVX` (only from [`Self::leaves_grouped_avx2`]): the dense sums use
     /// [`dense_sums_avx`].
     #[inline(always)]
-    fn leaves_grouped<const AVX: bool>(&self, rows: &[f32], p: usize, out: &mut [u32]) {
+    fn leaves_grouped<const AVX: bool>(
+        &self,
+        rows: &[f32],
+        p: usize,
+        among: Vec<u32>,
+        out: &mut [u32],
+    ) {
         let m = self.dense as usize;
         let dense = m > 0 && m <= p;
-        let n = out.len();
+        let n = among.len();
         let row = |r: u32| &rows[r as usize * p..(r as usize + 1) * p];
         // the rows at each node: a node's rows are a range of one of two buffers, which
         // it partitions into the other (children take their parent's range; ranges of
         // nodes at one depth do not overlap, so depth parity picks the buffer)
-        let mut idx = [(0..n as u32).collect::<Vec<u32>>(), vec![0u32; n]];
+        let mut idx = [among, vec![0u32; n]];
         let mut stack = vec![(0usize, 0usize, n, 0usize)];
         while let Some((i, start, end, depth)) = stack.pop() {
             let nd = self.nodes[i];
@@ -573,8 +616,29 @@ mod tests {
                     if n >= GROUP {
                         // the portable build of the walk, which AVX2 machines skip
                         let mut got = vec![u32::MAX; n];
-                        pt.leaves_grouped::<false>(&flat[..n * p], p, &mut got);
+                        pt.leaves_grouped::<false>(
+                            &flat[..n * p],
+                            p,
+                            (0..n as u32).collect(),
+                            &mut got,
+                        );
                         assert_eq!(got, want, "n = {n}");
+                    }
+                    // only some rows of the block: every `step`-th from `first`, the rest
+                    // of `out` untouched
+                    for (first, step) in [(0, 1), (3, 2), (1, 5), (2, 13)] {
+                        let among: Vec<u32> = (first..n as u32).step_by(step as usize).collect();
+                        let mut got = vec![u32::MAX; n];
+                        let mut reached = Vec::new();
+                        pt.leaves_among(&flat[..n * p], p, &among, &mut got, &mut reached);
+                        for (r, &leaf) in got.iter().enumerate() {
+                            let expected = if among.contains(&(r as u32)) {
+                                want[r]
+                            } else {
+                                u32::MAX
+                            };
+                            assert_eq!(leaf, expected, "n = {n}, row {r} of {among:?}");
+                        }
                     }
                 }
             }

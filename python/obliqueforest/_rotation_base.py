@@ -183,24 +183,19 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             return np.nan
         return float(np.average(loss, weights=weights))
 
-    def _oob_errors(self, oob_sums, oob_counts, y, sample_weight):
-        """Each rotation's ``_oob_error`` from its out-of-bag sums and counts (``oob_sums[k]``,
-        ``oob_counts[k]``). A single-output classifier without sample weights takes every
-        rotation in one pass: its error is the count of misclassified out-of-bag rows over
-        the count of those rows, both exact, so the numbers are ``_oob_error``'s."""
+    def _rotation_oob_error(self, sums, counts, y, sample_weight):
+        """One rotation's ``_oob_error``. A single-output classifier without sample weights
+        counts its misclassified out-of-bag rows and those rows, both exact, so the number
+        is ``_oob_error``'s, with small temporaries (a fit asks 50 times)."""
         if not (self._task == "classification" and self.n_outputs_ == 1 and sample_weight is None):
-            return np.array(
-                [self._oob_error(s, c, y, sample_weight) for s, c in zip(oob_sums, oob_counts)]
-            )
-        has_oob = oob_counts > 0
-        n_oob = has_oob.sum(axis=1)
-        pred = np.divide(
-            oob_sums, oob_counts[:, :, None], out=np.zeros_like(oob_sums), where=has_oob[:, :, None]
-        )
-        wrong = (pred.argmax(axis=2) != y.ravel()) & has_oob
-        errors = np.full(len(oob_counts), np.nan)
-        np.divide(wrong.sum(axis=1), n_oob, out=errors, where=n_oob > 0)
-        return errors
+            return self._oob_error(sums, counts, y, sample_weight)
+        has_oob = counts > 0
+        n_oob = np.count_nonzero(has_oob)
+        if n_oob == 0:
+            return np.nan
+        # (rows without OOB trees have sums 0 and are not counted)
+        pred = sums / np.maximum(counts, 1.0)[:, None]
+        return np.count_nonzero((pred.argmax(axis=1) != y.ravel()) & has_oob) / n_oob
 
     # ---- the algorithm
 
@@ -248,9 +243,9 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
         oob_error = np.full(R, np.nan)
         oob_sums = oob_counts = None
         keep_oob = self.bootstrap
-        if keep_oob:
-            oob_sums = np.zeros((R, n_samples, self._n_outputs))
-            oob_counts = np.zeros((R, n_samples))
+        if keep_oob and self._needs_micro_oob_sums():
+            oob_sums = np.empty((R, n_samples, self._n_outputs))
+            oob_counts = np.empty((R, n_samples))
 
         fields = core_fields(self)  # (read once: get_params is slow next to a small tree)
 
@@ -290,12 +285,13 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
         for k, (X_rot, forest) in enumerate(grow_micro_forests()):
             micro_nodes[k], micro_depth[k], _ = forest.tree_stats()
             if keep_oob:
-                oob_sums[k], oob_counts[k] = forest.oob_prediction()
+                sums, counts = forest.oob_prediction()
+                oob_error[k] = self._rotation_oob_error(sums, counts, y, sample_weight)
+                if oob_sums is not None:
+                    oob_sums[k], oob_counts[k] = sums, counts
             forests.append(forest)
             if cache:
                 rotated[k] = X_rot
-        if keep_oob:
-            oob_error = self._oob_errors(oob_sums, oob_counts, y, sample_weight)
         # each rotation's median tree complexity, the rotations in one call
         complexity = np.median(tree_complexity(micro_nodes, micro_depth, n_samples), axis=1)
         if self.verbose:
@@ -409,6 +405,15 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             joint = rankdata(rankdata(oob_error) + rankdata(complexity))
             return np.lexsort((complexity, joint))
         return np.argsort(complexity, kind="stable")
+
+    def _needs_micro_oob_sums(self):
+        """Whether the weights need each rotation's out-of-bag sums beyond its error: the
+        grid search of h on the weighted ensemble of the micro-forests."""
+        return (
+            self.weighting in ("cut", "exp")
+            and self.h is None
+            and self.h_criterion == "ensemble_oob"
+        )
 
     def _ranked_weights(self, order, oob_error, oob_sums, oob_counts, y, sample_weight):
         R = self.n_rotations

@@ -92,19 +92,25 @@ pub fn rotate(x: ArrayView2<'_, f64>, q: ArrayView2<'_, f64>, fortran: bool) -> 
     // at b * p + k: a row's sums for one block are held in registers, and every value still
     // sums its terms over ascending k, one product and one addition a term
     let lanes = q_lanes(q);
+    // X by row as one slice (a copy only when it is not row-major already)
+    let n = x.nrows();
+    let x = x.as_standard_layout();
+    let x = x.as_slice().expect("a standard-layout array is one slice");
     // a row's values (NaN as 0) and its missing features
     let (mut row, mut missing) = (vec![0.0f64; p], Vec::new());
     #[cfg(target_arch = "x86_64")]
     let avx2 = std::arch::is_x86_feature_detected!("avx2");
-    rows_into(x.nrows(), m, fortran, |i, out| {
+    rows_into(n, m, fortran, |i, out| {
+        let xi = &x[i * p..(i + 1) * p];
+        let mut any_missing = false;
+        for (r, &v) in row.iter_mut().zip(xi) {
+            let nan = v.is_nan();
+            any_missing |= nan;
+            *r = if nan { 0.0 } else { v };
+        }
         missing.clear();
-        for (k, (r, &v)) in row.iter_mut().zip(x.row(i)).enumerate() {
-            if v.is_nan() {
-                missing.push(k);
-                *r = 0.0;
-            } else {
-                *r = v;
-            }
+        if any_missing {
+            missing.extend((0..p).filter(|&k| xi[k].is_nan()));
         }
         #[cfg(target_arch = "x86_64")]
         if avx2 {
@@ -354,10 +360,14 @@ mod tests {
                 assert!(g == w || (g.is_nan() && w.is_nan()), "{g} against {w}");
             }
         };
-        for fortran in [false, true] {
-            let got = rotate(x.view(), q.view(), fortran);
-            for i in 0..n {
-                same(&got.row(i).to_vec(), &want.row(i).to_vec());
+        // X by row, and by column (read through a row-major copy)
+        let x_by_column = x.t().to_owned().reversed_axes();
+        for x in [x.view(), x_by_column.view()] {
+            for fortran in [false, true] {
+                let got = rotate(x, q.view(), fortran);
+                for i in 0..n {
+                    same(&got.row(i).to_vec(), &want.row(i).to_vec());
+                }
             }
         }
         // each build of the row kernel on its own (an AVX2 machine runs only one in rotate)

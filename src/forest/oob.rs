@@ -66,8 +66,8 @@ impl OobPrediction {
                 let (mut rows, mut reached, mut block) = (Vec::new(), Vec::new(), Vec::new());
                 let by_row =
                     p <= BY_ROW_FEATURES && x.copy_rows_by_row(lo, counts.len(), &mut block);
-                // (by row: each row's leaf at its index in the block)
-                let mut leaves = vec![0u32; if by_row { counts.len() } else { 0 }];
+                // each out-of-bag row's leaf, at the row's index in the block
+                let mut leaves = vec![0u32; counts.len()];
                 for (t, (tree, bits)) in grown.iter().enumerate() {
                     let Some(bits) = bits.as_deref() else {
                         continue;
@@ -76,20 +76,18 @@ impl OobPrediction {
                     rows.extend(ones(&bits[words.clone()]).map(|i| i as u32));
                     if by_row {
                         packed[t].leaves_among(&block, p, &rows, &mut leaves, &mut reached);
-                        for &i in &rows {
-                            let i = i as usize;
-                            let value = tree.leaf_value(leaves[i] as usize);
-                            add_row(&mut sums[i * k..], &mut counts[i], value);
-                        }
                     } else {
                         reached.resize(rows.len(), 0);
                         let row = |r: usize| TrainingRow(x, lo + rows[r] as usize);
                         packed[t].leaves_by(row, &mut reached);
                         for (&i, &leaf) in rows.iter().zip(&reached) {
-                            let i = i as usize;
-                            let value = tree.leaf_value(leaf as usize);
-                            add_row(&mut sums[i * k..], &mut counts[i], value);
+                            leaves[i as usize] = leaf;
                         }
+                    }
+                    for &i in &rows {
+                        let i = i as usize;
+                        let value = tree.leaf_value(leaves[i] as usize);
+                        add_row(&mut sums[i * k..], &mut counts[i], value);
                     }
                 }
             });

@@ -182,8 +182,13 @@ unsafe fn rotate_row_avx2(
 /// Columns of q a [`rotate`] pass computes at once (their sums fit in registers).
 const ROTATE_LANES: usize = 16;
 
-/// Rows of X between two checks for cancellation in [`rotate`] and [`rotate_csr`].
+/// Rows of X between two checks for cancellation in [`rotate`] and [`rotate_csr`] (a
+/// multiple of [`FORTRAN_TILE`]).
 const CANCEL_ROWS: usize = 1024;
+
+/// Rows [`rows_into`] computes before writing them out column by column (16 f32: a cache
+/// line of each column).
+const FORTRAN_TILE: usize = 16;
 
 /// `(S + 1 offset) @ q` as f32 for S in CSR (`indptr`, `indices`, `data`; `n_rows` × p) and
 /// `offset` a row added to every row of S: each row's stored entries summed in their order,
@@ -231,14 +236,22 @@ fn rows_into(
         return Array2::from_shape_vec((n, m), out).expect("an empty matrix");
     }
     if fortran {
-        let mut buf = vec![0.0f32; m];
-        for i in 0..n {
-            if i % CANCEL_ROWS == 0 && crate::cancel::requested() {
+        // rows a tile at a time, each column's values of the tile then written together
+        // (a cache line of f32) instead of one value a column and row
+        let mut tile = vec![0.0f32; FORTRAN_TILE * m];
+        for start in (0..n).step_by(FORTRAN_TILE) {
+            if start % CANCEL_ROWS == 0 && crate::cancel::requested() {
                 break; // cancelled: the caller returns the cancellation, not these values
             }
-            row(i, &mut buf);
-            for (c, &v) in buf.iter().enumerate() {
-                out[c * n + i] = v;
+            let rows = FORTRAN_TILE.min(n - start);
+            for (t, buf) in tile.chunks_exact_mut(m).take(rows).enumerate() {
+                row(start + t, buf);
+            }
+            for (c, column) in out.chunks_exact_mut(n).enumerate() {
+                let column = &mut column[start..start + rows];
+                for (t, v) in column.iter_mut().enumerate() {
+                    *v = tile[t * m + c];
+                }
             }
         }
         Array2::from_shape_vec((n, m).f(), out).expect("n * m values")
@@ -322,9 +335,10 @@ mod tests {
 
     #[test]
     fn rotated_rows_are_the_ascending_sums_in_every_build() {
-        // 37 columns: two full blocks of lanes and a padded one; NaN in some features,
-        // some weights 0 (a missing feature without weight leaves the value alone)
-        let (n, p, m) = (9, 21, 37);
+        // 37 columns: two full blocks of lanes and a padded one; 41 rows: two full tiles
+        // of a column-major result and part of one; NaN in some features, some weights 0
+        // (a missing feature without weight leaves the value alone)
+        let (n, p, m) = (41, 21, 37);
         let mut rng = Rng::from_seed(7);
         let x = Array2::from_shape_fn((n, p), |(i, k)| {
             if (i + 2 * k) % 11 == 0 {

@@ -75,6 +75,31 @@ def test_haar_rotation_is_uniform_in_first_entry_sign_and_scale():
     assert abs(np.mean(diag**2) - 1 / 3) < 0.03
 
 
+def test_rotate_columns_are_each_rotation_one_by_one():
+    """The batched product (X times the rotations side by side) gives every rotation's
+    column-major copy with the very values of its own product: dense X with missing values
+    (rows spanning several of the core's tiles), and scaled sparse X."""
+    from obliqueforest._rotation_math import rotate, rotate_columns
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(70, 6)) * 10
+    X[rng.random(X.shape) < 0.05] = np.nan
+    rotations = np.stack([np.eye(6)] + [haar_rotation(6, rng) for _ in range(4)])
+    S = sparse.random(70, 6, density=0.3, format="csr", random_state=1)
+    est = RotationEnsembleClassifier(**SMALL).fit(S, np.arange(70) % 2)  # minmax
+    scaled_sparse = est._scale(S)
+    assert not isinstance(scaled_sparse, np.ndarray)  # the sparse path of rotate
+    for data in (X, scaled_sparse):
+        got = rotate_columns(data, rotations)
+        assert len(got) == len(rotations)
+        for Q, g in zip(rotations, got):
+            want = rotate(data, Q, "F")
+            assert g.flags.f_contiguous and g.dtype == np.float32 and g.shape == want.shape
+            np.testing.assert_array_equal(g, want)
+    assert np.isnan(rotate_columns(X, rotations)[0]).sum() == np.isnan(X).sum()
+    assert rotate_columns(X, rotations[:0]) == []
+
+
 def test_tree_complexity_matches_eq5():
     np.testing.assert_allclose(tree_complexity([11, 7], [4, 3], 100), [11.04, 7.03])
 

@@ -44,6 +44,7 @@ from ._rotation_math import (
     linear_weights,
     one_blas_thread,
     rotate,
+    rotate_columns,
     tree_complexity,
 )
 from ._rotation_trees import RotationTreesMixin
@@ -275,7 +276,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
                 yield from self._map(on_worker, range(R), R, progress)
                 return
             for ks in batches(range(R)):
-                X_rots = [self._rotate(X_scaled, k, "F") for k in ks]
+                X_rots = rotate_columns(X_scaled, self.rotations_[ks])
                 params = [micro_params(k) for k in ks]
                 forests_k = _core.Forest.fit_many(X_rots, y_core, sample_weight, params, progress)
                 yield from zip(X_rots, forests_k)
@@ -354,7 +355,11 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
         if runner is None:
             # the rotations' further trees, grown together as the micro-forests were
             for ks in batches(k for k in range(R) if counts[k] > U):
-                X_rots = [rotated[k] if cache else self._rotate(X_scaled, k, "F") for k in ks]
+                X_rots = (
+                    [rotated[k] for k in ks]
+                    if cache
+                    else rotate_columns(X_scaled, self.rotations_[ks])
+                )
                 more = [int(counts[k] - U) for k in ks]
                 completed = [forests[k] for k in ks]
                 _core.Forest.fit_more_many(completed, X_rots, y_core, sample_weight, more, progress)

@@ -35,6 +35,7 @@ __all__ = [
     "haar_rotation",
     "linear_weights",
     "rotate",
+    "rotate_columns",
     "tree_complexity",
 ]
 
@@ -241,6 +242,24 @@ def rotate(X_scaled, rotation, order="C"):
             "scaling='minmax' or 'rank'"
         )
     return out
+
+
+def rotate_columns(X_scaled, rotations):
+    """``[X_scaled @ Q for Q in rotations]``, column-major, from one product of X with the
+    rotations side by side (``X @ [Q_1 ... Q_B]``, the core's p x B*p case of ``rotate``):
+    each rotated copy is a column-major block of the one result, so the same values as
+    ``rotate(X_scaled, Q, "F")`` one by one (every value sums its own column's terms in
+    the same order) from one pass over X, a row's sums of all the rotations computed
+    while the row is in registers, and one call for the batch instead of one a rotation.
+    """
+    rotations = np.asarray(rotations, dtype=np.float64)
+    n_rotations, p, m = rotations.shape
+    if n_rotations == 0:
+        return []
+    # (p, B*m): rotation b's columns at b*m .. (b+1)*m
+    joined = rotations.transpose(1, 0, 2).reshape(p, n_rotations * m)
+    out = rotate(X_scaled, joined, "F")
+    return [out[:, b * m : (b + 1) * m] for b in range(n_rotations)]
 
 
 # --------------------------------------------------------------------------- helpers

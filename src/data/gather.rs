@@ -117,6 +117,32 @@ impl FeatureMatrix<'_> {
         }
     }
 
+    /// Every column of dense X as one slice over its rows, where X lies so (by column, or a
+    /// copy of float columns; no column stored as bits): what the out-of-bag walks read
+    /// node by node without a copy. None otherwise (X by row, bits, sparse).
+    pub(crate) fn unit_columns(&self) -> Option<Vec<&[f32]>> {
+        let n = self.n_samples;
+        match &self.store {
+            Store::Strided {
+                data,
+                row_stride: 1,
+                col_stride,
+            } if n == 0 || *col_stride >= n => Some(
+                (0..self.n_features)
+                    .map(|j| &data[j * col_stride..][..n])
+                    .collect(),
+            ),
+            Store::Columns(columns) => columns
+                .iter()
+                .map(|c| match c {
+                    Column::Dense(d) => Some(&d[..n]),
+                    Column::Binary { .. } => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+
     /// Rows `start..start + n` of dense X by row into `out` (`out[i * p + j] = x[start + i,
     /// j]`, the same values): what the out-of-bag walks down a fit's trees read. False,
     /// leaving `out` empty, for sparse X.

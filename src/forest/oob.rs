@@ -36,12 +36,14 @@ impl OobPrediction {
     /// in index order, each with its out-of-bag rows as a bitset) on the fit's rows `x`,
     /// walked down `packed` (the trees' prediction layouts). Blocks of rows are summed in
     /// parallel on the current rayon pool, each row over its trees in index order: the
-    /// numbers and the order of [`OobPrediction::add`] tree by tree, rows ascending. Dense
-    /// X of up to [`BY_ROW_FEATURES`] features is first copied a block at a time by row
-    /// (the same values), and each tree's out-of-bag rows of the block go down it together
-    /// ([`PackedTree::leaves_among`]: node by node where the tree has fewer nodes than
-    /// those rows, as a micro-forest's small trees do). A cancelled call skips
-    /// the blocks not yet started (the caller checks [`cancel::check`]).
+    /// numbers and the order of [`OobPrediction::add`] tree by tree, rows ascending. Each
+    /// tree's out-of-bag rows of a block go down it together, node by node, where the tree
+    /// has fewer nodes than those rows (as a micro-forest's small trees do), reading X's
+    /// columns in place when X lies by column ([`PackedTree::leaves_among_by_column`]);
+    /// else row by row, on the block copied by row (dense X of up to [`BY_ROW_FEATURES`]
+    /// features, once a block, the same values; [`PackedTree::leaves_among`]) or on X
+    /// itself. A cancelled call skips the blocks not yet started (the caller checks
+    /// [`cancel::check`]).
     pub(crate) fn add_trees(
         &mut self,
         grown: &[Grown],
@@ -53,6 +55,9 @@ impl OobPrediction {
         let k = self.sums.len() / self.counts.len().max(1);
         let p = x.n_features;
         let carried = cancel::carry();
+        // X's own columns where it lies by column: the node-by-node walks read them in
+        // place; rows by row are copied only for trees walked row by row
+        let columns = x.unit_columns();
         self.sums
             .par_chunks_mut(BLOCK * k.max(1))
             .zip(self.counts.par_chunks_mut(BLOCK))
@@ -63,9 +68,12 @@ impl OobPrediction {
                 }
                 let lo = b * BLOCK;
                 let words = lo / 64..(lo + counts.len()).div_ceil(64);
+                let block_columns: Option<Vec<&[f32]>> = columns
+                    .as_ref()
+                    .map(|c| c.iter().map(|c| &c[lo..lo + counts.len()]).collect());
                 let (mut rows, mut reached, mut block) = (Vec::new(), Vec::new(), Vec::new());
-                let by_row =
-                    p <= BY_ROW_FEATURES && x.copy_rows_by_row(lo, counts.len(), &mut block);
+                // whether the block is copied by row (None: not asked yet)
+                let mut by_row = None;
                 // each out-of-bag row's leaf, at the row's index in the block
                 let mut leaves = vec![0u32; counts.len()];
                 for (t, (tree, bits)) in grown.iter().enumerate() {
@@ -74,14 +82,22 @@ impl OobPrediction {
                     };
                     rows.clear();
                     rows.extend(ones(&bits[words.clone()]).map(|i| i as u32));
-                    if by_row {
-                        packed[t].leaves_among(&block, p, &rows, &mut leaves, &mut reached);
-                    } else {
-                        reached.resize(rows.len(), 0);
-                        let row = |r: usize| TrainingRow(x, lo + rows[r] as usize);
-                        packed[t].leaves_by(row, &mut reached);
-                        for (&i, &leaf) in rows.iter().zip(&reached) {
-                            leaves[i as usize] = leaf;
+                    let by_column = block_columns
+                        .as_deref()
+                        .is_some_and(|c| packed[t].leaves_among_by_column(c, &rows, &mut leaves));
+                    if !by_column {
+                        let copied = *by_row.get_or_insert_with(|| {
+                            p <= BY_ROW_FEATURES && x.copy_rows_by_row(lo, counts.len(), &mut block)
+                        });
+                        if copied {
+                            packed[t].leaves_among(&block, p, &rows, &mut leaves, &mut reached);
+                        } else {
+                            reached.resize(rows.len(), 0);
+                            let row = |r: usize| TrainingRow(x, lo + rows[r] as usize);
+                            packed[t].leaves_by(row, &mut reached);
+                            for (&i, &leaf) in rows.iter().zip(&reached) {
+                                leaves[i as usize] = leaf;
+                            }
                         }
                     }
                     for &i in &rows {

@@ -25,6 +25,92 @@ const GROUP: usize = 16;
 /// Rows whose dense projections [`dense_sums`] computes together.
 const LANES: usize = 8;
 
+/// The rows a node-by-node walk ([`PackedTree::leaves_among`]) reads: a block laid out by
+/// row ([`ByRow`]), or X's own columns ([`ByColumn`]). Either gives each row's features
+/// as they are, so the same leaves.
+pub(crate) trait Block<'a>: Copy {
+    /// A row read feature by feature.
+    type Row: Row;
+    /// Whether rows are slices ([`Block::slice`]), which dense projections sum eight at
+    /// a time.
+    const BY_ROW: bool;
+    /// Features of a row.
+    fn n_features(self) -> usize;
+    /// Row `r`.
+    fn row(self, r: u32) -> Self::Row;
+    /// Row `r` as a slice, for a block by row (`None` otherwise).
+    fn slice(self, r: u32) -> Option<&'a [f32]>;
+    /// Column `j` over every row, for a block by column (`None` otherwise): a node on one
+    /// feature reads its rows' values from it.
+    fn column(self, j: usize) -> Option<&'a [f32]>;
+}
+
+/// A row-major block: `p` features a row, row `r` at `r * p`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ByRow<'a> {
+    /// The rows' values.
+    pub(crate) rows: &'a [f32],
+    /// Features a row.
+    pub(crate) p: usize,
+}
+
+impl<'a> Block<'a> for ByRow<'a> {
+    type Row = &'a [f32];
+    const BY_ROW: bool = true;
+    #[inline(always)]
+    fn n_features(self) -> usize {
+        self.p
+    }
+    #[inline(always)]
+    fn row(self, r: u32) -> &'a [f32] {
+        &self.rows[r as usize * self.p..(r as usize + 1) * self.p]
+    }
+    #[inline(always)]
+    fn slice(self, r: u32) -> Option<&'a [f32]> {
+        Some(self.row(r))
+    }
+    #[inline(always)]
+    fn column(self, _: usize) -> Option<&'a [f32]> {
+        None
+    }
+}
+
+/// Columns of X, each one slice over every row: row `r`'s feature `j` at `[j][r]`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ByColumn<'a>(pub(crate) &'a [&'a [f32]]);
+
+/// Row `.1` of a [`ByColumn`] block.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ColumnRow<'a>(&'a [&'a [f32]], usize);
+
+impl Row for ColumnRow<'_> {
+    #[inline(always)]
+    fn at(self, j: usize) -> f32 {
+        self.0[j][self.1]
+    }
+}
+
+impl<'a> Block<'a> for ByColumn<'a> {
+    type Row = ColumnRow<'a>;
+    const BY_ROW: bool = false;
+    #[inline(always)]
+    fn n_features(self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn row(self, r: u32) -> ColumnRow<'a> {
+        ColumnRow(self.0, r as usize)
+    }
+    #[inline(always)]
+    fn slice(self, _: u32) -> Option<&'a [f32]> {
+        None
+    }
+    #[inline(always)]
+    fn column(self, j: usize) -> Option<&'a [f32]> {
+        Some(self.0[j])
+    }
+}
+
 /// The projections of `LANES` rows (`x[l]`, at least `w.len()` features each) on the dense
 /// weights `w` (features `0..w.len()` in order): for each row `0 + w0 x0 + w1 x1 + ...`,
 /// added in term order as [`PackedTree::project`] adds them. The eight sums are
@@ -274,7 +360,7 @@ impl PackedTree {
     pub fn leaves(&self, rows: &[f32], p: usize, out: &mut [u32]) {
         let n = out.len();
         if self.by_node(n) {
-            self.leaves_grouped_dispatch(rows, p, (0..n as u32).collect(), out);
+            self.leaves_grouped_dispatch(ByRow { rows, p }, (0..n as u32).collect(), out);
         } else {
             self.leaves_by(|k| &rows[k * p..(k + 1) * p], out);
         }
@@ -292,7 +378,7 @@ impl PackedTree {
         reached: &mut Vec<u32>,
     ) {
         if self.by_node(among.len()) {
-            self.leaves_grouped_dispatch(rows, p, among.to_vec(), out);
+            self.leaves_grouped_dispatch(ByRow { rows, p }, among.to_vec(), out);
         } else {
             let row = |k: usize| {
                 let r = among[k] as usize;
@@ -306,6 +392,22 @@ impl PackedTree {
         }
     }
 
+    /// [`PackedTree::leaves_among`] on X's own columns (`columns[j][r]`: feature j of
+    /// row r), where it takes `among` down node by node (true: `out` holds their leaves);
+    /// else false, `out` untouched (the caller walks those rows by row).
+    pub fn leaves_among_by_column(
+        &self,
+        columns: &[&[f32]],
+        among: &[u32],
+        out: &mut [u32],
+    ) -> bool {
+        if !self.by_node(among.len()) {
+            return false;
+        }
+        self.leaves_grouped_dispatch(ByColumn(columns), among.to_vec(), out);
+        true
+    }
+
     /// Whether `n` rows go down node by node ([`Self::leaves_grouped`]): it pays where
     /// nodes get many rows, dense projections (whose sums it vectorises) or trees with
     /// fewer nodes than rows (isolation trees, shallow ones, the small trees of a
@@ -316,13 +418,13 @@ impl PackedTree {
     }
 
     /// [`Self::leaves_grouped`] in its AVX2 build where the processor has AVX2.
-    fn leaves_grouped_dispatch(&self, rows: &[f32], p: usize, among: Vec<u32>, out: &mut [u32]) {
+    fn leaves_grouped_dispatch<'a>(&self, x: impl Block<'a>, among: Vec<u32>, out: &mut [u32]) {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor has AVX2, checked just above
-            return unsafe { self.leaves_grouped_avx2(rows, p, among, out) };
+            return unsafe { self.leaves_grouped_avx2(x, among, out) };
         }
-        self.leaves_grouped::<false>(rows, p, among, out);
+        self.leaves_grouped::<_, false>(x, among, out);
     }
 
     /// [`Self::leaves_grouped`] compiled for AVX2: the same operations (vector and
@@ -333,8 +435,8 @@ impl PackedTree {
     /// The processor must have AVX2.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn leaves_grouped_avx2(&self, rows: &[f32], p: usize, among: Vec<u32>, out: &mut [u32]) {
-        self.leaves_grouped::<true>(rows, p, among, out)
+    unsafe fn leaves_grouped_avx2<'a>(&self, x: impl Block<'a>, among: Vec<u32>, out: &mut [u32]) {
+        self.leaves_grouped::<_, true>(x, among, out)
     }
 
     /// [`PackedTree::leaves`] of the rows `among` (at least [`GROUP`] of them; indices
@@ -354,17 +456,16 @@ impl PackedTree {
     /// `AVX` (only from [`Self::leaves_grouped_avx2`]): the dense sums use
     /// [`dense_sums_avx`].
     #[inline(always)]
-    fn leaves_grouped<const AVX: bool>(
+    fn leaves_grouped<'a, B: Block<'a>, const AVX: bool>(
         &self,
-        rows: &[f32],
-        p: usize,
+        x: B,
         among: Vec<u32>,
         out: &mut [u32],
     ) {
         let m = self.dense as usize;
-        let dense = m > 0 && m <= p;
+        let dense = m > 0 && m <= x.n_features();
         let n = among.len();
-        let row = |r: u32| &rows[r as usize * p..(r as usize + 1) * p];
+        let row = |r: u32| x.row(r);
         // the rows at each node: a node's rows are a range of one of two buffers, which
         // it partitions into the other (children take their parent's range; ranges of
         // nodes at one depth do not overlap, so depth parity picks the buffer)
@@ -402,12 +503,14 @@ impl PackedTree {
                 lo += 1 - right;
                 hi -= right;
             };
-            if dense {
+            if dense && B::BY_ROW {
                 let w_start = (nd.a & !MULTI) as usize;
                 let w = &self.proj[w_start..w_start + m];
                 let mut chunks = src.chunks_exact(LANES);
                 for chunk in &mut chunks {
-                    let x: [&[f32]; LANES] = std::array::from_fn(|l| &row(chunk[l])[..m]);
+                    let x: [&[f32]; LANES] = std::array::from_fn(|l| {
+                        &x.slice(chunk[l]).expect("a block by row (checked above)")[..m]
+                    });
                     #[cfg(target_arch = "x86_64")]
                     let acc = if AVX {
                         // SAFETY: AVX is only true in a function compiled for AVX2, called
@@ -428,8 +531,14 @@ impl PackedTree {
             } else if nd.a & MULTI == 0 {
                 // one feature (axis-aligned splits): its index and weight stay in registers
                 let (j, w) = (nd.a as usize, f32::from_bits(nd.b));
-                for &r in src {
-                    place(r, w * rows[r as usize * p + j]);
+                if let Some(column) = x.column(j) {
+                    for &r in src {
+                        place(r, w * column[r as usize]);
+                    }
+                } else {
+                    for &r in src {
+                        place(r, w * row(r).at(j));
+                    }
                 }
             } else if nd.a & POOLED == 0 {
                 for &r in src {
@@ -600,6 +709,7 @@ mod tests {
             (isolation(Projection::new(AxisAligned)), &x, false),
             (isolation(sporf), &x, false),
         ];
+        let mut by_column_walks = 0usize;
         for (params, x, dense) in cases {
             let f = Forest::fit(&params, x.view(), &[], None).unwrap();
             let flat: Vec<f32> = x.iter().copied().collect();
@@ -616,9 +726,11 @@ mod tests {
                     if n >= GROUP {
                         // the portable build of the walk, which AVX2 machines skip
                         let mut got = vec![u32::MAX; n];
-                        pt.leaves_grouped::<false>(
-                            &flat[..n * p],
-                            p,
+                        pt.leaves_grouped::<_, false>(
+                            ByRow {
+                                rows: &flat[..n * p],
+                                p,
+                            },
                             (0..n as u32).collect(),
                             &mut got,
                         );
@@ -631,17 +743,34 @@ mod tests {
                         let mut got = vec![u32::MAX; n];
                         let mut reached = Vec::new();
                         pt.leaves_among(&flat[..n * p], p, &among, &mut got, &mut reached);
-                        for (r, &leaf) in got.iter().enumerate() {
-                            let expected = if among.contains(&(r as u32)) {
+                        let expected = |r: usize| {
+                            if among.contains(&(r as u32)) {
                                 want[r]
                             } else {
                                 u32::MAX
-                            };
-                            assert_eq!(leaf, expected, "n = {n}, row {r} of {among:?}");
+                            }
+                        };
+                        for (r, &leaf) in got.iter().enumerate() {
+                            assert_eq!(leaf, expected(r), "n = {n}, row {r} of {among:?}");
                         }
+                        // the same rows read from the block's columns, where the tree
+                        // takes them node by node
+                        let columns: Vec<Vec<f32>> = (0..p)
+                            .map(|j| (0..n).map(|i| flat[i * p + j]).collect())
+                            .collect();
+                        let columns: Vec<&[f32]> = columns.iter().map(Vec::as_slice).collect();
+                        let mut got = vec![u32::MAX; n];
+                        let by_node = pt.leaves_among_by_column(&columns, &among, &mut got);
+                        assert_eq!(by_node, pt.by_node(among.len()), "n = {n}");
+                        for (r, &leaf) in got.iter().enumerate() {
+                            let expected = if by_node { expected(r) } else { u32::MAX };
+                            assert_eq!(leaf, expected, "by column, n = {n}, row {r}");
+                        }
+                        by_column_walks += usize::from(by_node);
                     }
                 }
             }
         }
+        assert!(by_column_walks > 0);
     }
 }

@@ -100,10 +100,19 @@ impl OobPrediction {
                             }
                         }
                     }
-                    for &i in &rows {
-                        let i = i as usize;
-                        let value = tree.leaf_value(leaves[i] as usize);
-                        add_row(&mut sums[i * k..], &mut counts[i], value);
+                    // (a classifier's few outputs as a constant: the sums unrolled)
+                    match k {
+                        1 => add_rows::<1>(tree, &rows, &leaves, sums, counts),
+                        2 => add_rows::<2>(tree, &rows, &leaves, sums, counts),
+                        3 => add_rows::<3>(tree, &rows, &leaves, sums, counts),
+                        4 => add_rows::<4>(tree, &rows, &leaves, sums, counts),
+                        _ => {
+                            for &i in &rows {
+                                let i = i as usize;
+                                let value = tree.leaf_value(leaves[i] as usize);
+                                add_row(&mut sums[i * k..], &mut counts[i], value);
+                            }
+                        }
                     }
                 }
             });
@@ -195,6 +204,31 @@ fn add_row(sums: &mut [f64], count: &mut u32, value: &[f64]) {
         *s += v;
     }
     *count += 1;
+}
+
+/// [`add_row`] of each row `i` of `rows` (indices into a block), of its leaf
+/// `leaves[i]`'s values in `tree`, for trees of `K` outputs.
+#[inline]
+fn add_rows<const K: usize>(
+    tree: &crate::tree::Tree,
+    rows: &[u32],
+    leaves: &[u32],
+    sums: &mut [f64],
+    counts: &mut [u32],
+) {
+    for &i in rows {
+        let i = i as usize;
+        let value: &[f64; K] = (tree.leaf_value(leaves[i] as usize))
+            .try_into()
+            .expect("a leaf's K values");
+        let row: &mut [f64; K] = (&mut sums[i * K..(i + 1) * K])
+            .try_into()
+            .expect("a row's K sums");
+        for (s, v) in row.iter_mut().zip(value) {
+            *s += v;
+        }
+        counts[i] += 1;
+    }
 }
 
 /// The rows drawn 0 times as a bitset (bit i of word i / 64): a tree's out-of-bag rows in
@@ -298,6 +332,56 @@ mod tests {
                     assert_eq!(a.counts, b.counts, "{case}");
                     assert_eq!(a.sums, b.sums, "{case}");
                     assert!(a.counts.iter().filter(|&&c| c > 0).count() > n / 2);
+                }
+            }
+        }
+    }
+
+    /// The sums of a fit's out-of-bag record for one output (a regression), three and six
+    /// classes (unrolled for up to four outputs, else the general loop) equal the
+    /// recomputed ones, on X by row and by column.
+    #[test]
+    fn oob_records_of_any_number_of_outputs_are_the_recomputed_ones() {
+        let (n, p) = (1500, 5);
+        let mut rng = Rng::from_seed(11);
+        let x = Array2::from_shape_fn((n, p), |_| rng.below(1000) as f32 / 100.0);
+        let by_column = x.t().to_owned().reversed_axes();
+        for (mut params, n_classes) in [
+            (ForestParams::regression(), 0u32),
+            (ForestParams::classification(3), 3),
+            (ForestParams::classification(6), 6),
+        ] {
+            let y: Vec<f64> = (0..n)
+                .map(|i| {
+                    let v = x[[i, 0]] + x[[i, 1]];
+                    if n_classes == 0 {
+                        f64::from(v)
+                    } else {
+                        f64::from((v as u32) % n_classes)
+                    }
+                })
+                .collect();
+            params.n_estimators = 6;
+            params.n_jobs = 2;
+            params.seed = 5;
+            for max_depth in [None, Some(4)] {
+                params.max_depth = max_depth;
+                for view in [x.view(), by_column.view()] {
+                    params.oob = true;
+                    let grown = Forest::fit(&params, view, &y, None).unwrap();
+                    params.oob = false;
+                    let mut later = Forest::fit(&params, view, &y, None).unwrap();
+                    later.compute_oob(view, 2).unwrap();
+                    let (a, b) = (grown.oob().unwrap(), later.oob().unwrap());
+                    let case = format!("classes={n_classes} max_depth={max_depth:?}");
+                    assert_eq!(a.counts, b.counts, "{case}");
+                    assert_eq!(a.sums, b.sums, "{case}");
+                    let k = if n_classes == 0 {
+                        1
+                    } else {
+                        n_classes as usize
+                    };
+                    assert_eq!(a.sums.len(), n * k, "{case}");
                 }
             }
         }

@@ -286,6 +286,26 @@ mod tests {
     use crate::rng::Rng;
     use ndarray::Array2;
 
+    /// The out-of-bag record of a fit of `params` with `oob` on `x`, after checking that it
+    /// equals the record `compute_oob` recomputes for the same trees, bit for bit.
+    fn fit_record_is_recomputed(
+        params: &ForestParams,
+        x: ndarray::ArrayView2<'_, f32>,
+        y: &[f64],
+        case: &str,
+    ) -> OobPrediction {
+        let mut params = params.clone();
+        params.oob = true;
+        let grown = Forest::fit(&params, x, y, None).unwrap();
+        params.oob = false;
+        let mut later = Forest::fit(&params, x, y, None).unwrap();
+        later.compute_oob(x, 2).unwrap();
+        let (a, b) = (grown.oob().unwrap(), later.oob().unwrap());
+        assert_eq!(a.counts, b.counts, "{case}");
+        assert_eq!(a.sums, b.sums, "{case}");
+        a.clone()
+    }
+
     /// The out-of-bag record a fit sums (on blocks of rows copied by row, or on X itself
     /// beyond `BY_ROW_FEATURES` features) equals the one recomputed from the trees' seeds
     /// (`compute_oob`, which walks X through the prediction path), bit for bit: several
@@ -322,16 +342,9 @@ mod tests {
                 params.n_jobs = 2;
                 params.seed = 3;
                 for view in [x.view(), by_column.view()] {
-                    params.oob = true;
-                    let grown = Forest::fit(&params, view, &y, None).unwrap();
-                    params.oob = false;
-                    let mut later = Forest::fit(&params, view, &y, None).unwrap();
-                    later.compute_oob(view, 2).unwrap();
-                    let (a, b) = (grown.oob().unwrap(), later.oob().unwrap());
                     let case = format!("n={n} p={p} oblique={oblique} max_depth={max_depth:?}");
-                    assert_eq!(a.counts, b.counts, "{case}");
-                    assert_eq!(a.sums, b.sums, "{case}");
-                    assert!(a.counts.iter().filter(|&&c| c > 0).count() > n / 2);
+                    let record = fit_record_is_recomputed(&params, view, &y, &case);
+                    assert!(record.counts.iter().filter(|&&c| c > 0).count() > n / 2);
                 }
             }
         }
@@ -367,21 +380,14 @@ mod tests {
             for max_depth in [None, Some(4)] {
                 params.max_depth = max_depth;
                 for view in [x.view(), by_column.view()] {
-                    params.oob = true;
-                    let grown = Forest::fit(&params, view, &y, None).unwrap();
-                    params.oob = false;
-                    let mut later = Forest::fit(&params, view, &y, None).unwrap();
-                    later.compute_oob(view, 2).unwrap();
-                    let (a, b) = (grown.oob().unwrap(), later.oob().unwrap());
                     let case = format!("classes={n_classes} max_depth={max_depth:?}");
-                    assert_eq!(a.counts, b.counts, "{case}");
-                    assert_eq!(a.sums, b.sums, "{case}");
+                    let record = fit_record_is_recomputed(&params, view, &y, &case);
                     let k = if n_classes == 0 {
                         1
                     } else {
                         n_classes as usize
                     };
-                    assert_eq!(a.sums.len(), n * k, "{case}");
+                    assert_eq!(record.sums.len(), n * k, "{case}");
                 }
             }
         }

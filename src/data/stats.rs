@@ -153,36 +153,62 @@ fn order_statistic(values: &[f32], zeros: usize, k: usize) -> f64 {
 /// The largest |value| of `x` (NaN aside) and whether some value is NaN, or the position
 /// (row, column) of its first infinite value.
 pub(super) fn max_abs(x: &ArrayView2<'_, f32>) -> std::result::Result<(f32, bool), (usize, usize)> {
-    // f32::max ignores NaN; a NaN's |v| is not infinite, and NaN != NaN marks it
-    let step = |(m, ok, nan): (f32, bool, bool), v: &f32| {
-        (
-            m.max(v.abs()),
-            ok & (v.abs() != f32::INFINITY),
-            nan | v.is_nan(),
-        )
-    };
-    let start = (0.0f32, true, false);
+    // (a maximum and two flags: the same in any order)
+    let join = |(m, ok, nan): Scan, (m2, ok2, nan2): Scan| (m.max(m2), ok & ok2, nan | nan2);
+    let none: Scan = (0.0, true, false);
     let (largest, finite, nan) = match x.as_slice_memory_order() {
-        // folds without an early exit vectorise; blocks in parallel on the current pool (a
-        // maximum and two flags: the same in any order)
-        Some(s) => s
-            .par_chunks(1 << 16)
-            .map(|block| {
-                block
-                    .chunks(4096)
-                    .fold(start, |acc, c| c.iter().fold(acc, step))
-            })
-            .reduce(
-                || start,
-                |(m, ok, nan), (m2, ok2, nan2)| (m.max(m2), ok & ok2, nan | nan2),
-            ),
-        None => x.iter().fold(start, step),
+        // blocks in parallel on the current pool
+        Some(s) => s.par_chunks(1 << 16).map(scan_abs).reduce(|| none, join),
+        None => {
+            // X laid out otherwise: its values a block at a time through a small buffer
+            let (mut values, mut buf, mut acc) = (x.iter().copied(), Vec::new(), none);
+            loop {
+                buf.clear();
+                buf.extend(values.by_ref().take(4096));
+                if buf.is_empty() {
+                    break acc;
+                }
+                acc = join(acc, scan_abs(&buf));
+            }
+        }
     };
     if finite {
         Ok((largest, nan))
     } else {
         Err(first_infinite(x).unwrap_or((0, 0)))
     }
+}
+
+/// (largest |value|, no value infinite, some value NaN) of some values.
+type Scan = (f32, bool, bool);
+
+/// Values [`scan_abs`] folds side by side.
+const SCAN_LANES: usize = 16;
+
+/// (largest |v| of `values`, NaN aside, or 0; whether none is infinite; whether some is
+/// NaN), folded in [`SCAN_LANES`] independent lanes without a branch or an early exit, so
+/// that the loop vectorises: a lane keeps |v| when it is larger (a NaN compares false),
+/// and the lanes' maximum is the same value in any order.
+fn scan_abs(values: &[f32]) -> Scan {
+    let mut largest = [0.0f32; SCAN_LANES];
+    let (mut infinite, mut nan) = ([0u32; SCAN_LANES], [0u32; SCAN_LANES]);
+    let mut chunks = values.chunks_exact(SCAN_LANES);
+    for chunk in &mut chunks {
+        for l in 0..SCAN_LANES {
+            let a = chunk[l].abs();
+            largest[l] = if a > largest[l] { a } else { largest[l] };
+            infinite[l] |= u32::from(a == f32::INFINITY);
+            nan[l] |= u32::from(a.is_nan());
+        }
+    }
+    let mut m = largest.iter().fold(0.0f32, |m, &a| m.max(a));
+    let (mut inf, mut missing) = (infinite.contains(&1), nan.contains(&1));
+    for &v in chunks.remainder() {
+        m = m.max(v.abs());
+        inf |= v.abs() == f32::INFINITY;
+        missing |= v.is_nan();
+    }
+    (m, !inf, missing)
 }
 
 /// Position (row, column) of the first infinite value of `x`, if any.
@@ -220,6 +246,59 @@ mod tests {
             inv
         } else {
             1.0
+        }
+    }
+
+    /// `max_abs` against a plain fold of every value: lengths around the lanes and the
+    /// parallel blocks, negative and signed-zero values, NaN (ignored by the maximum,
+    /// reported), infinities (the first one's position), X by row, by column and strided.
+    #[test]
+    fn max_abs_is_the_plain_fold() {
+        let mut rng = Rng::from_seed(21);
+        for n in [0usize, 1, 15, 16, 17, 33, 1000, (1 << 16) + 37] {
+            for case in 0..4 {
+                let p = 3;
+                let mut v: Vec<f32> = (0..n * p)
+                    .map(|_| (rng.unit() as f32 - 0.5) * 1e3)
+                    .collect();
+                if n > 0 {
+                    let k = rng.below(n * p);
+                    match case {
+                        1 => v[k] = f32::NAN,
+                        2 => v[k] = -f32::INFINITY,
+                        3 => {
+                            v[k] = -0.0;
+                            v[(k + 1) % (n * p)] = -4e3; // the largest is negative
+                        }
+                        _ => {}
+                    }
+                }
+                let x = ArrayView2::from_shape((n, p), &v).unwrap();
+                let want_max = v.iter().fold(0.0f32, |m, a| m.max(a.abs()));
+                let want_nan = v.iter().any(|a| a.is_nan());
+                let first_inf = v
+                    .iter()
+                    .position(|a| a.is_infinite())
+                    .map(|k| (k / p, k % p));
+                let by_column = x.t().to_owned();
+                let by_column = by_column.t();
+                for (view, inf) in [(x, first_inf), (by_column, first_inf)] {
+                    match (max_abs(&view), inf) {
+                        (Ok((m, nan)), None) => {
+                            assert_eq!(m.to_bits(), want_max.to_bits(), "n={n} case={case}");
+                            assert_eq!(nan, want_nan, "n={n} case={case}");
+                        }
+                        (Err(at), Some(want)) => assert_eq!(at, want, "n={n} case={case}"),
+                        (got, want) => panic!("n={n} case={case}: {got:?} against {want:?}"),
+                    }
+                }
+                // every other column: no contiguous memory order
+                let strided = x.slice(ndarray::s![.., ..;2]);
+                let plain = strided.iter().fold(0.0f32, |m, a| m.max(a.abs()));
+                if let Ok((m, _)) = max_abs(&strided) {
+                    assert_eq!(m.to_bits(), plain.to_bits(), "strided n={n} case={case}");
+                }
+            }
         }
     }
 

@@ -498,8 +498,14 @@ impl PackedTree {
             let mut place = |r: u32, v: f32| {
                 let right =
                     usize::from(v > nd.threshold) | (usize::from(v.is_nan()) & missing_right);
-                dst[lo] = r;
-                dst[hi - 1] = r;
+                debug_assert!(lo < hi && hi <= dst.len());
+                // SAFETY: each of the node's rows is placed once, and a placed row moves
+                // lo up or hi down by one, so before the t-th row lo + (len - hi) = t < len:
+                // lo <= t < hi <= len, both positions inside `dst`
+                unsafe {
+                    *dst.get_unchecked_mut(lo) = r;
+                    *dst.get_unchecked_mut(hi - 1) = r;
+                }
                 lo += 1 - right;
                 hi -= right;
             };

@@ -1047,9 +1047,9 @@ def test_rotation_ensemble_model_hash_ignores_n_jobs():
 
 
 def test_rotation_oob_errors_are_oob_error_of_each_rotation(iris):
-    """The micro-forests' OOB errors of a single-output classifier, counted with small
-    temporaries, equal ``_oob_error`` of each rotation bit for bit: ties between classes
-    (the first wins), rows without OOB trees, a rotation without any (NaN)."""
+    """The micro-forests' OOB errors of a single-output classifier, counted for several
+    rotations at once, equal ``_oob_error`` of each rotation bit for bit: ties between
+    classes (the first wins), rows without OOB trees, a rotation without any (NaN)."""
     X, y = iris
     clf = RotationEnsembleClassifier(n_estimators=20, n_rotations=4, random_state=0).fit(X, y)
     rng = np.random.default_rng(5)
@@ -1058,7 +1058,7 @@ def test_rotation_oob_errors_are_oob_error_of_each_rotation(iris):
     counts[2] = 0.0
     sums = rng.integers(0, 3, size=(R, n, 3)) * counts[:, :, None] / 2
     codes = np.unique(y, return_inverse=True)[1].astype(np.float64)
-    got = np.array([clf._rotation_oob_error(s, c, codes, None) for s, c in zip(sums, counts)])
+    got = clf._rotation_oob_errors(list(zip(sums, counts)), codes, None)
     want = np.array([clf._oob_error(s, c, codes, None) for s, c in zip(sums, counts)])
     assert np.isnan(got[2]) and np.isnan(want[2])
     np.testing.assert_array_equal(got, want)

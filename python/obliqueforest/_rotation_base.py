@@ -57,6 +57,9 @@ _TUNED_BY_H = ("cut", "exp")
 # Above this many bytes the rotated copies are recomputed instead of cached.
 _CACHE_BUDGET_BYTES = 256 * 2**20
 _MAX_SEED = np.iinfo(np.int32).max
+# Rotations whose micro-forests' OOB errors are counted together: a few numpy calls for
+# ten rotations instead of for each, on sums of ten rotations at a time (not all R)
+_ERROR_BATCH = 10
 
 # Set (only) by obliqueforest.dask around a fit: an object that grows each rotation's
 # forest on a cluster worker from the scaled data it received once (``share``):
@@ -184,19 +187,22 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             return np.nan
         return float(np.average(loss, weights=weights))
 
-    def _rotation_oob_error(self, sums, counts, y, sample_weight):
-        """One rotation's ``_oob_error``. A single-output classifier without sample weights
-        counts its misclassified out-of-bag rows and those rows, both exact, so the number
-        is ``_oob_error``'s, with small temporaries (a fit asks 50 times)."""
+    def _rotation_oob_errors(self, records, y, sample_weight):
+        """``_oob_error`` of each rotation's (sums, counts) in ``records``. A single-output
+        classifier without sample weights counts its misclassified out-of-bag rows and
+        those rows, both exact, so the numbers are ``_oob_error``'s, for the rotations of
+        ``records`` at once (a fit asks for 50, a batch at a time)."""
         if not (self._task == "classification" and self.n_outputs_ == 1 and sample_weight is None):
-            return self._oob_error(sums, counts, y, sample_weight)
+            return np.array([self._oob_error(s, c, y, sample_weight) for s, c in records])
+        sums = np.stack([s for s, _ in records])
+        counts = np.stack([c for _, c in records])
         has_oob = counts > 0
-        n_oob = np.count_nonzero(has_oob)
-        if n_oob == 0:
-            return np.nan
+        n_oob = np.count_nonzero(has_oob, axis=1)
         # (rows without OOB trees have sums 0 and are not counted)
-        pred = sums / np.maximum(counts, 1.0)[:, None]
-        return np.count_nonzero((pred.argmax(axis=1) != y.ravel()) & has_oob) / n_oob
+        pred = sums / np.maximum(counts, 1.0)[:, :, None]
+        wrong = np.count_nonzero((pred.argmax(axis=2) != y.ravel()) & has_oob, axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(n_oob > 0, wrong / n_oob, np.nan)
 
     # ---- the algorithm
 
@@ -283,16 +289,28 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
 
         micro_nodes = np.empty((R, U))
         micro_depth = np.empty((R, U))
+        records = []  # (first rotation, out-of-bag records) whose errors are not counted yet
+
+        def count_errors():
+            first = records[0][0]
+            errors = self._rotation_oob_errors([r for _, r in records], y, sample_weight)
+            oob_error[first : first + len(records)] = errors
+            records.clear()
+
         for k, (X_rot, forest) in enumerate(grow_micro_forests()):
             micro_nodes[k], micro_depth[k], _ = forest.tree_stats()
             if keep_oob:
                 sums, counts = forest.oob_prediction()
-                oob_error[k] = self._rotation_oob_error(sums, counts, y, sample_weight)
+                records.append((k, (sums, counts)))
+                if len(records) == _ERROR_BATCH:
+                    count_errors()
                 if oob_sums is not None:
                     oob_sums[k], oob_counts[k] = sums, counts
             forests.append(forest)
             if cache:
                 rotated[k] = X_rot
+        if records:
+            count_errors()
         # each rotation's median tree complexity, the rotations in one call
         complexity = np.median(tree_complexity(micro_nodes, micro_depth, n_samples), axis=1)
         if self.verbose:

@@ -199,8 +199,19 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
         has_oob = counts > 0
         n_oob = np.count_nonzero(has_oob, axis=1)
         # (rows without OOB trees have sums 0 and are not counted)
-        pred = sums / np.maximum(counts, 1.0)[:, :, None]
-        wrong = np.count_nonzero((pred.argmax(axis=2) != y.ravel()) & has_oob, axis=1)
+        divisor = np.maximum(counts, 1.0)
+        # argmax over the classes of sums / divisor, a class at a time (each quotient as
+        # _oob_error divides it; a later class wins only when strictly larger, so ties go
+        # to the first, as argmax's): one pass over (rotations, rows) a class instead of a
+        # division broadcast over the few classes and an argmax along them
+        best = sums[:, :, 0] / divisor
+        label = np.zeros(counts.shape, dtype=np.intp)
+        for c in range(1, sums.shape[2]):
+            share = sums[:, :, c] / divisor
+            larger = share > best
+            label[larger] = c
+            np.maximum(best, share, out=best)
+        wrong = np.count_nonzero((label != y.ravel()) & has_oob, axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(n_oob > 0, wrong / n_oob, np.nan)
 

@@ -450,9 +450,9 @@ def test_max_features_redraw_grows_pure_leaves_as_scikit_learn():
     ],
 )
 def test_class_encoding_matches_numpy_unique(column):
-    from obliqueforest._base import _encode_classes
+    from obliqueforest._validation import encode_classes
 
-    classes, codes = _encode_classes(column)
+    classes, codes = encode_classes(column)
     want, inverse = np.unique(column, return_inverse=True)
     assert classes.dtype == want.dtype and np.array_equal(classes, want)
     assert codes.dtype == np.float64 and np.array_equal(codes, inverse)

@@ -24,7 +24,6 @@ from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.utils import check_random_state, compute_sample_weight
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
@@ -35,6 +34,7 @@ from ._transaction import TransactionalFit
 from ._validation import (
     SPARSE_FORMATS,
     _validate_data,
+    class_targets,
     core_X,
     resolve_n_jobs,
     target_columns,
@@ -338,30 +338,14 @@ class _ClassifierMixin(ClassifierMixin):
         if self._no_new_trees():
             return
         y = target_columns(y)
-        check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
-        # the class codes as the core reads them (float64): one array of n x outputs kept
-        # through the fit, not also the integer codes and their stacked copy
-        classes, codes = [], []
-        for o in range(y.shape[1]):
-            c, code = _encode_classes(y[:, o])
-            classes.append(c)
-            codes.append(code)
-            del code
-        y_enc = codes[0] if len(codes) == 1 else np.stack(codes, axis=1)
-        del codes
+        classes, y_enc = class_targets(y, self.oob_score)
         if y.shape[1] == 1:
-            classes, y = classes[0], y[:, 0]
+            y = y[:, 0]
         if warm:
             old = self.classes_ if isinstance(self.classes_, list) else [self.classes_]
             new = classes if isinstance(classes, list) else [classes]
             if len(old) != len(new) or not all(map(np.array_equal, old, new)):
                 raise ValueError("warm_start needs the same classes as the first fit")
-        if self.oob_score and type_of_target(y_enc) == "multiclass-multioutput":
-            raise ValueError(
-                "The type of target cannot be used to compute OOB estimates. Got "
-                "multiclass-multioutput while only the following are supported: continuous, "
-                "continuous-multioutput, binary, multiclass, multilabel-indicator."
-            )
         self.classes_ = classes
         self.n_classes_ = [len(c) for c in classes] if isinstance(classes, list) else len(classes)
         if sample_weight is not None:
@@ -572,28 +556,3 @@ def _check_quantiles(quantiles):
     if qs.ndim != 1 or qs.size == 0 or not np.all((qs >= 0.0) & (qs <= 1.0)):
         raise ValueError(f"quantiles must be floats in [0, 1], got {quantiles!r}")
     return qs.tolist(), scalar
-
-
-def _encode_classes(column):
-    """The sorted classes of one target column and each row's class code as float64, as
-    ``np.unique(column, return_inverse=True)`` gives them; integer labels spanning a range
-    not much wider than the rows are counted in O(n) instead of sorted (a second at 10^7
-    rows)."""
-    column = np.asarray(column)
-    if column.dtype.kind in "iu" and column.size:
-        low, high = column.min(), column.max()
-        span = int(high) - int(low) + 1
-        if span <= max(2 * column.size, 1024):
-            # (small integer types may not hold the span: subtract in 64 bits then)
-            wide = np.iinfo(column.dtype).max >= span - 1
-            shifted = ((column if wide else column.astype(np.int64)) - low).astype(
-                np.intp, copy=False
-            )
-            present = np.flatnonzero(np.bincount(shifted, minlength=span))
-            code_of = np.zeros(span, dtype=np.float64)
-            code_of[present] = np.arange(present.size, dtype=np.float64)
-            big = np.uint64 if column.dtype.kind == "u" else np.int64
-            classes = (present.astype(big) + big(low)).astype(column.dtype)
-            return classes, code_of[shifted]
-    classes, inverse = np.unique(column, return_inverse=True)
-    return classes, inverse.astype(np.float64)

@@ -14,6 +14,7 @@ import numpy as np
 from joblib.parallel import get_active_backend
 from scipy import sparse
 from sklearn.exceptions import DataConversionWarning
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import validate_data
 
 from . import _core
@@ -120,6 +121,57 @@ def target_columns(y):
     if y.shape[1] == 0:
         raise ValueError("y has no columns (shape (n_samples, 0)); give at least one target")
     return y
+
+
+def encode_classes(column):
+    """The sorted classes of one target column and each row's class code as float64, as
+    ``np.unique(column, return_inverse=True)`` gives them; integer labels spanning a range
+    not much wider than the rows are counted in O(n) instead of sorted (a second at 10^7
+    rows)."""
+    column = np.asarray(column)
+    if column.dtype.kind in "iu" and column.size:
+        low, high = column.min(), column.max()
+        span = int(high) - int(low) + 1
+        if span <= max(2 * column.size, 1024):
+            # (small integer types may not hold the span: subtract in 64 bits then)
+            wide = np.iinfo(column.dtype).max >= span - 1
+            shifted = ((column if wide else column.astype(np.int64)) - low).astype(
+                np.intp, copy=False
+            )
+            present = np.flatnonzero(np.bincount(shifted, minlength=span))
+            code_of = np.zeros(span, dtype=np.float64)
+            code_of[present] = np.arange(present.size, dtype=np.float64)
+            big = np.uint64 if column.dtype.kind == "u" else np.int64
+            classes = (present.astype(big) + big(low)).astype(column.dtype)
+            return classes, code_of[shifted]
+    classes, inverse = np.unique(column, return_inverse=True)
+    return classes, inverse.astype(np.float64)
+
+
+def class_targets(y, oob_score):
+    """A classifier's targets ``y`` (n_samples x n_outputs, as :func:`target_columns` gives
+    them) checked to be classes and encoded: ``(classes, codes)``, the sorted classes (one
+    array, or a list of one per output) and each row's class codes as the core reads them
+    (float64; n_samples, or n_samples x n_outputs), one array kept through the fit rather
+    than also the integer codes and their stacked copy. Raises scikit-learn's ValueError
+    for targets that are not classes, and for multiclass-multioutput targets when
+    ``oob_score``."""
+    check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
+    classes, codes = [], []
+    for o in range(y.shape[1]):
+        c, code = encode_classes(y[:, o])
+        classes.append(c)
+        codes.append(code)
+        del code
+    y_enc = codes[0] if len(codes) == 1 else np.stack(codes, axis=1)
+    del codes
+    if oob_score and type_of_target(y_enc) == "multiclass-multioutput":
+        raise ValueError(
+            "The type of target cannot be used to compute OOB estimates. Got "
+            "multiclass-multioutput while only the following are supported: continuous, "
+            "continuous-multioutput, binary, multiclass, multilabel-indicator."
+        )
+    return (classes[0] if y.shape[1] == 1 else classes), y_enc
 
 
 def warn_missing_oob(counts, stacklevel=4):

@@ -37,10 +37,8 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import compute_sample_weight
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
 from ._outputs import labels_of, output_blocks
 from ._params import forest_params
@@ -65,7 +63,7 @@ from ._rotation_trees import (
     RotationTreeRegressor,
 )
 from ._surface import Param
-from ._validation import target_columns
+from ._validation import class_targets, target_columns
 
 __all__ = [
     "WEIGHTINGS",
@@ -395,30 +393,19 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
     def _fit_draft(self, X, y, sample_weight):
         X, y = self._validate_fit_data(X, y)
         y = target_columns(y)
-        check_classification_targets(y if y.shape[1] > 1 else y[:, 0])
-        encoders = [LabelEncoder().fit(y[:, o]) for o in range(y.shape[1])]
-        y_codes = np.stack([e.transform(y[:, o]) for o, e in enumerate(encoders)], axis=1)
+        self.classes_, y_codes = class_targets(y, self.oob_score)
         self.n_outputs_ = y.shape[1]
         if self.n_outputs_ == 1:
-            y, y_codes = y[:, 0], y_codes[:, 0]
-            self.classes_ = encoders[0].classes_
+            y = y[:, 0]
             self.n_classes_ = len(self.classes_)
         else:
-            self.classes_ = [e.classes_ for e in encoders]
             self.n_classes_ = [len(c) for c in self.classes_]
-            if self.oob_score and type_of_target(y_codes) == "multiclass-multioutput":
-                raise ValueError(
-                    "The type of target cannot be used to compute OOB estimates. Got "
-                    "multiclass-multioutput while only the following are supported: "
-                    "continuous, continuous-multioutput, binary, multiclass, "
-                    "multilabel-indicator."
-                )
         self._n_outputs = int(np.sum(self.n_classes_))
         sample_weight = self._check_sample_weight(sample_weight, X)
         if self.class_weight is not None:
             expanded = compute_sample_weight(self.class_weight, y)
             sample_weight = expanded if sample_weight is None else sample_weight * expanded
-        return self._fit_rotations(X, y_codes.astype(np.float64), sample_weight)
+        return self._fit_rotations(X, y_codes, sample_weight)
 
     def predict_proba(self, X):
         """Class probabilities averaged over all trees.

@@ -192,23 +192,24 @@ const SCAN_LANES: usize = 16;
 fn scan_abs(values: &[f32]) -> Scan {
     let mut largest = [0.0f32; SCAN_LANES];
     let (mut infinite, mut nan) = ([0u32; SCAN_LANES], [0u32; SCAN_LANES]);
+    // value v folded into lane l
+    let mut fold = |l: usize, v: f32| {
+        let a = v.abs();
+        largest[l] = if a > largest[l] { a } else { largest[l] };
+        infinite[l] |= u32::from(a == f32::INFINITY);
+        nan[l] |= u32::from(a.is_nan());
+    };
     let mut chunks = values.chunks_exact(SCAN_LANES);
     for chunk in &mut chunks {
-        for l in 0..SCAN_LANES {
-            let a = chunk[l].abs();
-            largest[l] = if a > largest[l] { a } else { largest[l] };
-            infinite[l] |= u32::from(a == f32::INFINITY);
-            nan[l] |= u32::from(a.is_nan());
+        for (l, &v) in chunk.iter().enumerate() {
+            fold(l, v);
         }
     }
-    let mut m = largest.iter().fold(0.0f32, |m, &a| m.max(a));
-    let (mut inf, mut missing) = (infinite.contains(&1), nan.contains(&1));
-    for &v in chunks.remainder() {
-        m = m.max(v.abs());
-        inf |= v.abs() == f32::INFINITY;
-        missing |= v.is_nan();
+    for (l, &v) in chunks.remainder().iter().enumerate() {
+        fold(l, v);
     }
-    (m, !inf, missing)
+    let m = largest.iter().fold(0.0f32, |m, &a| m.max(a));
+    (m, !infinite.contains(&1), nan.contains(&1))
 }
 
 /// Position (row, column) of the first infinite value of `x`, if any.

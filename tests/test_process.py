@@ -8,6 +8,7 @@ into it) or work that ignores SIGINT, which would take the test runner down with
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -87,6 +88,7 @@ INTERRUPTED = """
     X = rng.randn({n}, 20).astype(np.float32)
     y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
     {setup}
+    {preload}
     print("ready", flush=True)
     t0 = time.time()
     try:
@@ -159,7 +161,11 @@ CASES = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_sigint_interrupts_long_work_and_stops_it(case):
     n, setup, work = CASES[case]
-    code = INTERRUPTED.format(n=n, setup=setup, work=work)
+    # The package imports an estimator's module (and much of scikit-learn and scipy) on
+    # its first use: that happens before "ready", so that the signal meets the work, not
+    # an import, where importlib's lock callbacks can swallow a KeyboardInterrupt.
+    preload = "; ".join(f"of.{name}" for name in sorted(set(re.findall(r"of\.(\w+)", work))))
+    code = INTERRUPTED.format(n=n, setup=setup, preload=preload or "pass", work=work)
     proc = subprocess.Popen(
         [sys.executable, "-c", PRELUDE + textwrap.dedent(code)],
         stdout=subprocess.PIPE,

@@ -102,6 +102,11 @@ INTERRUPTED = """
         print(f"interrupted {{caught:.3f}} {{cpu:.3f}}", flush=True)
 """
 
+QUANTILE_FOREST = (
+    "reg = of.RandomForestRegressor(n_estimators=100, min_samples_leaf=2000, "
+    "store_leaf_values=True, random_state=0).fit(X, y)"
+)
+
 CASES = {
     "fit": (20000, "", "of.SPORFClassifier(n_estimators=400, n_jobs=2, random_state=0).fit(X, y)"),
     "fit-verbose": (
@@ -132,6 +137,25 @@ CASES = {
         "reg = of.RandomForestRegressor(n_estimators=50, n_jobs=2, store_leaf_values=True, "
         "random_state=0).fit(X, y); X = np.tile(X, (400, 1))",
         "reg.predict_quantiles(X)",
+    ),
+    # large leaves: each row's quantiles sort ~10^5 weighted targets, a block of rows
+    # takes tens of seconds, so the work must stop within a block
+    "predict-quantiles-large-leaves": (
+        20000,
+        QUANTILE_FOREST,
+        "reg.predict_quantiles(X)",
+    ),
+    "oob-quantiles-large-leaves": (20000, QUANTILE_FOREST, "reg.oob_quantiles(X)"),
+    "predict-interval-large-leaves-2-threads": (
+        20000,
+        QUANTILE_FOREST + "; reg.set_params(n_jobs=2)",
+        "reg.predict_interval(X)",
+    ),
+    "decision-path": (
+        2000,
+        "clf = of.RandomForestClassifier(n_estimators=100, random_state=0).fit(X, y); "
+        "X = np.tile(X, (200, 1))",
+        "clf.decision_path(X)",
     ),
     "rotation-fit-threads": (
         20000,

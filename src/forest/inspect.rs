@@ -4,6 +4,7 @@
 
 use super::sampling::{draw_counts, honest_mask};
 use super::Forest;
+use crate::cancel;
 use crate::error::{Error, Result};
 use crate::projection::ProjRef;
 use crate::sparse::{Features, Row, RowBlock};
@@ -272,7 +273,12 @@ impl Forest {
         indptr.push(0i64);
         let mut indices = Vec::new();
         let mut path = Vec::new();
-        for row in leaves.rows() {
+        for (i, row) in leaves.rows().into_iter().enumerate() {
+            // the paths of a large X take seconds after `apply`: a cancel is looked for
+            // every block of rows
+            if i % 1024 == 0 {
+                cancel::check()?;
+            }
             for (t, &leaf) in row.iter().enumerate() {
                 path.clear();
                 let mut node = leaf as u32;

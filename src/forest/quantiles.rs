@@ -26,6 +26,7 @@
 
 use super::oob::is_out_of_bag;
 use super::{FitData, Forest};
+use crate::cancel;
 use crate::data::Targets;
 use crate::error::{Error, Result};
 use crate::sparse::Features;
@@ -198,6 +199,11 @@ impl Forest {
             self.leaves_of_block(rows, |t, r, leaf| leaves[r * n_trees + t] = leaf as u32);
             let mut scratch = Scratch::default();
             for r in 0..n_block {
+                // a row's quantiles sort every entry of its leaves, thousands per tree with
+                // large leaves: a block can take minutes, so a cancel is looked for per row
+                if cancel::requested() {
+                    return;
+                }
                 let used = |t: usize| out_of_bag.is_none_or(|b| is_out_of_bag(b, t, start + r));
                 let row_leaves = &leaves[r * n_trees..(r + 1) * n_trees];
                 let row_out = &mut out[r * width..(r + 1) * width];

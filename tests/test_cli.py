@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -583,3 +584,195 @@ def test_cli_is_the_same_without_pandas(tables, tmp_path):
     if "parquet" in tables:  # Parquet is what needs pandas (and pyarrow)
         res = run("fit", tables["parquet"], "--target", "label", "--model", tmp_path / "x.of")
         assert_clean_error(res, "Parquet needs pandas and pyarrow")
+
+
+# -- everyday tables: chosen columns, regression-like targets, names (issue 45 item 8) ------
+
+
+@pytest.fixture(scope="module")
+def with_id(tables, tmp_path_factory):
+    """The classification table with an id column first, as exported tables often have."""
+    pd = pytest.importorskip("pandas")
+    path = tmp_path_factory.mktemp("with_id") / "ids.csv"
+    df = pd.read_csv(tables["csv"])
+    df.insert(0, "id", np.arange(100_000, 100_000 + len(df)))
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_drop_and_features_choose_the_feature_columns_in_every_command(cli, with_id, tmp_path):
+    import obliqueforest as of
+
+    fit = ["--target", "label", "--seed", "0", "-p", "n_estimators=5"]
+    dropped, kept = tmp_path / "dropped.of", tmp_path / "kept.of"
+    res = cli("fit", with_id, "--drop", "id", "-o", dropped, *fit)
+    assert res.returncode == 0, res.stderr
+    assert "200 rows x 4 features" in res.stderr
+    assert list(of.load(dropped).feature_names_in_) == ["f0", "f1", "f2", "f3"]
+    res = cli("fit", with_id, "--features", "f3, f1", "--features", "f0,f2", "-o", kept, *fit)
+    assert res.returncode == 0, res.stderr
+    assert kept.read_bytes() == dropped.read_bytes()  # file order, whatever the list's order
+    # the same file with the same --drop, and the model's columns found by name without it
+    same = cli("predict", dropped, with_id, "--drop", "id", "--target", "label")
+    assert same.returncode == 0, same.stderr
+    assert same.stderr == ""
+    plain = cli("predict", dropped, with_id, "--target", "label")
+    assert plain.stdout == same.stdout and "ignoring column(s) 'id'" in plain.stderr
+    res = cli("evaluate", with_id, "--target", "label", "--drop", "id,f3", "--cv", "3",
+              "-p", "n_estimators=5")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "200 rows x 3 features" in res.stdout
+    res = cli("embed", with_id, "--target", "label", "--drop", "id", "-p", "n_estimators=10",
+              "-p", "random_state=0")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines()[0] == "component_1,component_2,label"
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["fit", "--drop", "idd"], ["--drop", "'idd'", "not in the data", "did you mean 'id'"]),
+        (["fit", "--features", "f0,nope,f9"], ["--features", "'nope', 'f9'", "not in the data"]),
+        (["fit", "--drop", "label"], ["--drop", "target column 'label'"]),
+        (["fit", "--features", "f0,label"], ["--features", "target column 'label'"]),
+        (["fit", "--drop", "id", "--features", "f0"], ["not allowed with"]),
+        (["fit", "--drop", "id,"], ["column names separated by commas"]),
+        (["evaluate", "--drop", "nope"], ["--drop", "'nope'", "not in the data"]),
+        (["embed", "--features", "nope"], ["--features", "'nope'", "not in the data"]),
+    ],
+)  # fmt: skip
+def test_drop_or_features_naming_no_column_is_a_clear_error(
+    cli, with_id, tmp_path, args, fragments
+):
+    command, *rest = args
+    extra = ["-o", tmp_path / "m.of"] if command == "fit" else []
+    res = cli(command, with_id, "--target", "label", *rest, *extra)
+    assert_clean_error(res, *fragments)
+    assert not (tmp_path / "m.of").exists()
+
+
+def test_predict_names_the_columns_drop_takes_from_the_model(cli, with_id, tmp_path):
+    model = tmp_path / "m.of"
+    res = cli("fit", with_id, "--target", "label", "-o", model, "-p", "n_estimators=3")
+    assert res.returncode == 0, res.stderr  # fitted with the id among its features
+    assert_clean_error(
+        cli("predict", model, with_id, "--drop", "id"),
+        "--drop removes column(s) 'id', which the model was fitted on",
+    )
+    assert_clean_error(
+        cli("predict", model, with_id, "--features", "f0,f1,f2,f3"),
+        "--features leaves out column(s) 'id'",
+    )
+    assert_clean_error(cli("predict", model, with_id, "--drop", "nope"), "'nope'", "not in")
+
+
+def _regression_like(tmp_path, whole):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(rng.normal(size=(60, 3)), columns=["a", "b", "c"])
+    y = 1000 * rng.normal(size=60)
+    df["price"] = np.round(y) if whole else y
+    path = tmp_path / ("whole.csv" if whole else "continuous.csv")
+    df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["continuous", "whole-numbers"])
+@pytest.mark.parametrize("command", ["fit", "evaluate"])
+def test_default_classifier_refuses_a_regression_target_with_a_hint(cli, tmp_path, command, whole):
+    data = _regression_like(tmp_path, whole)
+    args = [command, data, "--target", "price", "-p", "n_estimators=5"]
+    if command == "fit":
+        args += ["-o", tmp_path / "m.of"]
+    res = cli(*args)
+    assert_clean_error(res, "'price'", "-e sporf-reg", "--task regression")
+    assert "warn" not in res.stderr.lower()
+    assert cli(*args, "--task", "regression").returncode == 0
+    assert cli(*args, "-e", "rf-reg").returncode == 0
+
+
+def test_task_classification_fits_whole_number_labels_however_many(cli, tmp_path):
+    data = _regression_like(tmp_path, whole=True)
+    args = ["fit", data, "--target", "price", "-o", tmp_path / "m.of", "-p", "n_estimators=3"]
+    with pytest.warns(UserWarning, match="unique classes"):  # scikit-learn's own warning
+        res = cli(*args, "--task", "classification")
+    assert res.returncode == 0, res.stderr
+    assert re.search(r"classifier, (59|60) classes", res.stderr), res.stderr
+    continuous = _regression_like(tmp_path, whole=False)
+    res = cli("fit", continuous, "--target", "price", "--task", "classification",
+              "-o", tmp_path / "m.of")  # fmt: skip
+    assert_clean_error(res, "continuous values")
+
+
+@pytest.fixture(scope="module")
+def quantile_model(tables, tmp_path_factory):
+    pd = pytest.importorskip("pandas")
+    d = tmp_path_factory.mktemp("quantiles")
+    data, model = d / "num.csv", d / "q.of"
+    pd.read_csv(tables["csv"]).drop(columns="label").to_csv(data, index=False)
+    from obliqueforest.cli import main
+
+    assert main(["fit", str(data), "--target", "f0", "-e", "rf-reg", "-o", str(model),
+                 "-p", "n_estimators=5", "-p", "store_leaf_values=True"]) == 0  # fmt: skip
+    return model, data
+
+
+@pytest.mark.parametrize("quantiles", ["0.5,0.5", "0.1,0.9,0.10", "0.25,.25"])
+def test_predict_refuses_a_quantile_given_twice(cli, quantile_model, quantiles):
+    model, data = quantile_model
+    res = cli("predict", model, data, "--quantiles", quantiles)
+    assert_clean_error(res, "given twice")
+
+
+def test_predict_quantile_columns_have_distinct_names(cli, quantile_model):
+    model, data = quantile_model
+    res = cli("predict", model, data, "--quantiles", "0.1234567,0.1234568,0.5,1")
+    assert res.returncode == 0, res.stderr
+    header = res.stdout.splitlines()[0].split(",")
+    assert header == ["prediction", "q0.1234567", "q0.1234568", "q0.5", "q1"]
+
+
+@pytest.mark.parametrize(("name", "cls"), [("rotation", "RotationEnsembleClassifier"),
+                                           ("rotation-reg", "RotationEnsembleRegressor")])  # fmt: skip
+def test_rotation_names_fit_and_serve_a_rotation_ensemble(cli, tables, tmp_path, name, cls):
+    pd = pytest.importorskip("pandas")
+    model, data = tmp_path / "rot.of", tables["csv"]
+    target = "label"
+    if name.endswith("-reg"):
+        data, target = tmp_path / "num.csv", "f0"
+        pd.read_csv(tables["csv"]).drop(columns="label").to_csv(data, index=False)
+    res = cli("fit", data, "--target", target, "-e", name, "-o", model, "--seed", "0",
+              "-p", "n_estimators=20", "-p", "n_rotations=2")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert f"fitted {cls}" in res.stderr
+    import obliqueforest as of
+
+    assert type(of.load(model)).__name__ == cls
+    res = cli("predict", model, data, "--target", target)
+    assert res.returncode == 0, res.stderr
+    assert len(res.stdout.splitlines()) == 201
+    res = cli("evaluate", data, "--target", target, "-e", name, "--cv", "2",
+              "-p", "n_estimators=10", "-p", "n_rotations=2")  # fmt: skip
+    assert res.returncode == 0 and cls in res.stdout, res.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["fit", "-p", "n_estimator=5"], ["'n_estimator'", "did you mean 'n_estimators'"]),
+        (["fit", "-p", "max_featurs=sqrt"], ["did you mean 'max_features'"]),
+        (["fit", "-e", "rotation", "-p", "n_rotation=3"], ["did you mean 'n_rotations'"]),
+        (["evaluate", "-p", "min_sample_leaf=3"], ["did you mean 'min_samples_leaf'"]),
+        (["embed", "-p", "n_estimator=5"], ["ForestAutoencoder", "did you mean 'n_estimators'"]),
+        (["fit", "-e", "sporff"], ["unknown estimator 'sporff'", "did you mean 'sporf'"]),
+        (["evaluate", "-e", "rotaton-reg"], ["did you mean 'rotation-reg'"]),
+        (["fit", "-p", "zzz=1"], ["unknown parameter 'zzz'", "valid: "]),
+    ],
+)  # fmt: skip
+def test_misspelt_names_get_a_did_you_mean(cli, tables, tmp_path, args, fragments):
+    command, *rest = args
+    extra = ["-o", tmp_path / "m.of"] if command == "fit" else []
+    res = cli(command, tables["csv"], "--target", "label", *rest, *extra)
+    assert_clean_error(res, *fragments)
+    if "zzz" in args[-1]:
+        assert "did you mean" not in res.stderr

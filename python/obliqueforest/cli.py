@@ -14,8 +14,15 @@ follow one rule in every command: numeric (or bool), within float32's range and 
 infinite values; text columns are refused with the same message (encode them first). A
 missing feature value is NaN, which the forests handle natively; ``embed`` refuses it (the
 autoencoder's decoders need complete rows). A missing target value is an error naming its
-line. ``fit`` stores the column names in the model, and ``predict`` finds its columns by
-them (other columns are ignored).
+line. ``--drop COL[,COL]`` leaves columns out of the features (an id, a leak) and
+``--features COL[,COL]`` keeps only those, in every command; a name that is not a column
+is an error naming it. ``fit`` stores the column names in the model, and ``predict`` finds
+its columns by them (other columns are ignored; a column of the model that ``--drop``
+removes is an error saying so). A classifier (the default, ``sporf``) refuses a target
+that scikit-learn's ``type_of_target`` calls continuous, and one of whole numbers with more
+distinct values than half its rows (scikit-learn's warning rule), with a hint to fit a
+regressor; ``--task classification`` fits a classifier on the latter anyway. A misspelt
+estimator or ``-p`` parameter name is answered with the closest valid one.
 Output piped into a program that stops reading early (``| head``) ends the command quietly
 with exit status 141 (128 + SIGPIPE), as ``yes | head`` does in a shell.
 
@@ -69,13 +76,33 @@ def _cmd_demo(args):
 # estimators
 # ---------------------------------------------------------------------------------------
 
-# name: (classifier class name, regressor class name), from the package's one list
-_ESTIMATORS = CLI_NAMES
+# name: (classifier class name, regressor class name), from the package's one list, and
+# the rotation ensembles (whose line belongs in that list, _estimators.CLI_NAMES, too)
+_ESTIMATORS = {**CLI_NAMES, "rotation": ("RotationEnsembleClassifier", "RotationEnsembleRegressor")}
 _ESTIMATOR_CHOICES = [
     *_ESTIMATORS,
     *(f"{k}-reg" for k in _ESTIMATORS),
     *CLI_WITHOUT_TARGETS,
 ]
+
+
+def _did_you_mean(name, candidates):
+    """``" (did you mean 'x'?)"`` for the candidate closest to a misspelt ``name``, or ``""``
+    when none is close (difflib's ratio of at least 0.6)."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(candidates), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _estimator_name(text):
+    """An ``--estimator`` value, or a usage error naming the closest name."""
+    if text in _ESTIMATOR_CHOICES:
+        return text
+    raise argparse.ArgumentTypeError(
+        f"unknown estimator {text!r}{_did_you_mean(text, _ESTIMATOR_CHOICES)}; choose from "
+        f"{', '.join(_ESTIMATOR_CHOICES)}"
+    )
 
 
 def parse_param(text):
@@ -98,13 +125,13 @@ def make_estimator(name, task=None, params=(), verbose=False, n_jobs=-1):
     Parameters
     ----------
     name : str
-        One of ``rf, sporf, morf, oblique``, optionally suffixed ``-reg``, or a forest
-        grown without targets: ``isolation``, ``unsupervised``.
+        One of ``rf, sporf, morf, oblique, rotation``, optionally suffixed ``-reg``, or a
+        forest grown without targets: ``isolation``, ``unsupervised``.
     task : {"classification", "regression"} or None
         Overrides the task implied by ``name`` (a conflicting suffix is an error; a forest
         without targets has no task).
     params : iterable of (str, object)
-        Estimator parameters; unknown names are an error.
+        Estimator parameters; an unknown name is an error naming the closest valid one.
     verbose : bool
         Show the tree progress bar (``verbose=1``).
     n_jobs : int
@@ -121,7 +148,10 @@ def make_estimator(name, task=None, params=(), verbose=False, n_jobs=-1):
             raise CLIError(f"--estimator {name} is grown without targets; --task does not apply")
         cls = getattr(obliqueforest, CLI_WITHOUT_TARGETS[name])
     elif base not in _ESTIMATORS:
-        raise CLIError(f"unknown estimator {name!r}; choose from {', '.join(_ESTIMATOR_CHOICES)}")
+        raise CLIError(
+            f"unknown estimator {name!r}{_did_you_mean(name, _ESTIMATOR_CHOICES)}; choose from "
+            f"{', '.join(_ESTIMATOR_CHOICES)}"
+        )
     else:
         if task is not None:
             if is_reg and task == "classification":
@@ -135,7 +165,8 @@ def make_estimator(name, task=None, params=(), verbose=False, n_jobs=-1):
     for key, value in params:
         if key not in valid:
             raise CLIError(
-                f"unknown parameter {key!r} for {cls.__name__}; valid: {', '.join(sorted(valid))}"
+                f"unknown parameter {key!r} for {cls.__name__}{_did_you_mean(key, valid)}; "
+                f"valid: {', '.join(sorted(valid))}"
             )
         if isinstance(value, list) and key in ("data_shape", "min_patch_size", "max_patch_size"):
             value = tuple(value)
@@ -178,19 +209,47 @@ def _without_targets(est):
     return not est.__sklearn_tags__().target_tags.required
 
 
-def _feature_table(table, target, required=True):
+def _feature_table(table, target, required=True, drop=None, keep=None):
+    """The feature columns: the table without ``target``, then without the ``drop``
+    columns (``--drop``) or with only the ``keep`` columns (``--features``, in file order).
+    A name that is not a column, or that names the target, is an error."""
     if target is None:
         if required:
             raise CLIError(
                 "--target is required here: the forest learns it (forests grown without "
                 "targets: --estimator isolation or unsupervised)"
             )
-        return table
-    if target not in table.names:
+        features = table
+    elif target not in table.names:
         raise CLIError(
-            f"target column {target!r} not found; the columns are {_quoted(table.names, 10)}"
+            f"target column {target!r} not found{_did_you_mean(target, table.names)}; the "
+            f"columns are {_quoted(table.names, 10)}"
         )
-    return table.without(target)
+    else:
+        features = table.without(target)
+    chosen, flag = (drop, "--drop") if drop else (keep, "--features")
+    if chosen and target in chosen:
+        raise CLIError(f"{flag} names the target column {target!r}, which is never a feature")
+    return _chosen_columns(features, table.names, drop, keep)
+
+
+def _chosen_columns(features, all_names, drop=None, keep=None):
+    """``features`` without the ``drop`` columns or with only the ``keep`` ones (in file
+    order); a name among neither ``features`` nor ``all_names`` (the file's columns) is an
+    error naming it."""
+    if not drop and not keep:
+        return features
+    chosen, flag = (drop, "--drop") if drop else (keep, "--features")
+    unknown = [n for n in chosen if n not in all_names]
+    if unknown:
+        hint = _did_you_mean(unknown[0], all_names) if len(unknown) == 1 else ""
+        raise CLIError(
+            f"{flag} names column(s) {_quoted(unknown)} not in the data{hint}; its columns "
+            f"are {_quoted(all_names, 10)}"
+        )
+    if drop:
+        return features.select([n for n in features.names if n not in set(drop)])
+    return features.select([n for n in features.names if n in set(keep)])
 
 
 def _target_vector(table, target, regression):
@@ -217,13 +276,32 @@ def _target_vector(table, target, regression):
             )
         return y.astype(str)
     if y.dtype.kind == "f" and not regression:
-        if np.all(y == np.round(y)):
-            return y.astype(np.int64)  # labels written as 1.0, 2.0
-        raise CLIError(
-            f"target column {target!r} holds continuous values, but the estimator is a "
-            "classifier; use a regressor (-e sporf-reg, rf-reg, ...) or --task regression"
-        )
+        from sklearn.utils.multiclass import type_of_target
+
+        # scikit-learn's rule: floats that are not all whole numbers are "continuous"
+        if type_of_target(y) == "continuous":
+            raise CLIError(
+                f"target column {target!r} holds continuous values, but the estimator is a "
+                "classifier; use a regressor (-e sporf-reg, rf-reg, ...) or --task regression"
+            )
+        return y.astype(np.int64)  # labels written as 1.0, 2.0
     return y
+
+
+def _refuse_regression_like_labels(y, target, task):
+    """Refuses whole numbers that look like a regression target as a classifier's labels,
+    by scikit-learn's rule (``check_classification_targets`` warns when more than 20 rows
+    hold more distinct labels than half the rows), unless ``--task classification`` asked
+    for a classifier. Text and boolean labels are classes whatever their number."""
+    if task == "classification" or y.dtype.kind not in "iu":
+        return
+    n, distinct = len(y), len(np.unique(y))
+    if n > 20 and distinct > round(0.5 * n):
+        raise CLIError(
+            f"target column {target!r} holds {distinct} distinct numbers in {n} rows, a "
+            "regression target rather than class labels; use a regressor (-e sporf-reg, "
+            "rf-reg, ...) or --task regression (--task classification fits a classifier anyway)"
+        )
 
 
 def _check_model_path(path):
@@ -270,9 +348,13 @@ def _cmd_fit(args):
     # a forest without targets grows on the features alone (--target, if given, is a column
     # left out of them)
     unsupervised = _without_targets(est)
-    features = _feature_table(table, args.target, required=not unsupervised)
+    features = _feature_table(
+        table, args.target, not unsupervised, drop=args.drop, keep=args.features
+    )
     regression = _is_regressor(est)
     y = None if unsupervised else _target_vector(table, args.target, regression)
+    if not (unsupervised or regression):
+        _refuse_regression_like_labels(y, args.target, args.task)
     _fit_estimator(est, features.numeric_matrix(), y)
     # the model keeps the column names (as after a fit on a DataFrame): predict finds its
     # columns by name, in Python and in Rust
@@ -311,39 +393,46 @@ def load_model(path):
         raise CLIError(f"cannot read model {path}: {e.strerror or e}") from None
 
 
-def _prediction_matrix(est, table, target):
+def _prediction_matrix(est, table, target, drop=None, keep=None):
     """The feature matrix for ``est``, columns found by the names the model was fitted
     with (in any order; other columns are ignored, and said so on stderr). A model fitted
     without names (from an array in Python) takes the columns in file order, which then
-    must be exactly its features."""
-    if target is not None:
-        table = table.without(target)
+    must be exactly its features. ``drop`` (``--drop``) and ``keep`` (``--features``)
+    choose the columns first, as at fit."""
+    chosen = _chosen_columns(table.without(target), table.names, drop, keep)
     names = getattr(est, "feature_names_in_", None)
     if names is not None:
         names = [str(n) for n in names]
-        missing = [n for n in names if n not in table.names]
+        missing = [n for n in names if n not in chosen.names]
+        removed = [n for n in missing if n in table.names and n != target]
+        if removed:
+            flag = "--drop removes" if drop else "--features leaves out"
+            raise CLIError(
+                f"{flag} column(s) {_quoted(removed)}, which the model was fitted on; its "
+                f"columns are {_quoted(names, 10)}"
+            )
         if missing:
             raise CLIError(
                 f"the data lacks column(s) {_quoted(missing)} the model was fitted on; its "
                 f"columns are {_quoted(names, 10)}"
             )
-        extra = [n for n in table.names if n not in set(names)]
+        extra = [n for n in chosen.names if n not in set(names)]
         if extra:
             print(
                 f"ignoring column(s) {_quoted(extra)}: not features of the model", file=sys.stderr
             )
-        return table.select(names).numeric_matrix()
-    if len(table.names) != est.n_features_in_:
+        return chosen.select(names).numeric_matrix()
+    if len(chosen.names) != est.n_features_in_:
         raise CLIError(
-            f"the data has {len(table.names)} feature columns, the model was fitted with "
+            f"the data has {len(chosen.names)} feature columns, the model was fitted with "
             f"{est.n_features_in_} and has no column names (name the target column with "
-            "--target to drop it)"
+            "--target, or other columns with --drop, to leave them out)"
         )
     print(
         "the model has no column names (fitted on an array): taking the columns in file order",
         file=sys.stderr,
     )
-    return table.numeric_matrix()
+    return chosen.numeric_matrix()
 
 
 def _predict(est, X, proba, quantiles=None):
@@ -388,7 +477,7 @@ def _cmd_predict(args):
             "regression forest)"
         )
     table = read_table(args.data)
-    X = _prediction_matrix(est, table, args.target)
+    X = _prediction_matrix(est, table, args.target, args.drop, args.features)
     pred, extra = _predict(est, X, args.proba, args.quantiles)
     if pred.ndim == 2:  # several outputs: one column each
         names, columns = [f"prediction_{k}" for k in range(pred.shape[1])], list(pred.T)
@@ -399,10 +488,11 @@ def _cmd_predict(args):
         columns += list(extra.T)
     if args.quantiles is not None:
         if pred.ndim == 2:  # (n, outputs, quantiles)
-            names += [f"q{q:g}_{k}" for k in range(pred.shape[1]) for q in args.quantiles]
+            q_names = [_quantile_name(q) for q in args.quantiles]
+            names += [f"q{q}_{k}" for k in range(pred.shape[1]) for q in q_names]
             columns += list(extra.reshape(len(pred), -1).T)
         else:
-            names += [f"q{q:g}" for q in args.quantiles]
+            names += [f"q{_quantile_name(q)}" for q in args.quantiles]
             columns += list(extra.T)
     elif extra is not None and extra.ndim == 1:  # an isolation forest's scores
         names.append("score")
@@ -427,9 +517,11 @@ def _cmd_evaluate(args):
             f"{type(est).__name__} is grown without targets"
         )
     table = read_table(args.data)
-    features = _feature_table(table, args.target)
+    features = _feature_table(table, args.target, drop=args.drop, keep=args.features)
     regression = _is_regressor(est)
     y = _target_vector(table, args.target, regression)
+    if not regression:
+        _refuse_regression_like_labels(y, args.target, args.task)
     X = features.numeric_matrix()
     n = len(y)
     if not 2 <= args.cv <= n:
@@ -465,14 +557,18 @@ def _cmd_embed(args):
     except ImportError as e:
         raise CLIError(f"ForestAutoencoder is not available in this installation: {e}") from None
     table = read_table(args.data)
-    features = _feature_table(table, args.target, required=args.supervised)
+    features = _feature_table(
+        table, args.target, required=args.supervised, drop=args.drop, keep=args.features
+    )
     X = features.numeric_matrix(complete=True)
     y = None if args.target is None else table.column(args.target)
     kwargs = {"n_components": args.n_components, "n_jobs": args.n_jobs}
     valid = ForestAutoencoder().get_params(deep=False)
     for key, value in args.param or ():
         if key not in valid:
-            raise CLIError(f"unknown parameter {key!r} for ForestAutoencoder")
+            raise CLIError(
+                f"unknown parameter {key!r} for ForestAutoencoder{_did_you_mean(key, valid)}"
+            )
         kwargs[key] = value
     ae = ForestAutoencoder(**kwargs)
     y_fit = None
@@ -505,6 +601,7 @@ def _cmd_embed(args):
 
 
 def _quantile_list(text):
+    """``--quantiles``: distinct numbers in [0, 1] (``0.1,0.10`` names one twice)."""
     try:
         values = [float(v) for v in text.split(",")]
     except ValueError:
@@ -513,7 +610,28 @@ def _quantile_list(text):
         ) from None
     if not all(0.0 <= v <= 1.0 for v in values):
         raise argparse.ArgumentTypeError(f"quantiles must be in [0, 1], got {text!r}")
+    twice = sorted({v for v in values if values.count(v) > 1})
+    if twice:
+        raise argparse.ArgumentTypeError(
+            f"quantile {_quantile_name(twice[0])} is given twice in {text!r} (each quantile "
+            "is one output column)"
+        )
     return values
+
+
+def _quantile_name(q):
+    """A quantile as its column names write it: ``0.05``, ``0.5``, ``1`` (``:g``), or the
+    shortest form that reads back as ``q`` where ``:g``'s six digits would not, so that
+    distinct quantiles never share a column name."""
+    short = f"{q:g}"
+    return short if float(short) == q else repr(q)
+
+
+def _column_list(text):
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"expected column names separated by commas, got {text!r}")
+    return names
 
 
 def _n_jobs(text):
@@ -562,6 +680,23 @@ def build_parser():
     )
     p.set_defaults(func=_cmd_demo)
 
+    def column_options(p, note=""):
+        group = p.add_mutually_exclusive_group()
+        group.add_argument(
+            "--drop",
+            type=_column_list,
+            action="extend",
+            metavar="COL[,COL]",
+            help=f"columns to leave out of the features (an id, a leak){note}; repeatable",
+        )
+        group.add_argument(
+            "--features",
+            type=_column_list,
+            action="extend",
+            metavar="COL[,COL]",
+            help=f"the only columns to use as features, in file order{note}",
+        )
+
     def model_options(p):
         p.add_argument("data", metavar="DATA", help="CSV (header row) or Parquet file")
         p.add_argument(
@@ -570,18 +705,24 @@ def build_parser():
             help="name of the target column (required but for isolation and unsupervised, "
             "whose forests grow on the features alone: there it is a column left out)",
         )
+        column_options(p)
         p.add_argument(
             "--estimator",
             "-e",
             default="sporf",
-            choices=_ESTIMATOR_CHOICES,
-            help="forest; a -reg suffix makes it a regressor; isolation and unsupervised "
-            "grow without targets (default sporf)",
+            type=_estimator_name,
+            metavar="NAME",
+            help=f"forest: {', '.join(_ESTIMATOR_CHOICES)}. A -reg suffix makes it a "
+            "regressor; rotation is a rotation ensemble; isolation and unsupervised grow "
+            "without targets (default sporf, a classifier)",
         )
         p.add_argument(
             "--task",
             choices=("classification", "regression"),
-            help="override the task implied by --estimator",
+            help="override the task implied by --estimator. A classifier refuses a target "
+            "of continuous values, and one of whole numbers with more distinct values than "
+            "half the rows (scikit-learn's rule for a regression target) unless --task "
+            "classification is given",
         )
         p.add_argument(
             "--param",
@@ -614,6 +755,7 @@ def build_parser():
     p.add_argument("data", metavar="DATA", help="CSV (header row) or Parquet file")
     p.add_argument("--out", "-o", default="-", metavar="PRED.csv", help="output CSV (default -)")
     p.add_argument("--target", metavar="COL", help="target column to drop if present")
+    column_options(p, ", as given to fit")
     p.add_argument("--proba", action="store_true", help="also write class probabilities")
     p.add_argument(
         "--quantiles",
@@ -646,6 +788,7 @@ def build_parser():
         metavar="COL",
         help="column left out of the features and copied next to the embedding",
     )
+    column_options(p)
     p.add_argument(
         "--supervised",
         action="store_true",

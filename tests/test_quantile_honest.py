@@ -6,6 +6,7 @@ agreement with the quantile-forest package where installed, and the engine's con
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -109,6 +110,52 @@ def test_quantiles_agree_with_quantile_forests_estimator_on_identical_trees():
     qs = [0.05, 0.5, 0.95]
     want = theirs.predict(Xt, quantiles=qs, weighted_quantile=True, weighted_leaves=True)
     np.testing.assert_allclose(ours.predict_quantiles(Xt, qs), want, rtol=0, atol=1e-9)
+
+
+def test_integer_sample_weights_give_the_quantiles_of_repeated_rows():
+    # sample weights are frequency weights: without bootstrap and with depth-limited axis
+    # trees, the weighted fit and the fit on the repeated rows grow the same partition,
+    # and their quantiles must agree too (they did not while a leaf's sample size was its
+    # count of distinct rows)
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 4)
+    y = X[:, 0] + rng.randn(300)
+    w = rng.randint(1, 4, 300)
+    Xt = rng.randn(60, 4)
+    common = dict(n_estimators=3, bootstrap=False, max_depth=2, store_leaf_values=True)
+    weighted = of.RandomForestRegressor(**common, random_state=0).fit(X, y, sample_weight=w)
+    repeated = of.RandomForestRegressor(**common, random_state=0).fit(
+        np.repeat(X, w, axis=0), np.repeat(y, w)
+    )
+    np.testing.assert_allclose(weighted.predict(Xt), repeated.predict(Xt), atol=1e-12)
+    qs = [0.0, 0.1, 0.3, 0.5, 0.77, 1.0]
+    np.testing.assert_allclose(
+        weighted.predict_quantiles(Xt, qs), repeated.predict_quantiles(Xt, qs), atol=1e-12
+    )
+    # doubling every weight is repeating every row twice: not the same sample
+    doubled = of.RandomForestRegressor(**common, random_state=0).fit(X, y, sample_weight=2 * w)
+    twice = of.RandomForestRegressor(**common, random_state=0).fit(
+        np.repeat(X, 2 * w, axis=0), np.repeat(y, 2 * w)
+    )
+    np.testing.assert_allclose(
+        doubled.predict_quantiles(Xt, qs), twice.predict_quantiles(Xt, qs), atol=1e-12
+    )
+
+
+def test_normalised_sample_weights_warn_that_quantiles_read_frequencies():
+    rng = np.random.RandomState(1)
+    X = rng.randn(200, 3)
+    y = X[:, 0] + rng.randn(200)
+    reg = of.RandomForestRegressor(n_estimators=5, store_leaf_values=True, random_state=0)
+    with pytest.warns(UserWarning, match="frequencies"):
+        reg.fit(X, y, sample_weight=np.full(200, 1 / 200))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reg.fit(X, y, sample_weight=rng.uniform(0.5, 2, 200))
+        # no leaf values kept: nothing reads the weights as frequencies
+        of.RandomForestRegressor(n_estimators=5, random_state=0).fit(
+            X, y, sample_weight=np.full(200, 1 / 200)
+        )
 
 
 def test_conformalised_intervals_from_out_of_bag_quantiles_cover():

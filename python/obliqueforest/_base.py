@@ -422,6 +422,24 @@ class _ClassifierMixin(ClassifierMixin):
         return labels_of(est._proba(X), est.classes_)
 
 
+def _warn_fractional_frequencies(sample_weight):
+    """Quantiles read sample weights as frequencies (a weight of 2: the row twice), so
+    weights that are mostly well below 1 leave each leaf a fraction of an observation, and
+    the interpolation degenerates to the leaves' smallest targets: say so at fit."""
+    positive = sample_weight[sample_weight > 0]
+    mean = float(positive.mean()) if positive.size else 0.0
+    if mean < 0.5:
+        warnings.warn(
+            f"sample_weight has a mean of {mean:.3g} over its positive entries; quantiles "
+            "treat sample weights as frequencies (a weight of 2 counts a row twice), so "
+            "weights mostly below 1 shrink each leaf's sample below its rows: multiply "
+            "them by a constant so that a typical row weighs 1 (e.g. by n_samples for "
+            "weights normalised to sum to 1)",
+            UserWarning,
+            stacklevel=6,
+        )
+
+
 class _RegressorMixin(RegressorMixin):
     """Regression half of the forests."""
 
@@ -441,6 +459,8 @@ class _RegressorMixin(RegressorMixin):
             y = y[:, 0]
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            if getattr(self, "store_leaf_values", False):
+                _warn_fractional_frequencies(sample_weight)
         self._fit_forest(X, y, sample_weight, self._task_params(y))
         if self.oob_score:
             sums, counts = self._forest.oob_prediction()
@@ -469,7 +489,11 @@ class _RegressorMixin(RegressorMixin):
         quantile is numpy's default ("linear") quantile of the targets repeated as often
         as their weights say (extended to real weights): the definitions of the
         quantile-forest package's ``predict(weighted_quantile=True,
-        weighted_leaves=True)``. The loops run in the core.
+        weighted_leaves=True)``. Sample weights are frequency weights: a fit with whole
+        number weights gives the quantiles of the same fit on the rows repeated that many
+        times (weights that are mostly far below 1, e.g. normalised to sum to 1, leave a
+        leaf less than one observation: fit warns about them). The loops
+        run in the core.
 
         Parameters
         ----------

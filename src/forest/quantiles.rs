@@ -8,8 +8,13 @@
 //! The weights of a row x: each tree t whose leaf `L_t(x)` holds rows gives training row
 //! i the share `c_ti s_i / W_t` of that leaf (count × sample weight over the leaf's
 //! total), and the forest's weight of row i is the mean of its shares over those trees
-//! (Meinshausen's weights), scaled to add up to `N`, the counts summed over the leaves
-//! reached: with unit sample weights and leaves of equal size, a weight is then a count.
+//! (Meinshausen's weights), scaled to add up to `N`, the mean over those trees of the
+//! leaf's total `W_t` (its counts when every sample weight is 1): with leaves of equal
+//! size, a weight is then a count. Sample weights are frequency weights: a whole-number
+//! weight w gives a row's target the multiplicity of w copies of the row, so a fit with
+//! integer weights has the quantiles of the same fit on the rows repeated (fractional
+//! weights extend this; weights far from 1 everywhere, e.g. normalised to sum to 1,
+//! shrink or inflate the sample the interpolation sees).
 //! The q-quantile is numpy's default ("linear", Hyndman & Fan's type 7) quantile of the
 //! sample in which each target appears as often as its weight says, extended to real
 //! weights: with the targets ascending and `C_j` their cumulative weights, the copies of
@@ -229,7 +234,7 @@ impl Forest {
         scratch: &mut Scratch,
     ) -> bool {
         scratch.entries.clear();
-        let (mut draws, mut n_trees) = (0.0f64, 0usize);
+        let (mut held, mut n_trees) = (0.0f64, 0usize);
         for (t, (tree, &leaf)) in self.trees.iter().zip(leaves).enumerate() {
             let Some(leaf_rows) = tree.leaf_rows.as_ref().filter(|_| used(t)) else {
                 continue;
@@ -247,13 +252,15 @@ impl Forest {
                 let w = f64::from(c) * targets.weight(i as usize) / total;
                 scratch.entries.push((i, w));
             }
-            draws += counts.iter().map(|&c| f64::from(c)).sum::<f64>();
+            // frequency weights: the leaf holds `total` rows' worth (its counts when
+            // every weight is 1), as the same rows repeated would
+            held += total;
             n_trees += 1;
         }
         if n_trees == 0 {
             return false;
         }
-        let scale = draws / n_trees as f64;
+        let scale = held / n_trees as f64;
         for (_, w) in &mut scratch.entries {
             *w *= scale;
         }

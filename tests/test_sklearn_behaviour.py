@@ -8,8 +8,10 @@ forests and, where they apply, the rotation ensembles. Written for this library;
 copied from scikit-learn's test suite.
 """
 
+import math
 import os
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -456,3 +458,144 @@ def test_class_encoding_matches_numpy_unique(column):
     want, inverse = np.unique(column, return_inverse=True)
     assert classes.dtype == want.dtype and np.array_equal(classes, want)
     assert codes.dtype == np.float64 and np.array_equal(codes, inverse)
+
+
+# -- fractional parameters: scikit-learn's rounding --------------------------------------
+# A float parameter resolves to a count by scikit-learn's rule, on the product as Python
+# computes it (0.07 * 100 = 7.000000000000001, 0.29 * 100 = 28.999999999999996):
+# sklearn/tree/_classes.py (max_features, min_samples_leaf, min_samples_split),
+# sklearn/ensemble/_bootstrap.py (a forest's max_samples, scikit-learn 1.9; 1.6-1.8 took
+# round(f * n)), sklearn/ensemble/_bagging.py and _iforest.py (IsolationForest).
+RULES = {
+    "max_features": lambda f, p: max(1, int(f * p)),
+    "min_samples_leaf": lambda f, n: math.ceil(f * n),
+    "min_samples_split": lambda f, n: max(2, math.ceil(f * n)),
+    "max_samples": lambda f, n: max(int(f * n), 1),
+}
+# (f, n) edges: products just above or below a whole number, under 1, halves
+EDGES = {
+    "max_features": [(0.1, 4), (0.5, 3), (0.7, 10), (0.29, 100)],
+    "min_samples_leaf": [(0.001, 100), (0.07, 100), (0.5, 5), (0.999, 7)],
+    "min_samples_split": [(0.001, 100), (0.07, 100), (0.5, 5), (1.0, 7)],
+    "max_samples": [(0.001, 100), (0.07, 100), (0.3, 5), (0.5, 5), (0.27, 10), (1.5, 3)],
+}
+RULE_CASES = [(param, f, n) for param, edges in EDGES.items() for f, n in edges]
+
+
+def _fraction_data(param, n):
+    """Data of n features for max_features, else of n rows; two classes either way."""
+    rows, cols = (40, n) if param == "max_features" else (n, 4)
+    X = np.random.default_rng(rows * 1000 + cols).normal(size=(rows, cols))
+    return X, np.arange(rows) % 2
+
+
+def _fingerprint(est, X):
+    """What tells two fitted models apart: leaves, or what the estimator returns."""
+    if hasattr(est, "apply"):
+        return est.apply(X)
+    if hasattr(est, "predict_proba"):
+        return est.predict_proba(X)
+    return est.transform(X)
+
+
+@pytest.mark.parametrize("param, f, n", RULE_CASES)
+def test_fraction_rules_are_the_installed_scikit_learns(param, f, n):
+    # the rules above, asked of scikit-learn itself, so that they are not ours
+    import sklearn
+    from sklearn.ensemble import RandomForestClassifier as SkRF
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = _fraction_data(param, n)
+    want = RULES[param](f, n)
+    if param == "max_features":
+        assert DecisionTreeClassifier(max_features=f).fit(X, y).max_features_ == want
+    elif param == "max_samples":
+        if tuple(int(v) for v in sklearn.__version__.split(".")[:2]) < (1, 9):
+            pytest.skip("scikit-learn before 1.9 rounds a fractional max_samples")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # its warning about few bootstrap samples
+            forest = SkRF(2, max_samples=f, random_state=0).fit(X, y)
+        assert [len(s) for s in forest.estimators_samples_] == [want] * 2
+    else:
+        trees = [DecisionTreeClassifier(**{param: v}, random_state=0).fit(X, y) for v in (f, want)]
+        assert trees[0].tree_.node_count == trees[1].tree_.node_count
+        np.testing.assert_array_equal(trees[0].tree_.threshold, trees[1].tree_.threshold)
+
+
+# every estimator that takes a parameter a fraction may give, and the parameters it takes
+FRACTION_ESTIMATORS = {
+    "rf": (lambda p: of.RandomForestClassifier(3), RULES),
+    "sporf": (lambda p: of.SPORFClassifier(3), RULES),
+    "morf": (lambda p: of.MORFClassifier(3, data_shape=(p,), max_patch_size=2), RULES),
+    "rotation": (
+        lambda p: of.RotationEnsembleClassifier(4, n_rotations=2, micro_forest_size=2),
+        RULES,
+    ),
+    "unsupervised": (lambda p: of.UnsupervisedRandomForest(3), RULES),
+    "autoencoder": (
+        lambda p: of.ForestAutoencoder(n_components=1, n_estimators=20, min_samples_leaf=2),
+        ["max_features"],
+    ),
+}
+# The core draws max(1, round(f * n)) bootstrap rows (scikit-learn before 1.9, but with
+# halves away from zero); a tree's in-bag rows are recomputed from its saved parameters,
+# so changing the rule changes saved models' in-bag rows and OOB estimates (issue 45 item 6)
+_ROUNDS_UP = pytest.mark.xfail(strict=True, reason="the core rounds a fractional max_samples")
+
+
+def _fraction_case(name, param, f, n):
+    rounds_up = param == "max_samples" and max(1, math.floor(f * n + 0.5)) != RULES[param](f, n)
+    return pytest.param(name, param, f, n, marks=[_ROUNDS_UP] if rounds_up else [])
+
+
+FRACTION_CASES = [
+    _fraction_case(name, param, f, n)
+    for name, (_, params) in FRACTION_ESTIMATORS.items()
+    for param, f, n in RULE_CASES
+    if param in params
+]
+
+
+@pytest.mark.parametrize("name, param, f, n", FRACTION_CASES)
+def test_fraction_resolves_by_scikit_learns_rule(name, param, f, n):
+    # the model of a fraction is the model of the count scikit-learn's rule gives
+    make, _ = FRACTION_ESTIMATORS[name]
+    X, y = _fraction_data(param, n)
+    want = RULES[param](f, n)
+    models = []
+    for value in (f, want):
+        est = make(X.shape[1]).set_params(**{param: value}, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a max_samples over n_samples says so
+            models.append(est.fit(X) if name == "unsupervised" else est.fit(X, y))
+    np.testing.assert_array_equal(_fingerprint(models[0], X), _fingerprint(models[1], X))
+    if param == "max_samples" and hasattr(models[0], "estimators_samples_"):
+        assert {len(s) for s in models[0].estimators_samples_} == {want}
+
+
+@pytest.mark.parametrize("f, p", EDGES["max_features"])
+def test_isolation_forest_max_features_fraction_is_scikit_learns(f, p):
+    from sklearn.ensemble import IsolationForest as SkIsolationForest
+
+    X = np.random.default_rng(0).normal(size=(100, p))
+    want = RULES["max_features"](f, p)  # BaseBagging's max(1, int(f * p))
+    theirs = SkIsolationForest(n_estimators=3, max_features=f, random_state=0).fit(X)
+    assert {len(features) for features in theirs.estimators_features_} == {want}
+    ours = of.IsolationForest(20, max_features=f, random_state=0).fit(X)  # was a ValueError
+    for t in range(20):
+        assert len(np.unique(ours._forest.tree_nodes(t)["proj_features"])) <= want
+    count = of.IsolationForest(20, max_features=want, random_state=0).fit(X)
+    np.testing.assert_array_equal(ours.score_samples(X), count.score_samples(X))
+
+
+@pytest.mark.parametrize("f, n", [(0.001, 2000), (0.3, 5), (0.5, 5), (0.07, 100), (1.0, 7)])
+def test_isolation_forest_max_samples_fraction_is_scikit_learns(f, n):
+    from sklearn.ensemble import IsolationForest as SkIsolationForest
+
+    X = np.random.default_rng(0).normal(size=(n, 3))
+    want = int(f * n)  # _iforest.py; scikit-learn's fit fails where it is 0, ours draws 1
+    if want:
+        assert SkIsolationForest(n_estimators=2, max_samples=f).fit(X).max_samples_ == want
+    ours = of.IsolationForest(5, max_samples=f, random_state=0).fit(X)
+    assert ours.max_samples_ == max(want, 1)
+    assert {len(rows) for rows in ours.estimators_samples_} == {max(want, 1)}

@@ -128,7 +128,8 @@ _TABLE = [
             Interval(RealNotInt, 0.0, 1.0, closed="right"),
         ],
         "int or float",
-        "Minimum samples to split a node (a float is a fraction of n_samples).",
+        """Minimum samples to split a node (a float f is max(2, ceil(f * n_samples)), as
+        scikit-learn's).""",
         core="min_samples_split",
     ),
     Param(
@@ -139,7 +140,7 @@ _TABLE = [
             Interval(RealNotInt, 0.0, 1.0, closed="neither"),
         ],
         "int or float",
-        "Minimum samples in each leaf (a float is a fraction of n_samples).",
+        "Minimum samples in each leaf (a float f is ceil(f * n_samples), as scikit-learn's).",
         core="min_samples_leaf",
     ),
     Param(
@@ -161,7 +162,7 @@ _TABLE = [
             None,
         ],
         'int, float, "sqrt", "log2" or None',
-        "Candidate features per node.",
+        "Candidate features per node (a float f is max(1, int(f * n_features))).",
         core="max_features",
     ),
     Param(
@@ -240,9 +241,11 @@ _TABLE = [
             Interval(Integral, 1, None, closed="left"),
         ],
         "int or float",
-        """Bootstrap draws per tree (with replacement): an int is a count, a float a multiple
-        of n_samples; either may exceed n_samples, as scikit-learn 1.9 allows (at most
-        2**32 - 1 draws). None draws n_samples. Only with ``bootstrap=True``.""",
+        """Bootstrap draws per tree (with replacement): an int is a count, a float f
+        max(1, round(f * n_samples)) draws, halves rounded up (scikit-learn 1.9 takes
+        max(1, int(f * n_samples)), of the weights' sum under ``sample_weight``); either
+        may exceed n_samples, as scikit-learn 1.9 allows (at most 2**32 - 1 draws). None
+        draws n_samples. Only with ``bootstrap=True``.""",
         core="max_samples",
     ),
     Param(

@@ -300,8 +300,9 @@ _IF_SURFACE = Surface(
             ],
             '"auto", int or float',
             """Rows each tree draws (ψ): "auto" is min(256, n_samples), an int a count
-            (at most n_samples, else n_samples with a warning), a float a fraction of
-            n_samples. Trees stop at depth ceil(log2(ψ)), as scikit-learn's.""",
+            (at most n_samples, else n_samples with a warning), a float f
+            int(f * n_samples) rows, at least 1 (scikit-learn's rule, which fails where
+            that is 0). Trees stop at depth ceil(log2(ψ)), as scikit-learn's.""",
         ),
         Param(
             "contamination",
@@ -321,10 +322,10 @@ _IF_SURFACE = Surface(
             ],
             "int or float",
             """Features each tree may use, drawn without replacement per tree (an int, or
-            a fraction of n_features), as scikit-learn's; the projections of a tree are
-            drawn over its features only (a family with explicit projections is needed
-            for fewer than all: not Patch, HaarPatch, PooledFilter or Dictionary). Each
-            node cuts one candidate projection.""",
+            a float f for max(1, int(f * n_features))), as scikit-learn's; the
+            projections of a tree are drawn over its features only (a family with
+            explicit projections is needed for fewer than all: not Patch, HaarPatch,
+            PooledFilter or Dictionary). Each node cuts one candidate projection.""",
         ),
         FOREST_PARAMS["bootstrap"].replace(
             default=False,
@@ -409,15 +410,15 @@ class IsolationForest(OutlierMixin, _ForestWithoutTargets):
         else:
             psi = int(self.max_samples * n)
         self.max_samples_ = max(psi, 1)
-        # scikit-learn's rule for features per tree (BaseBagging)
-        k = (
-            self.max_features
-            if isinstance(self.max_features, Integral)
-            else int(self.max_features * p)
-        )
-        if not 0 < k <= p:
-            raise ValueError("max_features must be in (0, n_features]")
-        self._tree_features = int(k)
+        # scikit-learn's rule for features per tree (BaseBagging): a float f is
+        # max(1, int(f * p)), so a small fraction of few features is one feature
+        if isinstance(self.max_features, Integral):
+            k = int(self.max_features)
+        else:
+            k = int(self.max_features * p)
+        if k > p:
+            raise ValueError("max_features must be <= n_features")  # scikit-learn's words
+        self._tree_features = max(1, k)
 
     _private_fit_state = _BaseForest._private_fit_state | {"_tree_features"}
 

@@ -324,8 +324,10 @@ _TABLE = [
         from those of its nearest ancestor that some reach. Leaf estimates then do not
         depend on the rows that chose the splits, which is what confidence intervals and
         tests built on forests (treeple's honest forests) need; the price is that each
-        tree grows on fewer rows. 0 (the default) grows ordinary trees.
-        ``honest_indices_`` holds each tree's honest rows. Not with ``monotonic_cst``.""",
+        tree grows on fewer rows. A tree that drew a single distinct row (or whose honest
+        rows all weigh 0) has no honest part and keeps the leaves of the rows it grew on.
+        0 (the default) grows ordinary trees. ``honest_indices_`` holds each tree's honest
+        rows. Not with ``monotonic_cst``.""",
         core="honest_fraction",
     ),
 ]

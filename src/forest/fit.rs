@@ -343,8 +343,15 @@ fn grow_one(data: &FitData<'_>, grower: &Grower<'_>, t: usize, ws: &mut Workspac
     }
     let mut rng = Rng::for_tree(data.params.seed, t as u64, Purpose::Grow);
     let keep_rows = data.params.store_leaf_values;
-    let honest = sample.honest.is_some();
-    let fill_weights = sample.fill_weights();
+    let mut honest = sample.honest.is_some();
+    let mut fill_weights = sample.fill_weights();
+    if honest && fill_weights.iter().all(|&w| w <= 0.0) {
+        // an honest part with no row of positive weight (fewer than two distinct rows
+        // drawn, or zero sample weights) would fill no leaf: the tree keeps the leaves of
+        // the rows it grew on, as an ordinary tree, rather than empty ones
+        honest = false;
+        fill_weights = sample.structure_weights();
+    }
     let fill = (honest || keep_rows).then(|| Fill {
         weights: &fill_weights,
         values: honest,

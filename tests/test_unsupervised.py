@@ -34,11 +34,24 @@ _WEIGHT_REASON = (
 )
 
 
+_URF_WEIGHT_REASON = (
+    "bootstrap samples are drawn by row and min_samples_split='sqrt' counts rows, so a "
+    "weight of 2 is not a repeated row (as for every forest here); transform, whose "
+    "spectral step itself counts a weight of w as w rows "
+    "(test_urf_embedding_counts_a_weight_as_repeated_rows), shows it"
+)
+
+
 def _expected_failed_checks(est):
     if isinstance(est, IsolationForest):
         return {
             "check_sample_weight_equivalence_on_dense_data": _WEIGHT_REASON,
             "check_sample_weight_equivalence_on_sparse_data": _WEIGHT_REASON,
+        }
+    if isinstance(est, UnsupervisedRandomForest):
+        return {
+            "check_sample_weight_equivalence_on_dense_data": _URF_WEIGHT_REASON,
+            "check_sample_weight_equivalence_on_sparse_data": _URF_WEIGHT_REASON,
         }
     return {}
 
@@ -182,6 +195,139 @@ def test_urf_is_a_forest_for_the_autoencoder():
     # the embedding separates the two rotated clusters
     labels = KMeans(2, n_init=10, random_state=0).fit_predict(Z)
     assert adjusted_rand_score(y, labels) > 0.8
+
+
+# -- the proximity's spectral embedding: transform, fit_transform, fit_predict ------------
+
+
+def two_blobs(n=300, seed=0):
+    from sklearn.datasets import make_blobs
+
+    return make_blobs(n, n_features=4, centers=2, cluster_std=1.0, random_state=seed)
+
+
+def test_urf_fit_predict_recovers_well_separated_blobs():
+    X, y = two_blobs()
+    labels = UnsupervisedRandomForest(50, random_state=0).fit_predict(X)
+    assert labels.shape == (300,) and set(labels) == {0, 1}
+    assert adjusted_rand_score(y, labels) > 0.9  # measured: 1.0
+    # more clusters than the embedding's coordinates: the recipe computes what it needs
+    X4, y4 = blobs_with_noise(noise=2, radius=6.0)
+    urf = UnsupervisedRandomForest(50, n_components=1, random_state=0)
+    assert adjusted_rand_score(y4, urf.fit_predict(X4, n_clusters=3)) > 0.9
+    assert urf.embedding_.shape == (300, 1)  # the fitted embedding keeps its size
+    none = UnsupervisedRandomForest(50, n_components=None, random_state=0)
+    assert adjusted_rand_score(y, none.fit_predict(X)) > 0.9
+
+
+def test_urf_fit_predict_matches_spectral_clustering_of_the_proximity():
+    X, y = blobs_with_noise()
+    urf = UnsupervisedRandomForest(60, random_state=0, n_jobs=2)
+    labels = urf.fit_predict(X, n_clusters=3)
+    # the page's recipe (docs/unsupervised.md), by hand: 0.92
+    assert adjusted_rand_score(y, labels) > 0.85
+    assert adjusted_rand_score(spectral(urf.proximity(X), 3), labels) > 0.9
+
+
+def test_urf_transform_shape_and_fit_transform():
+    X, _ = two_blobs()
+    X_new, _ = two_blobs(40, seed=1)
+    urf = UnsupervisedRandomForest(30, n_components=3, random_state=0)
+    Z = urf.fit_transform(X)
+    assert Z.shape == (300, 3) and Z.dtype == np.float64
+    np.testing.assert_array_equal(Z, urf.embedding_)
+    np.testing.assert_array_equal(urf.transform(X), Z)  # a training row: its own coordinates
+    assert urf.transform(X_new).shape == (40, 3)
+    assert urf.transform(sparse.csr_matrix(X_new)).shape == (40, 3)
+    ev = urf.eigenvalues_
+    assert ev.shape == (3,) and np.all(np.diff(ev) <= 0) and 0 <= ev.min() and ev.max() <= 1
+    assert ev[0] > 1 - 1e-9  # two blobs that share no leaf: eigenvalue 1
+    # each coordinate's mean square over the training rows, weighted by their degrees, is 1
+    degree = urf.proximity(X).sum(axis=1).A.ravel()
+    np.testing.assert_allclose((degree[:, None] * Z**2).sum(0) / degree.sum(), 1, rtol=1e-6)
+
+
+def test_urf_transform_places_new_rows_by_their_proximity():
+    X, y = two_blobs(400)
+    X_train, y_train, X_new, y_new = X[:300], y[:300], X[300:], y[300:]
+    urf = UnsupervisedRandomForest(50, random_state=0).fit(X_train)
+    Z, Z_new = urf.embedding_, urf.transform(X_new)
+    centres = np.array([Z[y_train == c].mean(axis=0) for c in (0, 1)])
+    nearest = np.argmin(((Z_new[:, None, :] - centres) ** 2).sum(axis=2), axis=1)
+    assert (nearest == y_new).mean() > 0.95
+
+
+@pytest.mark.parametrize("family", ["axis", "sporf"])
+def test_urf_embedding_is_deterministic_at_any_thread_count(family):
+    X, _ = rotated_clusters(400)
+    runs = [
+        UnsupervisedRandomForest(
+            20, projection=FAMILIES[family], random_state=3, n_jobs=n_jobs
+        ).fit_transform(X)
+        for n_jobs in (1, 2, 4, 1)
+    ]
+    for Z in runs[1:]:
+        np.testing.assert_array_equal(Z, runs[0])
+    other = UnsupervisedRandomForest(20, projection=FAMILIES[family], random_state=4)
+    assert not np.array_equal(other.fit_transform(X), runs[0])
+    labels = [UnsupervisedRandomForest(20, random_state=3).fit_predict(X) for _ in range(2)]
+    np.testing.assert_array_equal(*labels)
+
+
+def test_urf_embedding_counts_a_weight_as_repeated_rows():
+    from obliqueforest.unsupervised import _eigenmaps, _nystroem
+
+    # the trees of a weighted fit are not those of repeated rows (bootstrap draws rows),
+    # so the spectral step is compared on one forest
+    X, _ = rotated_clusters(150)
+    weight = np.random.default_rng(0).integers(0, 4, 150)
+    urf = UnsupervisedRandomForest(20, n_components=3, random_state=0).fit(X)
+    weighted = _eigenmaps(urf, X, weight, 3)
+    repeated = _eigenmaps(urf, np.repeat(X, weight, axis=0), None, 3)
+    np.testing.assert_allclose(weighted.eigenvalues, repeated.eigenvalues, rtol=1e-8)
+    np.testing.assert_allclose(
+        _nystroem(urf, X, weighted.leaf_map, weighted.leaf_mass),
+        _nystroem(urf, X, repeated.leaf_map, repeated.leaf_mass),
+        rtol=1e-6,
+        atol=1e-8,
+    )
+    # a row of weight 0 has coordinates too (the extension's)
+    assert np.isfinite(weighted.training[weight == 0]).all()
+
+
+def test_urf_without_embedding_says_why_transform_cannot(tmp_path):
+    from sklearn.exceptions import NotFittedError
+
+    X, y = two_blobs(200)
+    with pytest.raises(NotFittedError):
+        UnsupervisedRandomForest(5).transform(X)
+    urf = UnsupervisedRandomForest(20, n_components=None, random_state=0).fit(X)
+    assert not hasattr(urf, "embedding_") and not hasattr(urf, "eigenvalues_")
+    with pytest.raises(NotFittedError, match="n_components=None"):
+        urf.transform(X)
+    with pytest.raises(ValueError, match="n_components"):
+        urf.fit_transform(X)
+    # a model file keeps the trees, not the embedding
+    fitted = UnsupervisedRandomForest(20, random_state=0).fit(X)
+    fitted.save(tmp_path / "urf.of")
+    loaded = of.load(tmp_path / "urf.of")
+    np.testing.assert_array_equal(loaded.apply(X), fitted.apply(X))
+    with pytest.raises(NotFittedError, match="model file"):
+        loaded.transform(X)
+    # a refit without an embedding drops the last one (warm start included)
+    warm = UnsupervisedRandomForest(5, warm_start=True, random_state=0).fit(X)
+    warm.set_params(n_estimators=8, n_components=None).fit(X)
+    assert not hasattr(warm, "embedding_")
+
+
+@pytest.mark.parametrize(
+    ("n_clusters", "error"),
+    [(0, ValueError), (2.5, TypeError), (True, TypeError), (500, ValueError)],
+)
+def test_urf_fit_predict_refuses_bad_cluster_counts(n_clusters, error):
+    X, _ = two_blobs(100)
+    with pytest.raises(error, match="n_clusters"):
+        UnsupervisedRandomForest(5, random_state=0).fit_predict(X, n_clusters=n_clusters)
 
 
 # -- isolation forests -------------------------------------------------------------------

@@ -6,6 +6,10 @@
 //! cat rows.csv | cargo run --release --example predict -- model.of
 //! ```
 //!
+//! From any directory (the files are read from the current one), name the crate's manifest:
+//! `cargo run --release --manifest-path path/to/obliqueforest/Cargo.toml --example predict
+//! -- model.of rows.csv`.
+//!
 //! Rows are comma-separated numbers; an empty cell (or `NaN`) is a missing value, which
 //! each split sends to the side it learned. A first line that is not all numbers is a
 //! header. When the model knows its feature names (a model fitted on named columns: a

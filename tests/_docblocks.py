@@ -4,8 +4,9 @@ A fenced block's kind comes from its info string and, optionally, an HTML commen
 line above the fence, ``<!-- doc-test: MODE -->``:
 
 - ``run`` (the default for python and bash): run by the default test suite, alone: a python
-  block in a fresh namespace, a bash block in a fresh directory under ``target/``
-  (``obliqueforest`` and ``python`` are this interpreter's; ``cargo`` finds the crate);
+  block in a fresh namespace, a bash block in a fresh directory outside the checkout
+  (``obliqueforest`` and ``python`` are this interpreter's; ``$OBLIQUEFOREST_SRC`` is this
+  checkout, as a reader's own would be);
 - ``slow``: the same, under ``pytest -m slow``;
 - ``ci``: commands that install or build (pip, maturin, cargo test): run by the newcomer
   test of ``.ci/run`` in a clean virtual environment (``.ci/newcomer.py``);
@@ -114,7 +115,9 @@ def run_python(block, workdir):
 
 def run_bash(block, workdir, timeout=900):
     """Runs a bash block (``bash -e``) in ``workdir``, with ``obliqueforest`` and ``python``
-    running this interpreter on this package; returns stdout and stderr as one text."""
+    running this interpreter on this package and ``$OBLIQUEFOREST_SRC`` naming this
+    checkout (the README's path to a checkout, for ``cargo --manifest-path``); returns
+    stdout and stderr as one text."""
     import os
     import subprocess
     import sys
@@ -132,6 +135,7 @@ def run_bash(block, workdir, timeout=900):
         **os.environ,
         "PATH": f"{shims}{os.pathsep}{os.environ.get('PATH', '')}",
         "PYTHONPATH": os.pathsep.join([package_parent, os.environ.get("PYTHONPATH", "")]),
+        "OBLIQUEFOREST_SRC": str(ROOT),
     }
     out = subprocess.run(
         ["bash", "-e", "-c", block.body], cwd=workdir, env=env, stdout=subprocess.PIPE,
@@ -156,11 +160,13 @@ def bench_commands(block):
 
 
 def workdir(block):
-    """A fresh directory for a block, under the crate's ``target/`` (ignored by git), so
-    that ``cargo`` run there finds the crate."""
+    """A fresh directory for a block, outside the checkout (under the system's temporary
+    directory), so that a block runs from any directory, as a reader's would: ``cargo``
+    finds the crate only through ``$OBLIQUEFOREST_SRC``."""
     import shutil
+    import tempfile
 
-    path = ROOT / "target" / "doc-tests" / block.id.replace(":", "-")
+    path = Path(tempfile.gettempdir()) / "obliqueforest-doc-tests" / block.id.replace(":", "-")
     shutil.rmtree(path, ignore_errors=True)
     path.mkdir(parents=True)
     return path

@@ -9,6 +9,7 @@ import numpy as np
 import obliqueforest as of
 import pytest
 from obliqueforest import datasets
+from obliqueforest._params import core_params
 from obliqueforest._trees import ObliqueTreeClassifier, ObliqueTreeRegressor
 from obliqueforest.projections import AxisAligned, ForestRC, Gaussian, SparseSigned
 from sklearn.datasets import load_iris, make_classification, make_friedman1
@@ -334,8 +335,16 @@ def test_warm_start_grows_with_the_current_n_jobs():
     assert again._forest.n_jobs == os.cpu_count()
     once = of.SPORFClassifier(12, random_state=3).fit(X, y)
     assert again._forest.to_bytes() == once._forest.to_bytes()
+    params = core_params(
+        task="classification",
+        n_classes=2,
+        projection=again._projection(6),
+        seed=again._seed,
+        n_jobs=0,
+        **again._core_fields(),
+    )
     with pytest.raises(ValueError, match="n_jobs"):
-        again._forest.fit_more(X.astype(np.float32), y.astype(np.float64), None, 1, None, 0)
+        again._forest.fit_more(X.astype(np.float32), y.astype(np.float64), None, params, 1)
 
 
 def test_max_samples_limits_bootstrap_size():

@@ -277,7 +277,7 @@ def test_forests_grown_together_take_sparse_x_as_dense():
     forests = _core.Forest.fit_many([dense, csc, csr], y_core, None, [params] * 3)
     _core.Forest.fit_more_many(forests, [csr, dense, csc], y_core, None, [2, 2, 2])
     alone = _core.Forest.fit(dense, y_core, None, params)
-    alone.fit_more(dense, y_core, None, 2)
+    alone.fit_more(dense, y_core, None, params, 2)
     for forest in forests:
         assert _model_bytes_of(forest) == _model_bytes_of(alone)
         assert _same(forest.oob_prediction(), alone.oob_prediction())

@@ -28,7 +28,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from . import _core
 from ._outputs import labels_of, output_blocks
-from ._params import core_fields, core_params, monotonic_cst_vector
+from ._params import core_fields, core_params
 from ._progress import run_with_progress
 from ._transaction import TransactionalFit
 from ._validation import (
@@ -180,25 +180,18 @@ class _BaseForest(TransactionalFit, BaseEstimator):
                     f"n_estimators={self.n_estimators} must be larger or equal to "
                     f"len(estimators_)={fitted.n_trees} when warm_start==True"
                 )
+            _check_same_random_state(self)
             # grown on a copy: the published forest is never changed
             grown = fitted.copy()
-            fields = self._core_fields()  # (the forests without targets have no OOB, ...)
-            if fields.get("oob") and not grown.has_oob:
+            # the trees added follow the current parameters, as scikit-learn's forests'
+            # do; the core refuses, naming it, a parameter the fitted trees are read with
+            params = self._core_params(X.shape[1], task)
+            if self._core_fields().get("oob") and not grown.has_oob:
                 # oob_score switched on for a warm start: the existing trees' out-of-bag
                 # rows follow from their seeds; the new trees add to the same sums
                 grown.compute_oob(X32, self._n_threads())
             run_with_progress(
-                lambda p: grown.fit_more(
-                    X32,
-                    y_core,
-                    sw,
-                    n_more,
-                    p,
-                    self._n_threads(),
-                    fields.get("ccp_alpha", 0.0),
-                    monotonic_cst_vector(fields.get("monotonic_cst")),
-                    fields.get("candidate_samples") or 0,  # 0: no screening
-                ),
+                lambda p: grown.fit_more(X32, y_core, sw, params, n_more, p),
                 n_more,
                 self.verbose,
             )
@@ -420,6 +413,20 @@ class _ClassifierMixin(ClassifierMixin):
         fitted on a 2-D y."""
         est = self._fitted()
         return labels_of(est._proba(X), est.classes_)
+
+
+def _check_same_random_state(est):
+    """A warm start continues the forest's own seed, drawn from the ``random_state`` of
+    its first fit: refuses another one, which the new trees would not follow."""
+    fitted = getattr(est, "_fit_params", {}).get("random_state", est.random_state)
+    now = est.random_state
+    same = now is fitted if isinstance(now, np.random.RandomState) else now == fitted
+    if not same:
+        raise ValueError(
+            f"random_state={now!r} differs from the fitted forest's ({fitted!r}): a warm "
+            "start grows its new trees from the forest's own seed, drawn at its first fit; "
+            "set it back, or refit with warm_start=False"
+        )
 
 
 def _warn_fractional_frequencies(sample_weight):

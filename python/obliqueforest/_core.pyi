@@ -190,25 +190,24 @@ class Forest:
         n_more: list[int],
         progress: Optional[Progress] = None,
     ) -> None:
-        """``forests[i].fit_more(Xs[i], y, sample_weight, n_more[i])`` for every i, all
-        the new trees in one parallel loop (a pool of the largest ``n_jobs``)."""
+        """``forests[i].fit_more(Xs[i], y, sample_weight, forests[i]'s own params,
+        n_more[i])`` for every i, all the new trees in one parallel loop (a pool of the
+        largest ``n_jobs``)."""
     def fit_more(
         self,
         X: CoreX,
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
+        params: ForestParams,
         n_more: int,
         progress: Optional[Progress] = None,
-        n_jobs: Optional[int] = None,
-        ccp_alpha: Optional[float] = None,
-        monotonic_cst: Optional[list[int]] = None,
-        candidate_samples: Optional[int] = None,
     ) -> None:
-        """Grow ``n_more`` further trees (tree indices continue), same params and seed,
-        on ``n_jobs`` threads (default: the first fit's; the trees do not depend on it),
-        pruned with ``ccp_alpha`` (default: the first fit's; 0 for a loaded model), under
-        ``monotonic_cst`` and with ``candidate_samples`` (0: no screening) when given
-        (default: the first fit's; none for a loaded model)."""
+        """Grow ``n_more`` further trees (tree indices continue) as ``params`` says: its
+        growth settings (criterion, splitter, max_features, max_depth, min_samples_*,
+        max_leaf_nodes, ccp_alpha, monotonic_cst, candidate_samples, n_jobs) become the
+        forest's; task, projection, seed, bootstrap, max_samples, honest_fraction,
+        store_leaf_values and class_weight must be the forest's own (else a ForestError
+        naming the parameter, before anything changes)."""
     def projection_family(self) -> tuple[str, dict[str, Any]]:
         """The forest's family as ``(tag, args)`` (int and float sequences as int64 and
         float64 arrays), what ``Projection.family(tag, **args)`` rebuilds it from."""

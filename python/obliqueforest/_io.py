@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _core
 from ._estimators import ESTIMATORS, estimator_class
+from ._transaction import fitted_params
 
 # Python-side fitted attributes each family saves besides its forests (all optional).
 _FOREST_ATTRIBUTES = (
@@ -70,7 +71,10 @@ _CODEC = ("_codec_columns", "_codec_dtypes", "_codec_ordered")
 
 
 def _plain_params(est):
-    """``get_params(deep=False)`` as plain data; projections as a dict naming their class.
+    """The parameters ``est`` was fitted with (``_fit_params``, else ``get_params(deep=
+    False)``) as plain data; projections as a dict naming their class. A ``set_params``
+    after the fit changes what the next fit does, not what the fitted model is, so it is
+    not what the file records.
 
     ``n_jobs`` is left out: a thread count is never read from a file. A ``RandomState``
     instance has no plain form and is saved as None (the fitted model does not need it).
@@ -78,7 +82,8 @@ def _plain_params(est):
     from .projections import _Projection
 
     params = {}
-    for k, v in est.get_params(deep=False).items():
+    fitted = getattr(est, "_fit_params", None)
+    for k, v in (fitted if fitted is not None else est.get_params(deep=False)).items():
         if k == "n_jobs":
             continue
         if isinstance(v, _Projection):
@@ -307,6 +312,7 @@ def _params(cls, saved, forest):
         est._validate_params()
     except InvalidParameterError as e:
         raise _core.ForestError(f"model file: {e}") from None
+    est._fit_params = fitted_params(est)
     return est
 
 

@@ -221,7 +221,13 @@ _TABLE = [
         False,
         ["boolean"],
         "bool",
-        "Add trees to the fitted forest instead of growing a new one.",
+        """Add trees to the fitted forest instead of growing a new one. The trees added
+        follow the current parameters, as scikit-learn's do (``set_params(max_depth=3,
+        n_estimators=200)`` grows 3-deep trees from tree 100 on); the parameters the
+        fitted trees are read with (``projection``, ``random_state``, ``bootstrap``,
+        ``max_samples``, ``honest_fraction``, ``store_leaf_values``,
+        ``class_weight="balanced_subsample"``) cannot change, and a fit that tries is
+        refused with an error naming the parameter, the model left as it was.""",
     ),
     Param(
         "class_weight",

@@ -25,7 +25,21 @@ of both. Adopting it::
 
 from __future__ import annotations
 
-__all__ = ["TransactionalFit"]
+import copy
+
+__all__ = ["TransactionalFit", "fitted_params"]
+
+
+def fitted_params(est) -> dict:
+    """``est.get_params(deep=False)`` as the fit that just ended used them: a copy that a
+    later ``set_params`` (or a list changed in place) leaves alone, kept as ``_fit_params``
+    so that a model file records the parameters its model was fitted with. A
+    ``random_state`` generator and a given ``forest`` are kept by reference (what they
+    are, not their contents, is the parameter)."""
+    return {
+        k: v if k in ("random_state", "forest") else copy.deepcopy(v)
+        for k, v in est.get_params(deep=False).items()
+    }
 
 
 class TransactionalFit:
@@ -37,7 +51,7 @@ class TransactionalFit:
     def _fit_state(self, name: str) -> bool:
         """Whether attribute ``name`` belongs to a fit's result."""
         return (name.endswith("_") and not name.startswith("__")) or (
-            name in self._private_fit_state
+            name in self._private_fit_state or name == "_fit_params"
         )
 
     def _extends_fit(self) -> bool:
@@ -67,5 +81,6 @@ class TransactionalFit:
         draft = object.__new__(type(self))
         draft.__dict__ = state
         fit(draft, *args)
+        draft._fit_params = fitted_params(draft)
         self.__dict__ = draft.__dict__  # one step: readers see the old state or the new
         return self

@@ -194,13 +194,11 @@ impl Forest {
     /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's,
     /// pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model),
     /// under `monotonic_cst` when given, else the first fit's (none for a loaded model), and
-    /// with `candidate_samples` when given, else the first fit's (none for a loaded model).
-    /// `x`, `y` and the weights must be the training data of the first fit for OOB estimates
-    /// to mean anything. The new trees add to the out-of-bag record when the forest has
-    /// one; a forest without (truncated, read from bytes) stays without.
+    /// with `candidate_samples` when given, else the first fit's (none for a loaded model):
+    /// [`Forest::grow_more_with`] of the forest's own parameters with those changes.
     ///
     /// # Errors
-    /// As [`Forest::fit`], plus a feature-count mismatch.
+    /// As [`Forest::grow_more_with`].
     #[allow(clippy::too_many_arguments)] // the fit's inputs plus the per-call overrides
     pub fn grow_more<'x>(
         &mut self,
@@ -214,14 +212,42 @@ impl Forest {
         candidate_samples: Option<Option<usize>>,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
-        let x = x.into();
-        let mut params = self.more_params(x.ncols(), n_more)?;
+        let mut params = self.params.clone();
         params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
         params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
         if let Some(cst) = monotonic_cst {
             params.monotonic_cst = cst.to_vec();
         }
         params.candidate_samples = candidate_samples.unwrap_or(params.candidate_samples);
+        self.grow_more_with(&params, x, y, sample_weight, n_more, progress)
+    }
+
+    /// Grows `n_more` further trees (warm start) as `params` says, as scikit-learn's
+    /// forests do after `set_params`: the growth settings (criterion, splitter, max_features,
+    /// max_depth, min_samples_*, max_leaf_nodes, ccp_alpha, monotonic_cst,
+    /// candidate_samples, n_jobs) are `params`' and become the forest's; the settings its
+    /// trees are read by (task, projection, seed, bootstrap, max_samples, honest_fraction,
+    /// store_leaf_values, class weighting per bootstrap sample) must be the forest's own,
+    /// since its in-bag, out-of-bag and honest rows are recomputed from them. `x`, `y` and
+    /// the weights must be the training data of the first fit for OOB estimates to mean
+    /// anything. The new trees add to the out-of-bag record when the forest has one and
+    /// `params.oob` asks for it; a forest without (truncated, read from bytes) stays
+    /// without.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] naming a setting that differs from the forest's, before
+    /// anything changes; as [`Forest::fit`], plus a feature-count mismatch.
+    pub fn grow_more_with<'x>(
+        &mut self,
+        params: &ForestParams,
+        x: impl Into<Features<'x>>,
+        y: &[f64],
+        sample_weight: Option<&[f64]>,
+        n_more: usize,
+        progress: Option<&AtomicUsize>,
+    ) -> Result<()> {
+        let x = x.into();
+        let params = self.more_params(params, x.ncols(), n_more)?;
         let data = prepare(&params, x, y, sample_weight)?;
         self.take_more(&data)?;
         self.grow(&data, n_more, progress)?;
@@ -258,7 +284,7 @@ impl Forest {
             .iter()
             .zip(&xs)
             .zip(n_more)
-            .map(|((f, x), &m)| f.more_params(x.ncols(), m))
+            .map(|((f, x), &m)| f.more_params(&f.params, x.ncols(), m))
             .collect::<Result<Vec<_>>>()?;
         let data = prepare_all(&params, xs, y, sample_weight)?;
         for (forest, d) in forests.iter_mut().zip(&data) {
@@ -313,14 +339,20 @@ impl Forest {
     /// The parameters a warm start of `n_more` trees on `n_features` columns grows with:
     /// the forest's own, for the grown size, with an out-of-bag record only when the forest
     /// keeps one.
-    fn more_params(&self, n_features: usize, n_more: usize) -> Result<ForestParams> {
+    fn more_params(
+        &self,
+        given: &ForestParams,
+        n_features: usize,
+        n_more: usize,
+    ) -> Result<ForestParams> {
         if n_features != self.n_features {
             return Err(Error::FeatureMismatch {
                 expected: self.n_features,
                 got: n_features,
             });
         }
-        let mut params = self.params.clone();
+        self.check_extension(given)?;
+        let mut params = given.clone();
         // the grown forest's size is checked like a first fit's (bounded before growing)
         params.n_estimators = self.trees.len().saturating_add(n_more);
         // a forest without an out-of-bag record (truncated, or read from bytes) starts none:
@@ -330,8 +362,59 @@ impl Forest {
         Ok(params)
     }
 
-    /// Checks that a warm start's prepared data may extend this forest and takes the
-    /// settings the warm start may change.
+    /// Refuses warm-start parameters that differ from this forest's in a setting its
+    /// fitted trees are read by (see [`Forest::grow_more_with`]), naming the parameter.
+    fn check_extension(&self, given: &ForestParams) -> Result<()> {
+        let own = &self.params;
+        let fixed: [(&'static str, bool, &str); 8] = [
+            ("y", given.task == own.task, "the targets' task or classes"),
+            (
+                "projection",
+                given.projection == own.projection,
+                "the projection family and its arguments",
+            ),
+            ("random_state", given.seed == own.seed, "the seed"),
+            (
+                "bootstrap",
+                given.bootstrap == own.bootstrap,
+                "whether trees draw bootstrap samples",
+            ),
+            (
+                "max_samples",
+                given.max_samples == own.max_samples,
+                "the rows each tree draws",
+            ),
+            (
+                "honest_fraction",
+                given.honest_fraction == own.honest_fraction,
+                "the honest part of each tree's rows",
+            ),
+            (
+                "store_leaf_values",
+                given.store_leaf_values == own.store_leaf_values,
+                "whether the leaves keep their training rows",
+            ),
+            (
+                "class_weight",
+                given.class_weight_subsample == own.class_weight_subsample,
+                "class weighting per bootstrap sample (balanced_subsample)",
+            ),
+        ];
+        match fixed.into_iter().find(|&(_, same, _)| !same) {
+            None => Ok(()),
+            Some((name, _, what)) => Err(Error::InvalidParameter {
+                name,
+                reason: format!(
+                    "cannot change in a warm start ({what}: the fitted trees were grown \
+                     with the first fit's value and are read by it); set it back, or refit \
+                     with warm_start=False"
+                ),
+            }),
+        }
+    }
+
+    /// Checks that a warm start's prepared data may extend this forest and takes its
+    /// growth settings (those [`Forest::check_extension`] leaves free).
     fn take_more(&mut self, data: &FitData<'_>) -> Result<()> {
         if LeafTargets::of(data) != self.leaf_targets {
             return Err(Error::InvalidInput(
@@ -340,11 +423,9 @@ impl Forest {
                     .into(),
             ));
         }
-        let params = data.params;
-        self.params.n_jobs = params.n_jobs;
-        self.params.ccp_alpha = params.ccp_alpha;
-        self.params.monotonic_cst.clone_from(&params.monotonic_cst);
-        self.params.candidate_samples = params.candidate_samples;
+        let oob = self.params.oob;
+        self.params = data.params.clone();
+        self.params.oob = oob;
         Ok(())
     }
 

@@ -116,26 +116,20 @@ impl PyForest {
             .collect())
     }
 
-    #[pyo3(signature = (
-        x, y, sample_weight, n_more, progress=None, n_jobs=None, ccp_alpha=None,
-        monotonic_cst=None, candidate_samples=None
-    ))]
-    #[allow(clippy::too_many_arguments)]
+    /// Grows `n_more` further trees as `params` says (a warm start after `set_params`):
+    /// `Forest::grow_more_with`, on a forest the caller copied first.
+    #[pyo3(signature = (x, y, sample_weight, params, n_more, progress=None))]
     fn fit_more(
         &mut self,
         py: Python<'_>,
         x: XArg<'_>,
         y: PyReadonlyArray1<'_, f64>,
         sample_weight: Option<PyReadonlyArray1<'_, f64>>,
+        params: PyRef<'_, PyForestParams>,
         n_more: &Bound<'_, PyAny>,
         progress: Option<PyRef<'_, Progress>>,
-        n_jobs: Option<i64>,
-        ccp_alpha: Option<f64>,
-        monotonic_cst: Option<Vec<i8>>,
-        candidate_samples: Option<usize>,
     ) -> PyResult<()> {
-        // given: the estimator's value (0 for none: no screening); not given: the first fit's
-        let candidate_samples = candidate_samples.map(|m| (m > 0).then_some(m));
+        let params = params.inner.clone();
         let n_more = named::<Count>(n_more, "n_more")?.0;
         let (counter, cancel) = Progress::parts(progress);
         let (x, y) = (
@@ -145,17 +139,7 @@ impl PyForest {
         let w = weights_slice(&sample_weight)?;
         let inner = &mut self.inner;
         compute_with(py, &cancel, || {
-            inner.grow_more(
-                x.features()?,
-                y,
-                w,
-                n_more,
-                n_jobs,
-                ccp_alpha,
-                monotonic_cst.as_deref(),
-                candidate_samples,
-                counter.as_deref(),
-            )
+            inner.grow_more_with(&params, x.features()?, y, w, n_more, counter.as_deref())
         })
     }
 

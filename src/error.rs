@@ -37,6 +37,21 @@ pub enum Error {
         /// The version this library writes.
         supported: u32,
     },
+    /// A file could not be read or written (a missing path, a missing permission, a full
+    /// disk): the operating system's error, with the path.
+    #[error("cannot {action} {path}: {message}")]
+    Io {
+        /// "read" or "write".
+        action: &'static str,
+        /// The path as given.
+        path: String,
+        /// The operating system's error kind.
+        kind: std::io::ErrorKind,
+        /// The operating system's error number, when it gave one.
+        errno: Option<i32>,
+        /// The operating system's message.
+        message: String,
+    },
     /// A fit would exceed the memory limit ([`crate::limits`]).
     #[error("memory limit: {0}")]
     ResourceLimit(String),
@@ -54,6 +69,17 @@ pub enum Error {
 
 /// Shorthand for `std::result::Result<T, obliqueforest::Error>`.
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// [`Error::Io`] of `e`, met trying to `action` ("read" or "write") `path`.
+pub(crate) fn io_error(action: &'static str, path: &std::path::Path, e: &std::io::Error) -> Error {
+    Error::Io {
+        action,
+        path: path.display().to_string(),
+        kind: e.kind(),
+        errno: e.raw_os_error(),
+        message: e.to_string(),
+    }
+}
 
 pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> Error {
     Error::InvalidParameter {

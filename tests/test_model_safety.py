@@ -9,6 +9,7 @@ interpreters under timeouts.
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
@@ -76,6 +77,27 @@ def test_save_refuses_directories_and_devices_and_keeps_them(tmp_path):
     with pytest.raises(ForestError, match="cannot write .*missing"):
         est.save(tmp_path / "missing" / "m.of")
     assert os.listdir(tmp_path) == []
+
+
+def test_missing_paths_raise_file_not_found_errors_that_are_forest_errors(tmp_path):
+    # as open() does: load and save on a path that does not exist (or whose folder does
+    # not) raise FileNotFoundError, with the path and errno; still a ForestError for code
+    # written against the earlier message
+    missing = tmp_path / "nowhere" / "m.of"
+    for call, verb in [
+        (lambda: of.load(missing), "read"),
+        (lambda: _model().save(missing), "write"),
+    ]:
+        with pytest.raises(FileNotFoundError, match=f"cannot {verb} .*nowhere") as raised:
+            call()
+        assert isinstance(raised.value, ForestError)
+        assert raised.value.errno == errno.ENOENT
+    with pytest.raises(FileNotFoundError):
+        of.load(tmp_path / "m.of")
+    # a directory is refused before the system is asked: a ForestError, not an OSError
+    with pytest.raises(ForestError, match="not a regular file") as raised:
+        of.load(tmp_path)
+    assert not isinstance(raised.value, OSError)
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")

@@ -36,6 +36,18 @@ class ForestInternalError(ForestError):
     """An internal error of the Rust core (a panic or a broken invariant: a bug), never bad
     input; a ForestError, so handlers of ForestError still catch it."""
 
+class ForestFileNotFoundError(FileNotFoundError, ForestError):
+    """A model file path that does not exist (reading) or whose folder does not (writing)."""
+
+class ForestPermissionError(PermissionError, ForestError):
+    """A model file the system does not let this process read or write."""
+
+class ForestIsADirectoryError(IsADirectoryError, ForestError):
+    """A model file path the system found to be a directory."""
+
+class ForestOSError(OSError, ForestError):
+    """Any other failure of the system to read or write a model file (a full disk, ...)."""
+
 class Progress:
     """A counter of grown trees and a cancel switch, shared with running fits (read or
     cancel from another thread)."""

@@ -231,6 +231,9 @@ def save(est, path):
     obliqueforest.ForestError
         If a parameter or class label has no plain form, or the path is not a regular file
         or cannot be written.
+    FileNotFoundError, PermissionError, OSError
+        When the system cannot write the path (its folder is missing, say): the OSError
+        of that kind, also a ForestError.
     """
     from sklearn.utils.validation import check_is_fitted
 
@@ -389,6 +392,9 @@ def load(path):
         itself (each header field is checked against the forests), holds values no fitted
         model has (numbers that are not finite, class probabilities that are not
         distributions, labels outside their dtype), or comes from another format version.
+    FileNotFoundError, PermissionError, OSError
+        When the system cannot read the path (it does not exist, say): the OSError of
+        that kind, also a ForestError.
     KeyboardInterrupt
         On Ctrl-C: a long load stops within about a second.
     """

@@ -16,7 +16,7 @@
 //! The replaced file keeps its permission bits; a new one gets the default of a new file
 //! (0o666 less the umask).
 
-use crate::error::{Error, Result};
+use crate::error::{io_error, Error, Result};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -69,7 +69,7 @@ impl From<io::Error> for Failure {
 impl Failure {
     fn into_error(self, path: &Path) -> Error {
         match self {
-            Failure::Io(e) => Error::InvalidInput(format!("cannot write {}: {e}", path.display())),
+            Failure::Io(e) => io_error("write", path, &e),
             Failure::Write(e) => e,
         }
     }
@@ -82,9 +82,7 @@ fn resolve(path: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>)> {
     for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.file_type().is_symlink() => {
-                let link = std::fs::read_link(&p).map_err(|e| {
-                    Error::InvalidInput(format!("cannot write {}: {e}", path.display()))
-                })?;
+                let link = std::fs::read_link(&p).map_err(|e| io_error("write", path, &e))?;
                 p = match p.parent() {
                     Some(parent) if link.is_relative() => parent.join(link),
                     _ => link,
@@ -105,12 +103,7 @@ fn resolve(path: &Path) -> Result<(PathBuf, Option<std::fs::Metadata>)> {
                 )));
             }
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((p, None)),
-            Err(e) => {
-                return Err(Error::InvalidInput(format!(
-                    "cannot write {}: {e}",
-                    path.display()
-                )))
-            }
+            Err(e) => return Err(io_error("write", path, &e)),
         }
     }
     Err(Error::InvalidInput(format!(

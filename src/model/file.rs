@@ -9,7 +9,7 @@
 use super::atomic;
 use super::check::check;
 use super::header::{Body, ModelFile};
-use crate::error::{Error, Result};
+use crate::error::{io_error, Error, Result};
 use crate::forest::Forest;
 use crate::serialize::{self, corrupt, CrcWriter, Frame, HEADER, MODEL_MAGIC};
 use serde::Serialize;
@@ -203,8 +203,7 @@ fn with_section(
 /// contents; [`Error::UnsupportedVersion`] for another format version;
 /// [`Error::Cancelled`].
 pub(super) fn read_path(path: &Path) -> Result<ModelFile<Forest>> {
-    let io =
-        |e: std::io::Error| Error::InvalidInput(format!("cannot read {}: {e}", path.display()));
+    let io = |e: std::io::Error| io_error("read", path, &e);
     let not_regular = || {
         Error::InvalidInput(format!(
             "{} is not a regular file (a device, FIFO, socket or directory); models are \

@@ -119,6 +119,7 @@ impl PyForest {
     /// Grows `n_more` further trees as `params` says (a warm start after `set_params`):
     /// `Forest::grow_more_with`, on a forest the caller copied first.
     #[pyo3(signature = (x, y, sample_weight, params, n_more, progress=None))]
+    #[allow(clippy::too_many_arguments)] // fit's arguments and the tree count
     fn fit_more(
         &mut self,
         py: Python<'_>,

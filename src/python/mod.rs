@@ -19,7 +19,8 @@ use crate::error::Error;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyString};
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
@@ -41,15 +42,82 @@ pyo3::create_exception!(
 
 /// The one mapping of core errors to Python: [`Error::Internal`] (panics included, see
 /// `compute`) to `ForestInternalError`, an allocation the machine refused
-/// ([`Error::OutOfMemory`]) to Python's `MemoryError`, everything else to `ForestError`.
+/// ([`Error::OutOfMemory`]) to Python's `MemoryError`, a file the system could not read
+/// or write ([`Error::Io`]) to the `OSError` of its kind (`FileNotFoundError`,
+/// `PermissionError`, ...) that is also a `ForestError` ([`file_error_types`]), everything
+/// else to `ForestError`.
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         match e {
             Error::Internal(_) => ForestInternalError::new_err(e.to_string()),
             Error::OutOfMemory(_) => pyo3::exceptions::PyMemoryError::new_err(e.to_string()),
+            Error::Io { kind, errno, .. } => {
+                let message = e.to_string();
+                Python::attach(|py| file_error(py, kind, errno, &message))
+                    .unwrap_or_else(|failed| failed)
+            }
             _ => ForestError::new_err(e.to_string()),
         }
     }
+}
+
+/// The file errors' classes: for each of `FileNotFoundError`, `PermissionError`,
+/// `IsADirectoryError` and `OSError`, a subclass of it and of `ForestError`, so that
+/// `except FileNotFoundError` and `except ForestError` both catch a missing model file.
+/// Made once, when first needed.
+static FILE_ERRORS: PyOnceLock<Vec<Py<PyType>>> = PyOnceLock::new();
+
+/// The OS errors [`FILE_ERRORS`] derive from, in its order, with their subclasses' names.
+const FILE_ERROR_BASES: [(&str, &str); 4] = [
+    ("FileNotFoundError", "ForestFileNotFoundError"),
+    ("PermissionError", "ForestPermissionError"),
+    ("IsADirectoryError", "ForestIsADirectoryError"),
+    ("OSError", "ForestOSError"),
+];
+
+fn file_error_types(py: Python<'_>) -> PyResult<&Vec<Py<PyType>>> {
+    FILE_ERRORS.get_or_try_init(py, || {
+        let builtins = py.import("builtins")?;
+        let make = builtins.getattr("type")?;
+        let forest = py.get_type::<ForestError>();
+        FILE_ERROR_BASES
+            .iter()
+            .map(|(base, name)| {
+                let namespace = PyDict::new(py);
+                namespace.set_item("__module__", "obliqueforest._core")?;
+                namespace.set_item(
+                    "__doc__",
+                    format!("A model file the system could not read or write: a {base} and a ForestError."),
+                )?;
+                let bases = (builtins.getattr(*base)?, forest.clone());
+                let class = make.call1((*name, bases, namespace))?;
+                Ok(class.cast_into::<PyType>()?.unbind())
+            })
+            .collect()
+    })
+}
+
+/// The Python exception of [`Error::Io`]: an `OSError` subclass chosen by `kind`, with
+/// `errno` when the system gave one (`str()` is "[Errno 2] cannot read ...").
+fn file_error(
+    py: Python<'_>,
+    kind: std::io::ErrorKind,
+    errno: Option<i32>,
+    message: &str,
+) -> PyResult<PyErr> {
+    use std::io::ErrorKind;
+    let i = match kind {
+        ErrorKind::NotFound => 0,
+        ErrorKind::PermissionDenied => 1,
+        ErrorKind::IsADirectory => 2,
+        _ => 3,
+    };
+    let class = file_error_types(py)?[i].bind(py);
+    let value = match errno {
+        Some(n) => class.call1((n, message))?,
+        None => class.call1((message,))?,
+    };
+    Ok(PyErr::from_value(value))
 }
 
 /// Runs `f` without the GIL, with panics turned into [`Error::Internal`], and
@@ -354,6 +422,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "ForestInternalError",
         m.py().get_type::<ForestInternalError>(),
     )?;
+    for ((_, name), class) in FILE_ERROR_BASES.iter().zip(file_error_types(m.py())?) {
+        m.add(*name, class)?;
+    }
     m.add("FORMAT_VERSION", crate::serialize::FORMAT_VERSION)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(_panic_for_test, m)?)?;

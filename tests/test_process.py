@@ -157,6 +157,14 @@ CASES = {
         "X = np.tile(X, (200, 1))",
         "clf.decision_path(X)",
     ),
+    # large leaves: ~6x10^8 leaf pairs, ~10 s of sparse products (signalled once they run)
+    "proximity-large-leaves": (
+        8000,
+        "urf = of.UnsupervisedRandomForest(n_estimators=400, min_samples_leaf=300, "
+        "n_components=None, random_state=0).fit(X)",
+        "urf.proximity(X)",
+        3.5,
+    ),
     "rotation-fit-threads": (
         20000,
         "",
@@ -184,7 +192,7 @@ CASES = {
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_sigint_interrupts_long_work_and_stops_it(case):
-    n, setup, work = CASES[case]
+    n, setup, work, *delay = CASES[case]
     # The package imports an estimator's module (and much of scikit-learn and scipy) on
     # its first use: that happens before "ready", so that the signal meets the work, not
     # an import, where importlib's lock callbacks can swallow a KeyboardInterrupt.
@@ -198,7 +206,7 @@ def test_sigint_interrupts_long_work_and_stops_it(case):
     )
     try:
         assert proc.stdout.readline().strip() == "ready", proc.stderr.read()[-3000:]
-        time.sleep(0.5)
+        time.sleep(delay[0] if delay else 0.5)
         sent = time.time()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)

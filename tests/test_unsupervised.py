@@ -307,13 +307,18 @@ def test_urf_without_embedding_says_why_transform_cannot(tmp_path):
         urf.transform(X)
     with pytest.raises(ValueError, match="n_components"):
         urf.fit_transform(X)
-    # a model file keeps the trees, not the embedding
+    # a model file keeps the trees and the embedding
     fitted = UnsupervisedRandomForest(20, random_state=0).fit(X)
     fitted.save(tmp_path / "urf.of")
     loaded = of.load(tmp_path / "urf.of")
     np.testing.assert_array_equal(loaded.apply(X), fitted.apply(X))
-    with pytest.raises(NotFittedError, match="model file"):
-        loaded.transform(X)
+    np.testing.assert_array_equal(loaded.transform(X[:50]), fitted.transform(X[:50]))
+    np.testing.assert_array_equal(loaded.embedding_, fitted.embedding_)
+    # ... checked on loading: arrays that disagree with the forest are refused
+    fitted._leaf_map = fitted._leaf_map[:-1]
+    fitted.save(tmp_path / "bad.of")
+    with pytest.raises(of.ForestError, match="_leaf_map has shape"):
+        of.load(tmp_path / "bad.of")
     # a refit without an embedding drops the last one (warm start included)
     warm = UnsupervisedRandomForest(5, warm_start=True, random_state=0).fit(X)
     warm.set_params(n_estimators=8, n_components=None).fit(X)
@@ -651,3 +656,18 @@ def test_command_line_fits_and_serves_forests_without_targets(tmp_path, capsys):
     assert code == 2 and "needs a classifier" in err
     code, _, err = run("fit", data, "-e", "sporf", "-o", tmp_path / "s.of")
     assert code == 2 and "--target is required" in err
+
+
+def test_proximity_in_small_blocks_is_the_same_matrix(monkeypatch):
+    # proximity multiplies a block of rows at a time (Ctrl-C is seen between blocks): the
+    # blocks' rows stacked are the whole product's
+    import obliqueforest.unsupervised as unsupervised
+
+    X, _ = two_blobs(300)
+    urf = UnsupervisedRandomForest(15, min_samples_leaf=5, n_components=None, random_state=0)
+    urf.fit(X)
+    whole, part = urf.proximity(X), urf.proximity(X[:40], X)
+    monkeypatch.setattr(unsupervised, "_PROXIMITY_BLOCK", 500)
+    assert (urf.proximity(X) != whole).nnz == 0
+    assert (urf.proximity(X[:40], X) != part).nnz == 0
+    assert urf.proximity(X).shape == (300, 300)

@@ -33,6 +33,10 @@ _FOREST_ATTRIBUTES = (
 )
 # ... and what an estimator saves besides those, by name
 _OWN_ATTRIBUTES = {"IsolationForest": ("max_samples_", "offset_", "_tree_features")}
+# ... and what it saves when its fit made it: the unsupervised forest's embedding (none
+# with n_components=None)
+_EMBEDDING = ("embedding_", "eigenvalues_", "_leaf_map", "_leaf_mass")
+_OPTIONAL_ATTRIBUTES = {"UnsupervisedRandomForest": _EMBEDDING}
 _ROTATION_ATTRIBUTES = (
     "_n_samples_fit",
     "rotation_complexity_",
@@ -280,7 +284,35 @@ def save(est, path):
 
 def _forest_attributes(name):
     """The Python-side fitted attributes estimator ``name`` (a forest) saves."""
-    return _FOREST_ATTRIBUTES + _OWN_ATTRIBUTES.get(name, ())
+    return _FOREST_ATTRIBUTES + _OWN_ATTRIBUTES.get(name, ()) + _OPTIONAL_ATTRIBUTES.get(name, ())
+
+
+def _check_embedding(est):
+    """A loaded unsupervised forest's embedding: all of it when ``n_components`` asks for
+    one, none otherwise, its arrays' shapes agreeing with each other and the forest."""
+    present = [k for k in _EMBEDDING if hasattr(est, k)]
+    if est.n_components is None:
+        if present:
+            raise _core.ForestError(f"model file: n_components=None but {present} are stored")
+        return
+    if len(present) < len(_EMBEDDING):
+        missing = [k for k in _EMBEDDING if k not in present]
+        raise _core.ForestError(f"model file: the UnsupervisedRandomForest lacks {missing}")
+    k, n_leaves = est.n_components, int(est._forest.leaf_offsets()[-1])
+    expected = {
+        "embedding_": (getattr(est, "_n_samples_fit", None), k),
+        "eigenvalues_": (k,),
+        "_leaf_map": (n_leaves, k),
+        "_leaf_mass": (n_leaves,),
+    }
+    for name, shape in expected.items():
+        value = getattr(est, name)
+        if not isinstance(value, np.ndarray) or value.dtype != np.float64:
+            raise _core.ForestError(f"model file: {name} is not a float64 array")
+        if value.shape != shape and not (name == "embedding_" and shape[0] is None):
+            raise _core.ForestError(f"model file: {name} has shape {value.shape}, expected {shape}")
+        if not np.isfinite(value).all():
+            raise _core.ForestError(f"model file: {name} holds values that are not finite")
 
 
 def _estimator_class(name):
@@ -459,6 +491,8 @@ def load(path):
         _check_row_count(est)
         est._forest = parts["forest"]
         est.n_outputs_ = est._forest.n_targets
+        if parts["estimator"] in _OPTIONAL_ATTRIBUTES:
+            _check_embedding(est)
         if not hasattr(est, "_seed"):
             est._seed = 0
     return est

@@ -307,8 +307,8 @@ class UnsupervisedRandomForest(TransformerMixin, _ForestWithoutTargets):
         ------
         sklearn.exceptions.NotFittedError
             Before a fit, and when the fit computed no embedding: ``n_components=None``,
-            or a model loaded from a file or fitted by :mod:`obliqueforest.dask`, which keep
-            the trees but not the embedding (fit on X to compute it).
+            or a model fitted by :mod:`obliqueforest.dask`, which keeps the trees but not
+            the embedding (fit on X to compute it). A model file keeps the embedding.
         """
         est = self._fitted()
         check_is_fitted(est, "_forest")
@@ -316,7 +316,7 @@ class UnsupervisedRandomForest(TransformerMixin, _ForestWithoutTargets):
             why = (
                 "it was fitted with n_components=None"
                 if est.n_components is None
-                else "a model file or a Dask fit keeps the trees but not the embedding"
+                else "a Dask fit keeps the trees but not the embedding"
             )
             raise NotFittedError(
                 f"this {type(est).__name__} has no spectral embedding ({why}); fit it on X "

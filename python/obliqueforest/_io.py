@@ -74,6 +74,16 @@ _AUTOENCODER_ATTRIBUTES = (
 _CODEC = ("_codec_columns", "_codec_dtypes", "_codec_ordered")
 
 
+def saved_attributes(name):
+    """The attribute names a model file of estimator ``name`` may hold (``PREFIX*``: any
+    name with that prefix), for the file schema (:mod:`obliqueforest._schema`)."""
+    if name == "ForestAutoencoder":
+        return (*_AUTOENCODER_ATTRIBUTES, *_CODEC, "_codec_categories_*")
+    if name.startswith("RotationEnsemble"):
+        return _ROTATION_ATTRIBUTES
+    return _forest_attributes(name)
+
+
 def _plain_params(est):
     """The parameters ``est`` was fitted with (``_fit_params``, else ``get_params(deep=
     False)``) as plain data; projections as a dict naming their class. A ``set_params``
@@ -326,11 +336,10 @@ def _params(cls, saved, forest):
 
     from . import projections
 
-    known = set(cls._get_param_names())
-    unknown = sorted(set(saved) - known)
-    if unknown:
-        raise _core.ForestError(f"model file: {cls.__name__} has no parameters {unknown}")
-    # parameters added since a file was written take the value that reproduces its model
+    # the core's loader checked the parameters' names and values against the estimator's
+    # schema (src/model/schema.txt, generated from the constraints _validate_params reads
+    # below), so a Rust service refuses the same files with the same messages; parameters
+    # added since a file was written take the value that reproduces its model
     params = {**getattr(cls, "_added_param_values", {}), **saved}
     spec = params.get("projection")
     if isinstance(spec, dict):
@@ -344,17 +353,15 @@ def _params(cls, saved, forest):
             raise _core.ForestError(f"model file: projection {kind}: {e!r}") from None
     est = cls(**params)
     try:
-        est._validate_params()
+        est._validate_params()  # a net under the schema (tests/test_model_schema.py)
     except InvalidParameterError as e:
         raise _core.ForestError(f"model file: {e}") from None
     est._fit_params = fitted_params(est)
     return est
 
 
-def _set_attributes(est, saved, allowed):
-    extra = sorted(set(saved) - set(allowed))
-    if extra:
-        raise _core.ForestError(f"model file: {type(est).__name__} has no attributes {extra}")
+def _set_attributes(est, saved):
+    # (the core's loader refused attribute names the schema does not list)
     for k, v in saved.items():
         setattr(est, k, v)
 
@@ -446,7 +453,6 @@ def load(path):
         _set_attributes(
             est,
             {k: v for k, v in parts["attributes"].items() if k not in _CODEC + tuple(codec_keys)},
-            _AUTOENCODER_ATTRIBUTES,
         )
         _restore_codec(est, parts["attributes"])
         enc = parts["encoder"]
@@ -462,7 +468,7 @@ def load(path):
         est._relabeled = None
     elif "rotation" in parts:
         r = parts["rotation"]
-        _set_attributes(est, parts["attributes"], _ROTATION_ATTRIBUTES)
+        _set_attributes(est, parts["attributes"])
         scaling = r["scaling"]
         if scaling is not None and scaling[0] != est.scaling:
             raise _core.ForestError(
@@ -484,7 +490,7 @@ def load(path):
         _check_row_count(est)
     else:
         own = _OWN_ATTRIBUTES.get(parts["estimator"], ())
-        _set_attributes(est, parts["attributes"], _forest_attributes(parts["estimator"]))
+        _set_attributes(est, parts["attributes"])
         missing = [k for k in own if not hasattr(est, k)]
         if missing:
             raise _core.ForestError(f"model file: the {parts['estimator']} lacks {missing}")

@@ -398,7 +398,9 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
             ))
         }
     }
-    Ok(())
+    // the parameters' names and values and the attributes' names, as Python checks them
+    // (after the body: a file whose body is not its estimator's is named for that)
+    super::schema::check(h)
 }
 
 /// An isolation forest's `offset_` (its fitted attribute, which `decision_function`

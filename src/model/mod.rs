@@ -32,7 +32,9 @@
 //! [`Model::set_n_jobs`].
 //!
 //! Rooms: `header` holds the plain types of a file (estimator kind, class labels,
-//! parameters, bodies); `check` compares a header with its forests; `file` frames,
+//! parameters, bodies); `check` compares a header with its forests; `schema` checks its
+//! parameters and attribute names against the estimators' schema (`schema.txt`, generated
+//! from the Python parameter table); `file` frames,
 //! writes and reads the bytes; `atomic` replaces a file safely; this file holds
 //! [`Model`] and its predictions.
 
@@ -40,6 +42,7 @@ mod atomic;
 mod check;
 mod file;
 mod header;
+mod schema;
 
 pub use self::check::check;
 pub use self::file::{

@@ -190,6 +190,9 @@ def test_urf_is_a_forest_for_the_autoencoder():
     # unfitted: the autoencoder fits it on X alone; fitted: used as it is
     ae = ForestAutoencoder(n_components=2, forest=urf, random_state=0).fit(X)
     assert ae.transform(X).shape == (200, 2)
+    # ... without the forest's own embedding, which the autoencoder does not use
+    assert ae.forest_.n_components is None and not hasattr(ae.forest_, "embedding_")
+    assert urf.n_components == 2  # the given forest is left as it was
     fitted = urf.set_params(random_state=0).fit(X)
     Z = ForestAutoencoder(n_components=2, forest=fitted, random_state=0).fit_transform(X)
     # the embedding separates the two rotated clusters

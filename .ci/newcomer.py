@@ -65,6 +65,8 @@ def main():
     bin_dir = tmp / "venv" / "bin"
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     env.update(PATH=f"{bin_dir}{os.pathsep}{env['PATH']}", VIRTUAL_ENV=str(tmp / "venv"))
+    # the README's Rust step names the checkout it builds from by this variable
+    env["OBLIQUEFOREST_SRC"] = str(ROOT)
     all_blocks = blocks(README)
 
     # 1. installation from the wheel, verbatim

@@ -23,6 +23,7 @@ import contextvars
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import rankdata
@@ -66,6 +67,48 @@ _ERROR_BATCH = 10
 # ``fit(rotation, params)`` returns a new core forest, ``fit_more(forest, rotation,
 # params)`` extends one to ``params.n_estimators`` trees, as Forest.fit_more would.
 ROTATION_RUNNER: contextvars.ContextVar = contextvars.ContextVar("rotation_runner", default=None)
+
+
+@dataclass
+class _FitPlan:
+    """What the phases of one fit share: the data as the core takes them, the rotations
+    and seeds (all drawn before any work), and where the trees grow: on the workers of
+    ``runner`` (set by obliqueforest.dask, ``ROTATION_RUNNER``), or here in core calls of
+    ``per_call`` rotations, with the rotated copies kept in ``rotated`` when ``cache``."""
+
+    X_scaled: object
+    y_core: np.ndarray
+    sample_weight: np.ndarray | None
+    n_samples: int
+    rotations: np.ndarray
+    forest_seeds: np.ndarray
+    fields: dict
+    n_jobs: int
+    progress: object
+    runner: object
+    cache: bool
+    per_call: int
+    n_calls: int
+    rotated: list
+
+    def batches(self, ks):
+        """The rotations ``ks`` in lists of at most ``per_call``, in order."""
+        ks = list(ks)
+        return [ks[i : i + self.per_call] for i in range(0, len(ks), self.per_call)]
+
+
+def _mean_complexity(forests, n_samples):
+    """The mean tree complexity over the trees of ``forests`` (None: a rotation without
+    trees)."""
+    n_nodes, depth = [], []
+    for forest in forests:
+        if forest is not None:
+            nodes_k, depth_k, _ = forest.tree_stats()
+            n_nodes.append(nodes_k)
+            depth.append(depth_k)
+    return float(
+        np.mean(tree_complexity(np.concatenate(n_nodes), np.concatenate(depth), n_samples))
+    )
 
 
 class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, BaseEstimator):
@@ -226,11 +269,37 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             return self._fit_rotations_unlimited(X, y, sample_weight)
 
     def _fit_rotations_unlimited(self, X, y, sample_weight):
+        """Algorithm 1 of [1]_ in its three phases: a micro-forest on every rotation, the
+        rotations ranked and weighted, the favoured rotations' forests completed."""
         t_start = time.perf_counter()
+        plan = self._plan_fit(X, y, sample_weight)
+        forests, micro_oob = self._grow_micro_forests(plan, y, sample_weight)
+        if self.verbose:
+            U = self.micro_forest_size
+            elapsed = time.perf_counter() - t_start
+            print(f"[rotation] {self.n_rotations} micro-forests of {U} trees in {elapsed:.2f}s")
+        counts = self._weight_rotations(*micro_oob, y, sample_weight)
+        forests = self._complete_forests(plan, forests, counts)
+        self._n_samples_fit = plan.n_samples  # estimators_samples_ recomputes in-bag rows
+        self._forests = forests
+        plan.rotated.clear()
+        self.complexity_ = _mean_complexity(forests, plan.n_samples)
+        if self.oob_score:
+            # (called from here: its warning's stacklevel counts the frames up to fit's
+            # caller)
+            self._set_oob_score(y, sample_weight)
+        if self.verbose:
+            elapsed = time.perf_counter() - t_start
+            print(f"[rotation] fitted {self.n_estimators} trees in {elapsed:.2f}s")
+        return self
+
+    def _plan_fit(self, X, y, sample_weight):
+        """Draws the rotations (``rotations_``) and every forest's seed, fits the scaling,
+        and decides where the trees grow: a ``_FitPlan``."""
         # the core takes n × k targets row-major; the OOB errors read y as it is
         y_core = np.ascontiguousarray(y.ravel(), dtype=np.float64)
         n_samples, n_features = X.shape
-        R, U, M = self.n_rotations, self.micro_forest_size, self.n_estimators
+        R = self.n_rotations
         n_jobs = self._n_threads()
         # shared by every core call of this fit: Ctrl-C in the main thread cancels them all
         progress = _core.Progress()
@@ -254,9 +323,37 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             cache, n_calls = False, R
         else:
             n_calls = n_jobs
-        rotated = [None] * R
+        # One core call grows the trees of as many rotations as the rotated copies' budget
+        # holds (all of them when they are cached): every tree of every rotation is a task
+        # of the same parallel loop, so the threads stay busy to the end of the batch and
+        # the call's fixed costs are paid once.
+        per_call = R if cache else max(1, _CACHE_BUDGET_BYTES // (4 * n_samples * n_features))
+        return _FitPlan(
+            X_scaled=X_scaled,
+            y_core=y_core,
+            sample_weight=sample_weight,
+            n_samples=n_samples,
+            rotations=rotations,
+            forest_seeds=forest_seeds,
+            # (read once: get_params is slow next to a small tree)
+            fields=core_fields(self),
+            n_jobs=n_jobs,
+            progress=progress,
+            runner=runner,
+            cache=cache,
+            per_call=per_call,
+            n_calls=n_calls,
+            rotated=[None] * R,
+        )
 
-        # Phase 1: a micro-forest of U trees per rotation.
+    # ---- phase 1: a micro-forest of U trees per rotation
+
+    def _grow_micro_forests(self, plan, y, sample_weight):
+        """Every rotation's micro-forest, and ``(complexity, oob_error, oob_sums,
+        oob_counts)`` of the rotations (the sums and counts only when the weights need
+        them, see ``_needs_micro_oob_sums``); sets ``rotation_complexity_`` and
+        ``rotation_oob_error_``, and caches the rotated copies when ``plan.cache``."""
+        R, U, n_samples = self.n_rotations, self.micro_forest_size, plan.n_samples
         forests = []
         oob_error = np.full(R, np.nan)
         oob_sums = oob_counts = None
@@ -265,38 +362,9 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             oob_sums = np.empty((R, n_samples, self._n_outputs))
             oob_counts = np.empty((R, n_samples))
 
-        fields = core_fields(self)  # (read once: get_params is slow next to a small tree)
-
-        # One core call grows the trees of as many rotations as the rotated copies' budget
-        # holds (all of them when they are cached): every tree of every rotation is a task
-        # of the same parallel loop, so the threads stay busy to the end of the batch and
-        # the call's fixed costs are paid once.
-        per_call = R if cache else max(1, _CACHE_BUDGET_BYTES // (4 * n_samples * n_features))
-
-        def batches(ks):
-            ks = list(ks)
-            return [ks[i : i + per_call] for i in range(0, len(ks), per_call)]
-
         # every rotation's micro-forest has the same parameters but for its seed
-        micro_base = self._core_params(fields, U, n_jobs, forest_seeds[0])
-
-        def micro_params(k):
-            return micro_base.with_seed(int(forest_seeds[k]))
-
-        def grow_micro_forests():
-            """(rotated X or None, micro-forest) of every rotation, in rotation order."""
-            if runner is not None:
-                # the rotations are computed and grown on the workers, all at once
-                def on_worker(k):
-                    return None, runner.fit(self.rotations_[k], micro_params(k))
-
-                yield from self._map(on_worker, range(R), R, progress)
-                return
-            for ks in batches(range(R)):
-                X_rots = rotate_columns(X_scaled, self.rotations_[ks])
-                params = [micro_params(k) for k in ks]
-                forests_k = _core.Forest.fit_many(X_rots, y_core, sample_weight, params, progress)
-                yield from zip(X_rots, forests_k)
+        micro_base = self._core_params(plan.fields, U, plan.n_jobs, plan.forest_seeds[0])
+        micro_params = [micro_base.with_seed(int(seed)) for seed in plan.forest_seeds]
 
         micro_nodes = np.empty((R, U))
         micro_depth = np.empty((R, U))
@@ -308,7 +376,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             oob_error[first : first + len(records)] = errors
             records.clear()
 
-        for k, (X_rot, forest) in enumerate(grow_micro_forests()):
+        for k, (X_rot, forest) in enumerate(self._micro_forests(plan, micro_params)):
             micro_nodes[k], micro_depth[k], _ = forest.tree_stats()
             if keep_oob:
                 sums, counts = forest.oob_prediction()
@@ -318,16 +386,12 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
                 if oob_sums is not None:
                     oob_sums[k], oob_counts[k] = sums, counts
             forests.append(forest)
-            if cache:
-                rotated[k] = X_rot
+            if plan.cache:
+                plan.rotated[k] = X_rot
         if records:
             count_errors()
         # each rotation's median tree complexity, the rotations in one call
         complexity = np.median(tree_complexity(micro_nodes, micro_depth, n_samples), axis=1)
-        if self.verbose:
-            print(
-                f"[rotation] {R} micro-forests of {U} trees in {time.perf_counter() - t_start:.2f}s"
-            )
 
         # Rotations whose micro-forest had no OOB rows rank last on error.
         if keep_oob and np.isnan(oob_error).any():
@@ -335,81 +399,104 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             oob_error[np.isnan(oob_error)] = finite.max() if finite.size else 0.0
         self.rotation_complexity_ = complexity
         self.rotation_oob_error_ = oob_error
+        return forests, (complexity, oob_error, oob_sums, oob_counts)
 
-        # Phase 2: rank rotations and weight them.
+    def _micro_forests(self, plan, params):
+        """(rotated X or None, micro-forest) of every rotation, in rotation order;
+        ``params[k]`` are rotation k's core parameters."""
+        if plan.runner is not None:
+            # the rotations are computed and grown on the workers, all at once
+            def on_worker(k):
+                return None, plan.runner.fit(plan.rotations[k], params[k])
+
+            yield from self._map(
+                on_worker, range(self.n_rotations), self.n_rotations, plan.progress
+            )
+            return
+        for ks in plan.batches(range(self.n_rotations)):
+            X_rots = rotate_columns(plan.X_scaled, plan.rotations[ks])
+            forests = _core.Forest.fit_many(
+                X_rots, plan.y_core, plan.sample_weight, [params[k] for k in ks], plan.progress
+            )
+            yield from zip(X_rots, forests)
+
+    # ---- phase 2: rank the rotations and weight them
+
+    def _weight_rotations(self, complexity, oob_error, oob_sums, oob_counts, y, sample_weight):
+        """Sets ``rotation_order_``, ``rotation_weights_`` and ``n_trees_per_rotation_``
+        (the ``n_estimators`` trees spread over the rotations), and returns the latter."""
+        R = self.n_rotations
         order = self._rank(complexity, oob_error)
         self.rotation_order_ = order
         ranked_weights = self._ranked_weights(
             order, oob_error, oob_sums, oob_counts, y, sample_weight
         )
-        ranked_counts = allocate_trees(ranked_weights, M)
+        ranked_counts = allocate_trees(ranked_weights, self.n_estimators)
         weights = np.empty(R)
         weights[order] = ranked_weights
         counts = np.empty(R, dtype=np.int64)
         counts[order] = ranked_counts
         self.rotation_weights_ = weights
         self.n_trees_per_rotation_ = counts
+        return counts
 
-        # Phase 3: reuse the micro-forest trees, grow or drop the difference.
-        def complete_forest(k):
-            forest = forests[k]
-            if counts[k] == 0:
-                return None
-            if counts[k] < U and self.oob_score and runner is not None:
-                # The core drops OOB records on truncate; a forest of the first
-                # counts[k] trees (same seed, same trees) records them again.
-                return runner.fit(
-                    self.rotations_[k],
-                    self._core_params(fields, counts[k], n_jobs, forest_seeds[k]),
-                )
-            if counts[k] < U:
-                forest.truncate(int(counts[k]))
-                if self.oob_score:
-                    # the record of the kept trees, summed as their fit sums it
-                    X_rot = rotated[k] if cache else self._rotate(X_scaled, k, "F")
-                    forest.compute_oob(X_rot, n_jobs)
-            elif counts[k] > U and runner is not None:
-                params = self._core_params(fields, counts[k], n_jobs, forest_seeds[k])
-                runner.fit_more(forest, self.rotations_[k], params)
-            elif counts[k] > U and not self.oob_score:
-                # The micro-forest's OOB record has served the ranking; without it
-                # (truncate drops it) the final trees walk no out-of-bag rows.
-                forest.truncate(U)
-            return forest
+    # ---- phase 3: reuse the micro-forest trees, grow or drop the difference
+
+    def _complete_forests(self, plan, forests, counts):
+        """Every rotation's forest of ``counts[k]`` trees (None for none) from its
+        micro-forest ``forests[k]``."""
+        U, runner = self.micro_forest_size, plan.runner
+
+        def complete(k):
+            return self._complete_forest(plan, k, forests[k], counts[k])
 
         # (without a runner, only out-of-bag records of truncated forests are work enough
         # for threads of their own)
-        n_calls = n_calls if runner is not None or self.oob_score else 1
-        forests = list(self._map(complete_forest, range(R), n_calls, progress))
+        n_calls = plan.n_calls if runner is not None or self.oob_score else 1
+        forests = list(self._map(complete, range(self.n_rotations), n_calls, plan.progress))
         if runner is None:
             # the rotations' further trees, grown together as the micro-forests were
-            for ks in batches(k for k in range(R) if counts[k] > U):
+            for ks in plan.batches(k for k in range(self.n_rotations) if counts[k] > U):
                 X_rots = (
-                    [rotated[k] for k in ks]
-                    if cache
-                    else rotate_columns(X_scaled, self.rotations_[ks])
+                    [plan.rotated[k] for k in ks]
+                    if plan.cache
+                    else rotate_columns(plan.X_scaled, plan.rotations[ks])
                 )
                 more = [int(counts[k] - U) for k in ks]
                 completed = [forests[k] for k in ks]
-                _core.Forest.fit_more_many(completed, X_rots, y_core, sample_weight, more, progress)
-        self._n_samples_fit = n_samples  # estimators_samples_ recomputes in-bag rows from it
-        self._forests = forests
-        rotated.clear()
+                _core.Forest.fit_more_many(
+                    completed, X_rots, plan.y_core, plan.sample_weight, more, plan.progress
+                )
+        return forests
 
-        n_nodes, depth = [], []
-        for forest in forests:
-            if forest is not None:
-                nodes_k, depth_k, _ = forest.tree_stats()
-                n_nodes.append(nodes_k)
-                depth.append(depth_k)
-        self.complexity_ = float(
-            np.mean(tree_complexity(np.concatenate(n_nodes), np.concatenate(depth), n_samples))
-        )
-        if self.oob_score:
-            self._set_oob_score(y, sample_weight)
-        if self.verbose:
-            print(f"[rotation] fitted {M} trees in {time.perf_counter() - t_start:.2f}s")
-        return self
+    def _complete_forest(self, plan, k, forest, count):
+        """Rotation k's micro-forest cut to ``count`` trees, or grown to them on the
+        runner's workers; without a runner, a forest that needs more trees gets them
+        afterwards (``_complete_forests``)."""
+        U, runner = self.micro_forest_size, plan.runner
+        if count == 0:
+            return None
+        if count < U and self.oob_score and runner is not None:
+            # The core drops OOB records on truncate; a forest of the first
+            # count trees (same seed, same trees) records them again.
+            return runner.fit(
+                plan.rotations[k],
+                self._core_params(plan.fields, count, plan.n_jobs, plan.forest_seeds[k]),
+            )
+        if count < U:
+            forest.truncate(int(count))
+            if self.oob_score:
+                # the record of the kept trees, summed as their fit sums it
+                X_rot = plan.rotated[k] if plan.cache else self._rotate(plan.X_scaled, k, "F")
+                forest.compute_oob(X_rot, plan.n_jobs)
+        elif count > U and runner is not None:
+            params = self._core_params(plan.fields, count, plan.n_jobs, plan.forest_seeds[k])
+            runner.fit_more(forest, plan.rotations[k], params)
+        elif count > U and not self.oob_score:
+            # The micro-forest's OOB record has served the ranking; without it
+            # (truncate drops it) the final trees walk no out-of-bag rows.
+            forest.truncate(U)
+        return forest
 
     @staticmethod
     def _map(function, items, n_jobs, progress):

@@ -651,18 +651,68 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def build_parser():
-    """The argparse parser of all subcommands."""
-    from . import __version__
-
-    parser = _Parser(
-        prog="obliqueforest",
-        description="Projection decision forests (RF, SPORF, MORF) from the command line.",
+def _column_options(p, note=""):
+    """--drop or --features (one of them) on subcommand ``p``."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "--drop",
+        type=_column_list,
+        action="extend",
+        metavar="COL[,COL]",
+        help=f"columns to leave out of the features (an id, a leak){note}; repeatable",
     )
-    parser.add_argument("--version", action="version", version=f"obliqueforest {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+    group.add_argument(
+        "--features",
+        type=_column_list,
+        action="extend",
+        metavar="COL[,COL]",
+        help=f"the only columns to use as features, in file order{note}",
+    )
 
+
+def _model_options(p):
+    """The data, target, columns, estimator and its parameters: the options fit and
+    evaluate share."""
+    p.add_argument("data", metavar="DATA", help="CSV (header row) or Parquet file")
+    p.add_argument(
+        "--target",
+        metavar="COL",
+        help="name of the target column (required but for isolation and unsupervised, "
+        "whose forests grow on the features alone: there it is a column left out)",
+    )
+    _column_options(p)
+    p.add_argument(
+        "--estimator",
+        "-e",
+        default="sporf",
+        type=_estimator_name,
+        metavar="NAME",
+        help=f"forest: {', '.join(_ESTIMATOR_CHOICES)}. A -reg suffix makes it a "
+        "regressor; rotation is a rotation ensemble; isolation and unsupervised grow "
+        "without targets (default sporf, a classifier)",
+    )
+    p.add_argument(
+        "--task",
+        choices=("classification", "regression"),
+        help="override the task implied by --estimator. A classifier refuses a target "
+        "of continuous values, and one of whole numbers with more distinct values than "
+        "half the rows (scikit-learn's rule for a regression target) unless --task "
+        "classification is given",
+    )
+    p.add_argument(
+        "--param",
+        "-p",
+        action="append",
+        type=parse_param,
+        metavar="KEY=VALUE",
+        help="estimator parameter, e.g. n_estimators=500 or max_features=sqrt (repeatable)",
+    )
+    p.add_argument("--n-jobs", type=_n_jobs, default=-1, help="threads (default -1: all)")
+    p.add_argument("--verbose", "-v", action="store_true", help="show a tree progress bar")
+
+
+def _add_demo(sub):
+    """The ``demo`` subcommand."""
     p = sub.add_parser(
         "demo",
         help="rerun the SPORF/MORF papers' simulations against scikit-learn",
@@ -680,69 +730,20 @@ def build_parser():
     )
     p.set_defaults(func=_cmd_demo)
 
-    def column_options(p, note=""):
-        group = p.add_mutually_exclusive_group()
-        group.add_argument(
-            "--drop",
-            type=_column_list,
-            action="extend",
-            metavar="COL[,COL]",
-            help=f"columns to leave out of the features (an id, a leak){note}; repeatable",
-        )
-        group.add_argument(
-            "--features",
-            type=_column_list,
-            action="extend",
-            metavar="COL[,COL]",
-            help=f"the only columns to use as features, in file order{note}",
-        )
 
-    def model_options(p):
-        p.add_argument("data", metavar="DATA", help="CSV (header row) or Parquet file")
-        p.add_argument(
-            "--target",
-            metavar="COL",
-            help="name of the target column (required but for isolation and unsupervised, "
-            "whose forests grow on the features alone: there it is a column left out)",
-        )
-        column_options(p)
-        p.add_argument(
-            "--estimator",
-            "-e",
-            default="sporf",
-            type=_estimator_name,
-            metavar="NAME",
-            help=f"forest: {', '.join(_ESTIMATOR_CHOICES)}. A -reg suffix makes it a "
-            "regressor; rotation is a rotation ensemble; isolation and unsupervised grow "
-            "without targets (default sporf, a classifier)",
-        )
-        p.add_argument(
-            "--task",
-            choices=("classification", "regression"),
-            help="override the task implied by --estimator. A classifier refuses a target "
-            "of continuous values, and one of whole numbers with more distinct values than "
-            "half the rows (scikit-learn's rule for a regression target) unless --task "
-            "classification is given",
-        )
-        p.add_argument(
-            "--param",
-            "-p",
-            action="append",
-            type=parse_param,
-            metavar="KEY=VALUE",
-            help="estimator parameter, e.g. n_estimators=500 or max_features=sqrt (repeatable)",
-        )
-        p.add_argument("--n-jobs", type=_n_jobs, default=-1, help="threads (default -1: all)")
-        p.add_argument("--verbose", "-v", action="store_true", help="show a tree progress bar")
-
+def _add_fit(sub):
+    """The ``fit`` subcommand."""
     p = sub.add_parser("fit", help="train a forest on a table and save it")
-    model_options(p)
+    _model_options(p)
     p.add_argument("--model", "-o", required=True, metavar="OUT", help="model file to write")
     p.add_argument(
         "--seed", type=int, metavar="N", help="random_state of the forest (default: unseeded)"
     )
     p.set_defaults(func=_cmd_fit)
 
+
+def _add_predict(sub):
+    """The ``predict`` subcommand."""
     p = sub.add_parser(
         "predict",
         help="apply a saved model to a table",
@@ -755,7 +756,7 @@ def build_parser():
     p.add_argument("data", metavar="DATA", help="CSV (header row) or Parquet file")
     p.add_argument("--out", "-o", default="-", metavar="PRED.csv", help="output CSV (default -)")
     p.add_argument("--target", metavar="COL", help="target column to drop if present")
-    column_options(p, ", as given to fit")
+    _column_options(p, ", as given to fit")
     p.add_argument("--proba", action="store_true", help="also write class probabilities")
     p.add_argument(
         "--quantiles",
@@ -766,8 +767,11 @@ def build_parser():
     )
     p.set_defaults(func=_cmd_predict)
 
+
+def _add_evaluate(sub):
+    """The ``evaluate`` subcommand."""
     p = sub.add_parser("evaluate", help="k-fold cross-validation of a forest on a table")
-    model_options(p)
+    _model_options(p)
     p.add_argument("--cv", type=int, default=5, metavar="K", help="number of folds (default 5)")
     p.add_argument("--scoring", help="scikit-learn scorer (default accuracy or r2)")
     p.add_argument(
@@ -779,6 +783,9 @@ def build_parser():
     )
     p.set_defaults(func=_cmd_evaluate)
 
+
+def _add_embed(sub):
+    """The ``embed`` subcommand."""
     p = sub.add_parser("embed", help="forest-autoencoder embedding of a table")
     p.add_argument("data", metavar="DATA", help="CSV (header row) or Parquet file")
     p.add_argument("--out", "-o", default="-", metavar="EMB.csv", help="output CSV (default -)")
@@ -788,7 +795,7 @@ def build_parser():
         metavar="COL",
         help="column left out of the features and copied next to the embedding",
     )
-    column_options(p)
+    _column_options(p)
     p.add_argument(
         "--supervised",
         action="store_true",
@@ -804,6 +811,21 @@ def build_parser():
     )
     p.add_argument("--n-jobs", type=_n_jobs, default=-1, help="threads (default -1: all)")
     p.set_defaults(func=_cmd_embed)
+
+
+def build_parser():
+    """The argparse parser of all subcommands."""
+    from . import __version__
+
+    parser = _Parser(
+        prog="obliqueforest",
+        description="Projection decision forests (RF, SPORF, MORF) from the command line.",
+    )
+    parser.add_argument("--version", action="version", version=f"obliqueforest {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for add in (_add_demo, _add_fit, _add_predict, _add_evaluate, _add_embed):
+        add(sub)
     return parser
 
 

@@ -133,3 +133,190 @@ def test_no_room_is_too_large_to_read():
     ]
     large = {p.relative_to(ROOT).as_posix(): _code_lines(p) for p in files}
     assert {p: n for p, n in large.items() if n > MAX_LINES} == {}
+
+
+# ---- function sizes (issue 44 items 4 and 5)
+#
+# A function's length is the physical lines of its whole definition: from the line of its
+# `def` (Python, decorators not counted) or `fn` (Rust, attributes and `///` docs above it
+# not counted) to the last line of its body, so a Python docstring counts and blank lines
+# and comments inside count. A nested function counts on its own and inside its parent.
+
+MAX_FUNCTION_LINES = 150
+
+# The Rust functions over MAX_FUNCTION_LINES, as (file, function): their length when
+# recorded. This list may only shrink: a function on it may not grow beyond its length,
+# and one that has come down to MAX_FUNCTION_LINES must leave it.
+RUST_LONG_FUNCTIONS = {
+    ("src/params.rs", "check"): 295,  # ForestParams::check
+    ("src/model/check.rs", "check"): 292,  # the model file's consistency check
+}
+
+
+def _python_functions():
+    """(file, function, first line, length) of every def in the package."""
+    out = []
+    for path in sorted((ROOT / "python" / "obliqueforest").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out.append((rel, node.name, node.lineno, node.end_lineno - node.lineno + 1))
+    return out
+
+
+def _blank(text):
+    """``text`` with every character but newlines as a space (line numbers survive)."""
+    return re.sub(r"[^\n]", " ", text)
+
+
+# A Rust comment, string or char literal, whose braces are not code; anything else
+# (a lifetime's quote included) is kept one character at a time.
+_RUST_NOT_CODE = re.compile(
+    r"""//[^\n]*"""
+    r"""|(?<![\w])b?r(?P<hashes>\#*)"(?:.|\n)*?"(?P=hashes)"""
+    r"""|(?<![\w])b?"(?:\\.|\\\n|[^"\\])*\""""
+    r"""|(?<![\w])b?'(?:\\x[0-9a-fA-F]{2}|\\u\{[0-9a-fA-F]+\}|\\.|[^\\'\n])'"""
+)
+
+
+def _rust_code(text):
+    """Rust source with comments (nested block comments too), string and char literals
+    blanked, so that the braces left are the code's."""
+    out, i = [], 0
+    while i < len(text):
+        if text.startswith("/*", i):
+            depth, j = 1, i + 2
+            while j < len(text) and depth:
+                step = text[j : j + 2]
+                depth += {"/*": 1, "*/": -1}.get(step, 0)
+                j += 2 if step in ("/*", "*/") else 1
+            out.append(_blank(text[i:j]))
+            i = j
+            continue
+        m = _RUST_NOT_CODE.match(text, i)
+        if m:
+            out.append(_blank(m.group()))
+            i = m.end()
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _closing_brace(code, start):
+    """Index of the brace that closes the one at ``start``."""
+    depth = 0
+    for j in range(start, len(code)):
+        depth += {"{": 1, "}": -1}.get(code[j], 0)
+        if depth == 0:
+            return j
+    raise ValueError("unbalanced braces")
+
+
+_CFG_TEST_MOD = re.compile(
+    r"#\[cfg\(test\)\](?:\s*#\[[^\]]*\])*\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*([{;])"
+)
+
+
+def _rust_test_files():
+    """The files of ``#[cfg(test)] mod name;`` declarations (test code in files of their
+    own, as ``pins.rs``)."""
+    out = set()
+    for path in (ROOT / "src").rglob("*.rs"):
+        home = path.parent if path.name in ("lib.rs", "mod.rs") else path.with_suffix("")
+        for m in _CFG_TEST_MOD.finditer(_rust_code(path.read_text())):
+            if m.group(2) == ";":
+                out |= {home / f"{m.group(1)}.rs", home / m.group(1) / "mod.rs"}
+    return out
+
+
+def _rust_fn_lengths(text):
+    """(function, first line, length) of every ``fn`` with a body in Rust source ``text``,
+    outside its ``#[cfg(test)]`` modules."""
+    code = _rust_code(text)
+    for m in reversed(list(_CFG_TEST_MOD.finditer(code))):
+        if m.group(2) == "{":
+            end = _closing_brace(code, m.end() - 1)
+            code = code[: m.start()] + _blank(code[m.start() : end + 1]) + code[end + 1 :]
+    out = []
+    for m in re.finditer(r"\bfn\s+(\w+)", code):
+        # the body opens at the first `{` outside the signature's brackets; a `;` there
+        # ends a declaration without a body (a trait's)
+        depth = 0
+        for j in range(m.end(), len(code)):
+            if code[j] in "([":
+                depth += 1
+            elif code[j] in ")]":
+                depth -= 1
+            elif depth == 0 and code[j] in "{;":
+                break
+        if code[j] == ";":
+            continue
+        first = code.count("\n", 0, m.start()) + 1
+        last = code.count("\n", 0, _closing_brace(code, j)) + 1
+        out.append((m.group(1), first, last - first + 1))
+    return out
+
+
+def _rust_functions():
+    """(file, function, first line, length) of every fn of the crate's code: not the
+    test files (``tests.rs``, ``*_tests.rs``, ``proptests.rs``, the files of
+    ``#[cfg(test)] mod name;``) nor ``#[cfg(test)]`` modules."""
+    skip = _rust_test_files()
+    out = []
+    for path in sorted((ROOT / "src").rglob("*.rs")):
+        if path.name.endswith("tests.rs") or path in skip:
+            continue
+        rel = path.relative_to(ROOT).as_posix()
+        out += [(rel, *fn) for fn in _rust_fn_lengths(path.read_text())]
+    return out
+
+
+def _long(functions):
+    return sorted(
+        ((n, f, name, line) for f, name, line, n in functions if n > MAX_FUNCTION_LINES),
+        reverse=True,
+    )
+
+
+def test_rust_function_lengths_ignore_braces_in_comments_strings_and_tests():
+    text = """
+/// `fn doc() {` in a doc comment
+fn outer<'a>(x: &'a str, n: [u8; 2]) -> usize {
+    let brace = '{';
+    let quote = '\\'';
+    let s = "}} \\" {";
+    let r = r#"fn fake() { "# ;
+    /* a { /* nested } */ still comment { */
+    fn inner() -> char {
+        '}'
+    }
+    x.len()
+}
+
+trait T {
+    fn declared(&self) -> u8;
+}
+
+#[cfg(test)]
+mod tests {
+    fn in_a_test() {}
+}
+"""
+    assert _rust_fn_lengths(text) == [("outer", 3, 11), ("inner", 9, 3)]
+
+
+def test_no_python_function_is_over_150_lines():
+    assert _long(_python_functions()) == []
+
+
+def test_no_rust_function_grows_over_150_lines_beyond_the_allowlist():
+    long = _long(_rust_functions())
+    over = [
+        (n, f, name, line)
+        for n, f, name, line in long
+        if n > RUST_LONG_FUNCTIONS.get((f, name), MAX_FUNCTION_LINES)
+    ]
+    assert over == [], "new or longer functions over 150 lines (length, file, fn, line)"
+    fixed = set(RUST_LONG_FUNCTIONS) - {(f, name) for _, f, name, _ in long}
+    assert fixed == set(), "no longer over 150 lines: remove them from RUST_LONG_FUNCTIONS"

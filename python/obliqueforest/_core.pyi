@@ -6,7 +6,7 @@ parameters happens in Rust (``ForestParams::check``); errors arrive as
 :class:`ForestError`, a subclass of :class:`ValueError`.
 """
 
-from typing import Any, Optional, Union
+from typing import Any, Optional, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -48,11 +48,12 @@ class ForestIsADirectoryError(IsADirectoryError, ForestError):
 class ForestOSError(OSError, ForestError):
     """Any other failure of the system to read or write a model file (a full disk, ...)."""
 
+@final
 class Progress:
     """A counter of grown trees and a cancel switch, shared with running fits (read or
     cancel from another thread)."""
 
-    def __init__(self) -> None: ...
+    def __new__(cls) -> Progress: ...
     @property
     def trees_done(self) -> int: ...
     def cancel(self) -> None:
@@ -101,6 +102,7 @@ def n_threads(n_jobs: Optional[int] = None) -> int:
     """Threads ``n_jobs`` stands for: None -> 1, -1 -> all cores, -2 -> all but one, ...;
     counts above the available cores are capped; 0 raises ForestError."""
 
+@final
 class Projection:
     """A projection distribution for the core, built by ``family(tag, **args)`` (the
     classes of :mod:`obliqueforest.projections` do). Only converts: the core validates
@@ -116,16 +118,17 @@ class Projection:
     def tag(self) -> str:
         """The family's registry tag."""
 
+@final
 class ForestParams:
-    """The typed parameters of one fit. Every field is required (defaults live in the
-    estimators); ``obliqueforest._params.core_params`` builds it. Counts must be
-    non-negative ints that fit the machine's word (else :class:`ForestError` naming the
-    parameter); ranges, cross-parameter rules and bounds against the data (e.g.
+    """The typed parameters of one fit. Every field up to ``n_jobs`` is required (their
+    defaults live in the estimators); ``obliqueforest._params.core_params`` builds it.
+    Counts must be non-negative ints that fit the machine's word (else :class:`ForestError`
+    naming the parameter); ranges, cross-parameter rules and bounds against the data (e.g.
     ``max_samples <= n_samples``, at most 2**20 trees and 2**20 candidates per node) are
     checked when the forest is fitted, before anything is allocated."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         *,
         task: str,
         n_classes: Optional[int | list[int]],
@@ -147,18 +150,24 @@ class ForestParams:
         oob: bool,
         seed: int,
         ccp_alpha: float,
+        monotonic_cst: Optional[list[int]],
         n_jobs: int,
         n_outputs: Optional[int] = None,
         honest_fraction: float = 0.0,
         store_leaf_values: bool = False,
         tree_features: Optional[int] = None,
         candidate_samples: Optional[int] = None,
-    ) -> None: ...
+    ) -> ForestParams: ...
     def with_seed(self, seed: int) -> ForestParams:
         """The same parameters with another seed."""
     @property
     def n_estimators(self) -> int: ...
+    @staticmethod
+    def _from_bytes(data: bytes) -> ForestParams:
+        """The parameters ``__reduce__`` encoded (pickling: obliqueforest.dask sends
+        parameters to its workers)."""
 
+@final
 class Forest:
     """A fitted projection forest (all trees, their projections and leaf values).
 
@@ -167,7 +176,7 @@ class Forest:
 
     @staticmethod
     def fit(
-        X: CoreX,
+        x: CoreX,
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
         params: ForestParams,
@@ -175,7 +184,7 @@ class Forest:
     ) -> Forest:
         """Grow a forest.
 
-        ``X`` has shape (n_samples, n_features), any memory order. For
+        ``x`` has shape (n_samples, n_features), any memory order. For
         classification ``y`` holds class codes 0..n_classes-1 as floats; for a
         multi-output task (``n_classes`` a list, or ``n_outputs`` > 1) it holds
         n_samples × n_outputs values, row-major (a C-order 2-D y, raveled).
@@ -183,31 +192,31 @@ class Forest:
         """
     @staticmethod
     def fit_many(
-        Xs: list[CoreX],
+        xs: list[CoreX],
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
         params: list[ForestParams],
         progress: Optional[Progress] = None,
     ) -> list[Forest]:
-        """Grow one forest per ``(Xs[i], params[i])`` on the same y and weights, every
+        """Grow one forest per ``(xs[i], params[i])`` on the same y and weights, every
         tree of every forest a task of one parallel loop (a pool of the largest
         ``n_jobs``): what ``fit`` grows for each, tree for tree, without one call's fixed
         costs per forest (the rotation ensembles' micro-forests)."""
     @staticmethod
     def fit_more_many(
         forests: list[Forest],
-        Xs: list[CoreX],
+        xs: list[CoreX],
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
         n_more: list[int],
         progress: Optional[Progress] = None,
     ) -> None:
-        """``forests[i].fit_more(Xs[i], y, sample_weight, forests[i]'s own params,
+        """``forests[i].fit_more(xs[i], y, sample_weight, forests[i]'s own params,
         n_more[i])`` for every i, all the new trees in one parallel loop (a pool of the
         largest ``n_jobs``)."""
     def fit_more(
         self,
-        X: CoreX,
+        x: CoreX,
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
         params: ForestParams,
@@ -257,18 +266,24 @@ class Forest:
         """Classes of each target column; None for regression."""
     @property
     def is_classifier(self) -> bool: ...
-    def predict(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
+    @property
+    def seed(self) -> int:
+        """The forest's seed: tree t draws from the streams keyed by (seed, t)."""
+    @property
+    def has_oob(self) -> bool:
+        """Whether the forest keeps out-of-bag predictions."""
+    def predict(self, x: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
         """Mean over trees of leaf values, shape (n_samples, n_outputs).
 
         Class probabilities for classification, the prediction for regression.
         """
-    def score_samples(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
+    def score_samples(self, x: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
         """scikit-learn's ``IsolationForest.score_samples`` of a forest without targets
         (task "unsupervised"): ``-2 ** -(mean normalised path length)``, shape
         (n_samples,); ForestError for a forest grown on targets."""
-    def predict_trees(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
+    def predict_trees(self, x: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
         """Per-tree leaf values, shape (n_trees, n_samples, n_outputs)."""
-    def apply(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.int64]:
+    def apply(self, x: CoreX, n_jobs: int = 1) -> npt.NDArray[np.int64]:
         """Leaf node index (within its tree) per tree, shape (n_samples, n_trees)."""
     def in_bag_counts(self, tree: int, n_samples: int) -> npt.NDArray[np.uint32]:
         """How often tree ``tree`` drew each of the ``n_samples`` training rows (recomputed
@@ -277,30 +292,30 @@ class Forest:
         """The part of :meth:`in_bag_counts` in tree ``tree``'s honest part (the rows that
         filled its leaves); zeros for a forest that is not honest."""
     def predict_quantiles(
-        self, X: CoreX, quantiles: list[float], n_jobs: int = 1, oob: bool = False
+        self, x: CoreX, quantiles: list[float], n_jobs: int = 1, oob: bool = False
     ) -> npt.NDArray[np.float64]:
         """Conditional quantiles (a forest grown with ``store_leaf_values``), shape
         (n_samples, n_targets, len(quantiles)); with ``oob``, the out-of-bag quantiles of
-        the training rows ``X`` (in order), NaN for a row no tree left out."""
+        the training rows ``x`` (in order), NaN for a row no tree left out."""
     def decision_path(
-        self, X: CoreX, n_jobs: int = 1
+        self, x: CoreX, n_jobs: int = 1
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(indptr, indices, n_nodes_ptr): CSR of the forest-wide nodes each row visits."""
     def node_decisions(
-        self, X: CoreX, tree: int, n_jobs: int = 1
+        self, x: CoreX, tree: int, n_jobs: int = 1
     ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.bool_]]:
         """(values, goes_left), each (n_samples, n_nodes) for tree ``tree``: every node's
         projected value as prediction computes it (float32; NaN where a term is missing and
         at leaves) and whether the row goes left there (a missing value follows the node's
         learned side; False at leaves)."""
-    def compute_oob(self, X: CoreX, n_jobs: int = 1) -> None:
-        """Recompute every tree's out-of-bag predictions on the training rows ``X`` (dense
+    def compute_oob(self, x: CoreX, n_jobs: int = 1) -> None:
+        """Recompute every tree's out-of-bag predictions on the training rows ``x`` (dense
         or sparse) from the trees' seeds, as a fit with ``oob=True`` would have added them
         (a warm start that switches ``oob_score`` on)."""
     def leaf_offsets(self) -> npt.NDArray[np.int64]:
         """Global leaf numbering: leaf ``l`` of tree ``t`` has global id
         ``leaf_offsets()[t] + leaf_rank[t][l]``; shape (n_trees + 1,)."""
-    def apply_leaves(self, X: CoreX, n_jobs: int = 1) -> npt.NDArray[np.int64]:
+    def apply_leaves(self, x: CoreX, n_jobs: int = 1) -> npt.NDArray[np.int64]:
         """Global leaf id (0..total_leaves) per tree, shape (n_samples, n_trees)."""
     def oob_prediction(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.int64]]:
         """(sum over OOB trees of leaf values (n_samples, n_outputs), OOB tree count (n_samples,)).
@@ -327,7 +342,7 @@ class Forest:
         ``proj_piece_len`` consecutive terms each (pooled filters), else 0.
         """
     def leaf_bounds(
-        self, X: CoreX, n_jobs: int = 1
+        self, x: CoreX, n_jobs: int = 1
     ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         """Per row, the box (lower, upper), each shape (n_samples, n_features), that is the
         intersection over trees of the row's leaf regions, using the axis-aligned splits on
@@ -338,13 +353,13 @@ class Forest:
         -inf/+inf where unconstrained."""
     def apply_leaves_with_rules(
         self,
-        Z: npt.NDArray[np.float64],
+        z: npt.NDArray[np.float64],
         dim: npt.NDArray[np.int64],
         threshold: npt.NDArray[np.float64],
         flip: npt.NDArray[np.bool_],
     ) -> npt.NDArray[np.int64]:
-        """Leaf ids, shape (n_rows, n_trees), of the rows of ``Z`` when node k (nodes of all
-        trees concatenated) sends a row left iff ``(Z[dim[k]] <= threshold[k]) != flip[k]``."""
+        """Leaf ids, shape (n_rows, n_trees), of the rows of ``z`` when node k (nodes of all
+        trees concatenated) sends a row left iff ``(z[dim[k]] <= threshold[k]) != flip[k]``."""
     def to_bytes(self) -> bytes:
         """Serialize: header (magic, format version, length, CRC-32) then the forest."""
     @staticmethod
@@ -354,6 +369,7 @@ class Forest:
     def params(self) -> dict[str, Any]:
         """The resolved parameters the forest was grown with."""
 
+@final
 class ForestPart:
     """Trees ``start..end`` of a forest grown apart from the others (obliqueforest.dask grows
     parts on a cluster's workers), with each tree's out-of-bag rows and leaves. Pickles
@@ -361,7 +377,7 @@ class ForestPart:
 
     @staticmethod
     def grow(
-        X: CoreX,
+        x: CoreX,
         y: npt.NDArray[np.float64],
         sample_weight: Optional[npt.NDArray[np.float64]],
         params: ForestParams,
@@ -413,3 +429,15 @@ def load_model(path: str) -> dict[str, Any]:
 
 def _save_model_unchecked_for_test(path: str, parts: dict[str, Any]) -> None:
     """:func:`save_model` without the checks: tests craft bad files with it."""
+
+def estimator_names() -> list[str]:
+    """The class names of the estimators a model file may hold, in the crate's order
+    (``model::Estimator::ALL``); ``obliqueforest._estimators`` is checked against them."""
+
+def part_forest(part: ForestPart) -> Forest:
+    """The trees of a part as a forest of their own (a per-tree estimator regrows tree
+    ``t`` of a forest as the part ``t..t + 1``)."""
+
+def _panic_for_test() -> None:
+    """Panics inside the core's panic guard: tests check that a panic reaches Python as
+    :class:`ForestInternalError`, not a crash."""

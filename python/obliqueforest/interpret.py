@@ -11,23 +11,31 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _core
+
 __all__ = ["decision_path_rules", "export_text", "split_rules"]
 
 
 def _core_forest(estimator):
+    """The ``_core.Forest`` behind a fitted projection forest of this library (a
+    ``_core.Forest`` is returned as it is); the autoencoder reads its forest through it too.
+    NotFittedError for an estimator not fitted yet, TypeError for anything else."""
+    if isinstance(estimator, _core.Forest):
+        return estimator
     forest = getattr(estimator, "_forest", None)
-    if forest is None:
+    if isinstance(forest, _core.Forest):
+        return forest
+    if hasattr(estimator, "get_params") and not hasattr(estimator, "n_features_in_"):
         from sklearn.exceptions import NotFittedError
 
-        if hasattr(estimator, "get_params") and not hasattr(estimator, "n_features_in_"):
-            raise NotFittedError(
-                f"This {type(estimator).__name__} instance is not fitted yet; call fit first"
-            )
-        raise TypeError(
-            f"{type(estimator).__name__} is not a single projection forest of this library "
-            "(RandomForest*, SPORF*, MORF*, ObliqueForest*)"
+        raise NotFittedError(
+            f"This {type(estimator).__name__} instance is not fitted yet; call fit first"
         )
-    return forest
+    raise TypeError(
+        f"{type(estimator).__name__} is not a single projection forest of this library "
+        "(RandomForest*, SPORF*, MORF*, ObliqueForest*, IsolationForest, "
+        "UnsupervisedRandomForest, or one of their trees) nor a _core.Forest"
+    )
 
 
 def _check_tree(forest, tree):

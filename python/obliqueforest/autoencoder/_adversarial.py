@@ -7,6 +7,7 @@ import numpy as np
 from .. import _core
 from .._params import core_params
 from .._progress import run_with_progress
+from ..interpret import _core_forest as _core_forest  # (re-exported for _estimator.py)
 
 
 # --------------------------------------------------------------------------- #
@@ -131,19 +132,6 @@ def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs, verbo
             break
         forest = candidate
     return forest, accuracies
-
-
-def _core_forest(forest):
-    """The ``_core.Forest`` behind a fitted estimator of this library (or itself)."""
-    if isinstance(forest, _core.Forest):
-        return forest
-    inner = getattr(forest, "_forest", None)
-    if isinstance(inner, _core.Forest):
-        return inner
-    raise TypeError(
-        f"forest must be an estimator of obliqueforest (with a `_forest` core forest) "
-        f"or a `_core.Forest`, got {type(forest).__name__}"
-    )
 
 
 def _is_fitted_forest(forest):

@@ -320,3 +320,31 @@ def test_no_rust_function_grows_over_150_lines_beyond_the_allowlist():
     assert over == [], "new or longer functions over 150 lines (length, file, fn, line)"
     fixed = set(RUST_LONG_FUNCTIONS) - {(f, name) for _, f, name, _ in long}
     assert fixed == set(), "no longer over 150 lines: remove them from RUST_LONG_FUNCTIONS"
+
+
+def _module_level_functions(tree):
+    """Names of the functions a module defines outside its classes and functions (in its
+    ``if`` and ``try`` blocks too)."""
+    names, todo = set(), list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif not isinstance(node, ast.ClassDef):
+            todo += [c for c in ast.iter_child_nodes(node) if not isinstance(c, ast.expr)]
+    return names
+
+
+def test_no_private_helper_is_defined_in_two_modules():
+    """A private module-level function is written once; a module that needs another's
+    imports it (interpret.py and autoencoder/_adversarial.py each had a ``_core_forest``,
+    with different rules). Two helpers that do different things get names that say so.
+    Methods are not module-level functions, and dunders (a package's ``__getattr__``,
+    ``__dir__``) are each module's own."""
+    package = ROOT / "python" / "obliqueforest"
+    homes = {}
+    for path in sorted(package.rglob("*.py")):
+        for name in _module_level_functions(ast.parse(path.read_text())):
+            if name.startswith("_") and not name.endswith("__"):
+                homes.setdefault(name, []).append(path.relative_to(package).as_posix())
+    assert {name: files for name, files in homes.items() if len(files) > 1} == {}

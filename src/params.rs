@@ -286,6 +286,27 @@ pub struct ForestParams {
     pub candidate_samples: Option<usize>,
 }
 
+/// The data's shape: at least one row and one feature, at most [`MAX_FEATURES`] features.
+fn check_data(n_samples: usize, n_features: usize) -> Result<()> {
+    if n_features == 0 {
+        return Err(invalid("X", "needs at least one feature"));
+    }
+    if n_features > MAX_FEATURES {
+        return Err(invalid(
+            "X",
+            format!(
+                "has {n_features} features; at most {MAX_FEATURES} (2**24) are supported \
+                 (select or hash features first, e.g. sklearn's HashingVectorizer with \
+                 n_features <= 2**24)"
+            ),
+        ));
+    }
+    if n_samples == 0 {
+        return Err(invalid("X", "needs at least one sample"));
+    }
+    Ok(())
+}
+
 impl ForestParams {
     /// Defaults of scikit-learn's RandomForestClassifier (gini, sqrt, 100 trees, bootstrap).
     pub fn classification(n_classes: usize) -> Self {
@@ -332,22 +353,39 @@ impl ForestParams {
     /// # Errors
     /// [`crate::Error::InvalidParameter`] naming the first offending parameter.
     pub fn check(&self, n_samples: usize, n_features: usize) -> Result<TreeConfig> {
-        if n_features == 0 {
-            return Err(invalid("X", "needs at least one feature"));
-        }
-        if n_features > MAX_FEATURES {
-            return Err(invalid(
-                "X",
-                format!(
-                    "has {n_features} features; at most {MAX_FEATURES} (2**24) are supported \
-                     (select or hash features first, e.g. sklearn's HashingVectorizer with \
-                     n_features <= 2**24)"
-                ),
-            ));
-        }
-        if n_samples == 0 {
-            return Err(invalid("X", "needs at least one sample"));
-        }
+        check_data(n_samples, n_features)?;
+        self.check_task()?;
+        let n_candidates = self.n_candidates(n_features)?;
+        let (min_samples_leaf, min_samples_split) = self.min_samples(n_samples)?;
+        self.check_tree_limits(n_features)?;
+        let (n_draws, subsample) = self.draws(n_samples)?;
+        self.check_kinds()?;
+        let tree_features = self.check_unsupervised(n_features)?;
+        crate::threads::n_threads(Some(self.n_jobs))?;
+        self.projection.check_candidates(n_features, n_candidates)?;
+        Ok(TreeConfig {
+            n_features,
+            n_outputs: self.task.n_outputs(),
+            criterion: self.criterion,
+            splitter: self.splitter,
+            n_candidates,
+            max_depth: self.max_depth.unwrap_or(usize::MAX),
+            min_samples_split,
+            min_samples_leaf,
+            min_weight_fraction_leaf: self.min_weight_fraction_leaf,
+            min_impurity_decrease: self.min_impurity_decrease,
+            max_leaf_nodes: self.max_leaf_nodes,
+            n_draws,
+            subsample,
+            tree_features,
+            monotonic_cst: self.monotonic_cst.clone(),
+            honest_fraction: self.honest_fraction,
+            candidate_samples: self.candidate_samples,
+        })
+    }
+
+    /// The task against the criterion (and the task's own counts).
+    fn check_task(&self) -> Result<()> {
         let classification = self.task.is_classification();
         match (&self.task, self.criterion) {
             (Task::Classification { n_classes }, Criterion::Gini | Criterion::Entropy) => {
@@ -396,6 +434,11 @@ impl ForestParams {
                 ))
             }
         }
+        Ok(())
+    }
+
+    /// `n_estimators`, `max_depth`, and the candidates per node `max_features` gives.
+    fn n_candidates(&self, n_features: usize) -> Result<usize> {
         if self.n_estimators == 0 || self.n_estimators > MAX_ESTIMATORS {
             return Err(invalid(
                 "n_estimators",
@@ -432,6 +475,11 @@ impl ForestParams {
                 ),
             ));
         }
+        Ok(n_candidates)
+    }
+
+    /// `min_samples_leaf` and `min_samples_split` as row counts (scikit-learn's rounding).
+    fn min_samples(&self, n_samples: usize) -> Result<(usize, usize)> {
         let min_samples_leaf = match self.min_samples_leaf {
             SampleCount::Count(0) => return Err(invalid("min_samples_leaf", "must be at least 1")),
             SampleCount::Count(c) => c,
@@ -458,6 +506,12 @@ impl ForestParams {
             }
             SampleCount::Fraction(f) => ((f * n_samples as f64).ceil() as usize).max(2),
         };
+        Ok((min_samples_leaf, min_samples_split))
+    }
+
+    /// The limits on growth: weight fraction, impurity decrease, pruning, monotonic
+    /// constraints, leaf count.
+    fn check_tree_limits(&self, n_features: usize) -> Result<()> {
         if !(0.0..=0.5).contains(&self.min_weight_fraction_leaf) {
             return Err(invalid("min_weight_fraction_leaf", "must be in [0, 0.5]"));
         }
@@ -510,6 +564,12 @@ impl ForestParams {
                 return Err(invalid("max_leaf_nodes", "must be at least 2 or None"));
             }
         }
+        Ok(())
+    }
+
+    /// The rows each tree draws (`max_samples`), and the subsample size when it draws
+    /// without replacement.
+    fn draws(&self, n_samples: usize) -> Result<(usize, Option<usize>)> {
         // a forest without targets may draw its rows without replacement (isolation
         // forests' subsample): `max_samples` with `bootstrap = false`
         let unsupervised = matches!(self.task, Task::Unsupervised { .. });
@@ -551,6 +611,13 @@ impl ForestParams {
                 format!("asks for {n_draws} bootstrap draws per tree; at most {MAX_DRAWS}"),
             ));
         }
+        Ok((n_draws, subsample))
+    }
+
+    /// The settings of the forest's kind: out-of-bag, class weighting per sample, honest
+    /// trees, leaf values, histogram bins, candidate screening.
+    fn check_kinds(&self) -> Result<()> {
+        let classification = self.task.is_classification();
         if self.oob && !self.bootstrap {
             return Err(invalid(
                 "oob_score",
@@ -603,28 +670,7 @@ impl ForestParams {
                 "must be at least 2 (the rows on which a node's candidates are compared)",
             ));
         }
-        let tree_features = self.check_unsupervised(n_features)?;
-        crate::threads::n_threads(Some(self.n_jobs))?;
-        self.projection.check_candidates(n_features, n_candidates)?;
-        Ok(TreeConfig {
-            n_features,
-            n_outputs: self.task.n_outputs(),
-            criterion: self.criterion,
-            splitter: self.splitter,
-            n_candidates,
-            max_depth: self.max_depth.unwrap_or(usize::MAX),
-            min_samples_split,
-            min_samples_leaf,
-            min_weight_fraction_leaf: self.min_weight_fraction_leaf,
-            min_impurity_decrease: self.min_impurity_decrease,
-            max_leaf_nodes: self.max_leaf_nodes,
-            n_draws,
-            subsample,
-            tree_features,
-            monotonic_cst: self.monotonic_cst.clone(),
-            honest_fraction: self.honest_fraction,
-            candidate_samples: self.candidate_samples,
-        })
+        Ok(())
     }
 
     /// The rules of a forest without targets ([`Task::Unsupervised`]), and the features

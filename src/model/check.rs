@@ -4,7 +4,8 @@
 //! [`super::Model`] exists only after [`check`] (and [`validated`] on reading) accepted it.
 
 use super::header::{
-    Body, ClassLabels, Estimator, Header, ModelFile, Param, Scaling, MAX_FEATURES, MAX_LABEL_WIDTH,
+    Body, ClassLabels, Estimator, Header, ModelFile, Param, Rotation, Scaling, MAX_FEATURES,
+    MAX_LABEL_WIDTH,
 };
 use crate::error::{Error, Result};
 use crate::forest::Forest;
@@ -111,6 +112,17 @@ fn n_estimators_param(header: &Header) -> Option<i64> {
 /// # Errors
 /// [`Error::CorruptModel`] naming the first field that disagrees.
 pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
+    check_shape(file)?;
+    check_stored_values(&file.header)?;
+    check_body(file)?;
+    // the parameters' names and values and the attributes' names, as Python checks them
+    // (after the body: a file whose body is not its estimator's is named for that)
+    super::schema::check(&file.header)
+}
+
+/// The header's shape against the forests: n_features, feature names, task and classes,
+/// the estimators without targets, an isolation forest's offset.
+fn check_shape<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
     let h = &file.header;
     if h.n_features == 0 || h.n_features > MAX_FEATURES {
         return Err(field(
@@ -203,6 +215,11 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
     if h.estimator == Estimator::IsolationForest {
         offset(h)?;
     }
+    Ok(())
+}
+
+/// The stored parameters' and attributes' names and plain values (any estimator).
+fn check_stored_values(h: &Header) -> Result<()> {
     check_names("params", h.params.iter().map(|(k, _)| k.as_str()))?;
     for (k, v) in &h.params {
         if k == "n_jobs" {
@@ -232,7 +249,13 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
     for (k, v) in &h.attributes {
         check_value(v, k)?;
     }
-    let p = h.n_features as usize;
+    Ok(())
+}
+
+/// The body against the header: the body kind the estimator stores, its sizes, its
+/// forests (each against the header), rotations and encoders.
+fn check_body<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
+    let h = &file.header;
     let n_est = n_estimators_param(h);
     let trees_mismatch = |n: u64| {
         field(
@@ -243,102 +266,7 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
     use Estimator::*;
     match (&file.body, h.estimator) {
         (Body::Rotation(r), RotationEnsembleClassifier | RotationEnsembleRegressor) => {
-            let n_rot = r.n_trees.len();
-            if n_rot == 0 || r.forests.len() != n_rot {
-                return Err(field(
-                    "forests",
-                    format!("{} forests for {n_rot} rotations", r.forests.len()),
-                ));
-            }
-            let size = p.checked_mul(p).and_then(|pp| pp.checked_mul(n_rot));
-            if size != Some(r.rotations.len()) {
-                return Err(field(
-                    "rotations",
-                    format!(
-                        "{} values for {n_rot} rotations of {p} features",
-                        r.rotations.len()
-                    ),
-                ));
-            }
-            // orthogonal matrices have unit columns: O(R p²) to check, and it bounds every entry
-            let unit_columns = r.rotations.chunks_exact(p * p).all(|q| {
-                (0..p).all(|j| {
-                    let norm: f64 = (0..p).map(|i| q[i * p + j] * q[i * p + j]).sum();
-                    (norm - 1.0).abs() <= 1e-6
-                })
-            });
-            if !unit_columns {
-                return Err(field(
-                    "rotations",
-                    "a matrix is not orthogonal (a column's norm is not 1)".into(),
-                ));
-            }
-            let mut total = 0u64;
-            for (k, (n, f)) in r.n_trees.iter().zip(&r.forests).enumerate() {
-                total = total
-                    .checked_add(*n)
-                    .ok_or_else(|| field("n_trees", "overflow".into()))?;
-                match f {
-                    None if *n == 0 => {}
-                    Some(f) if f.borrow().trees().len() as u64 == *n => {
-                        check_forest(h, f.borrow(), &format!("forest of rotation {k}"))?
-                    }
-                    _ => {
-                        return Err(field(
-                            "n_trees",
-                            format!("rotation {k}: {n} trees declared, forest disagrees"),
-                        ))
-                    }
-                }
-            }
-            if total == 0 {
-                return Err(field("n_trees", "no trees at all".into()));
-            }
-            // a prediction adds n_trees[k] times rotation k's mean prediction
-            let bound: f64 = r
-                .forests
-                .iter()
-                .flatten()
-                .map(|f| serialize::leaf_value_bound(f.borrow()))
-                .sum();
-            if !bound.is_finite() {
-                return Err(field(
-                    "forests",
-                    "leaf values so large that the ensemble's prediction overflows".into(),
-                ));
-            }
-            if n_est.is_some_and(|n| n as u64 != total) {
-                return Err(trees_mismatch(total));
-            }
-            match &r.scaling {
-                Scaling::None => {}
-                Scaling::MinMax { min, span } => {
-                    if min.len() != p || span.len() != p {
-                        return Err(field("scaling", "min/span length is not n_features".into()));
-                    }
-                    let ok = min.iter().all(|v| v.is_finite())
-                        && span.iter().all(|v| v.is_finite() && *v != 0.0);
-                    if !ok {
-                        return Err(field("scaling", "non-finite min or zero span".into()));
-                    }
-                }
-                Scaling::Rank { values } => {
-                    if values.len() != p {
-                        return Err(field("scaling", "rank tables are not n_features".into()));
-                    }
-                    for v in values {
-                        let ok = !v.is_empty()
-                            && v.iter().all(|x| x.is_finite())
-                            && v.windows(2).all(|w| w[0] < w[1]);
-                        if !ok {
-                            return Err(field(
-                                "scaling",
-                                "a rank table is empty, unsorted or not finite".into(),
-                            ));
-                        }
-                    }
-                }
-            }
+            check_rotation(h, r, n_est)?
         }
         (Body::Encoder(e), ForestAutoencoder) => {
             let f = e.forest.borrow();
@@ -398,9 +326,121 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
             ))
         }
     }
-    // the parameters' names and values and the attributes' names, as Python checks them
-    // (after the body: a file whose body is not its estimator's is named for that)
-    super::schema::check(h)
+    Ok(())
+}
+
+/// A rotation ensemble's body: as many forests as rotations, orthogonal rotations of the
+/// header's features, the trees per rotation against the forests (each checked against
+/// the header) and `n_estimators`, finite predictions, and its scaling.
+fn check_rotation<F: Borrow<Forest>>(
+    h: &Header,
+    r: &Rotation<F>,
+    n_est: Option<i64>,
+) -> Result<()> {
+    let p = h.n_features as usize;
+    let trees_mismatch = |n: u64| {
+        field(
+            "params",
+            format!("n_estimators is {n_est:?} but the model holds {n} trees"),
+        )
+    };
+    let n_rot = r.n_trees.len();
+    if n_rot == 0 || r.forests.len() != n_rot {
+        return Err(field(
+            "forests",
+            format!("{} forests for {n_rot} rotations", r.forests.len()),
+        ));
+    }
+    let size = p.checked_mul(p).and_then(|pp| pp.checked_mul(n_rot));
+    if size != Some(r.rotations.len()) {
+        return Err(field(
+            "rotations",
+            format!(
+                "{} values for {n_rot} rotations of {p} features",
+                r.rotations.len()
+            ),
+        ));
+    }
+    // orthogonal matrices have unit columns: O(R p²) to check, and it bounds every entry
+    let unit_columns = r.rotations.chunks_exact(p * p).all(|q| {
+        (0..p).all(|j| {
+            let norm: f64 = (0..p).map(|i| q[i * p + j] * q[i * p + j]).sum();
+            (norm - 1.0).abs() <= 1e-6
+        })
+    });
+    if !unit_columns {
+        return Err(field(
+            "rotations",
+            "a matrix is not orthogonal (a column's norm is not 1)".into(),
+        ));
+    }
+    let mut total = 0u64;
+    for (k, (n, f)) in r.n_trees.iter().zip(&r.forests).enumerate() {
+        total = total
+            .checked_add(*n)
+            .ok_or_else(|| field("n_trees", "overflow".into()))?;
+        match f {
+            None if *n == 0 => {}
+            Some(f) if f.borrow().trees().len() as u64 == *n => {
+                check_forest(h, f.borrow(), &format!("forest of rotation {k}"))?
+            }
+            _ => {
+                return Err(field(
+                    "n_trees",
+                    format!("rotation {k}: {n} trees declared, forest disagrees"),
+                ))
+            }
+        }
+    }
+    if total == 0 {
+        return Err(field("n_trees", "no trees at all".into()));
+    }
+    // a prediction adds n_trees[k] times rotation k's mean prediction
+    let bound: f64 = r
+        .forests
+        .iter()
+        .flatten()
+        .map(|f| serialize::leaf_value_bound(f.borrow()))
+        .sum();
+    if !bound.is_finite() {
+        return Err(field(
+            "forests",
+            "leaf values so large that the ensemble's prediction overflows".into(),
+        ));
+    }
+    if n_est.is_some_and(|n| n as u64 != total) {
+        return Err(trees_mismatch(total));
+    }
+    match &r.scaling {
+        Scaling::None => {}
+        Scaling::MinMax { min, span } => {
+            if min.len() != p || span.len() != p {
+                return Err(field("scaling", "min/span length is not n_features".into()));
+            }
+            let ok = min.iter().all(|v| v.is_finite())
+                && span.iter().all(|v| v.is_finite() && *v != 0.0);
+            if !ok {
+                return Err(field("scaling", "non-finite min or zero span".into()));
+            }
+        }
+        Scaling::Rank { values } => {
+            if values.len() != p {
+                return Err(field("scaling", "rank tables are not n_features".into()));
+            }
+            for v in values {
+                let ok = !v.is_empty()
+                    && v.iter().all(|x| x.is_finite())
+                    && v.windows(2).all(|w| w[0] < w[1]);
+                if !ok {
+                    return Err(field(
+                        "scaling",
+                        "a rank table is empty, unsorted or not finite".into(),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// An isolation forest's `offset_` (its fitted attribute, which `decision_function`

@@ -376,3 +376,28 @@ def test_a_long_load_stops_soon_after_ctrl_c(tmp_path):
 def test_a_very_long_load_stops_within_a_second_of_ctrl_c(tmp_path):
     whole, latency = _interrupted_load(tmp_path, 6000)  # about 540 MB
     assert whole > 2.0 and latency < 1.0, (whole, latency)
+
+
+def _refused_in_a_worker(kind):
+    if kind == "forest":
+        est = of.RandomForestClassifier(2).fit(np.ones((3, 2)), [0, 1, 0])
+        est._forest.predict(np.ones((2, 5), dtype=np.float32), 1)  # the core's refusal
+    of.load("/nowhere/m.of")
+
+
+@pytest.mark.parametrize("kind", ["forest", "file"])
+def test_core_errors_travel_back_from_worker_processes(kind):
+    # Dask and joblib send a worker's exception back pickled: every class the core raises
+    # is found by pickle under its module (ForestError was '_core.ForestError', which
+    # pickle could not import, so the worker's error was lost)
+    import pickle
+    from concurrent.futures import ProcessPoolExecutor
+
+    for cls in (ForestError, _core.ForestInternalError, _core.ForestFileNotFoundError):
+        assert cls.__module__ == "obliqueforest._core"
+        assert type(pickle.loads(pickle.dumps(cls("x")))) is cls
+    expected = FileNotFoundError if kind == "file" else ForestError
+    with ProcessPoolExecutor(1) as pool:
+        with pytest.raises(expected) as raised:
+            pool.submit(_refused_in_a_worker, kind).result(timeout=120)
+    assert isinstance(raised.value, ForestError)

@@ -24,15 +24,17 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
+// named by the module's full path, which pickle finds the classes under (errors raised in
+// a worker process, by Dask or joblib, travel back pickled)
 pyo3::create_exception!(
-    _core,
+    obliqueforest._core,
     ForestError,
     PyValueError,
     "An error raised by the obliqueforest Rust core."
 );
 
 pyo3::create_exception!(
-    _core,
+    obliqueforest._core,
     ForestInternalError,
     ForestError,
     "An internal error of the obliqueforest Rust core: a panic or a broken invariant, \

@@ -57,6 +57,7 @@ pub mod model;
 pub mod params;
 pub mod part;
 mod prefetch;
+mod probe;
 pub mod projection;
 pub mod prune;
 pub mod rng;

@@ -345,3 +345,22 @@ def test_no_private_helper_is_defined_in_two_modules():
             if name.startswith("_") and not name.endswith("__"):
                 homes.setdefault(name, []).append(path.relative_to(package).as_posix())
     assert {name: files for name, files in homes.items() if len(files) > 1} == {}
+
+
+def test_test_hooks_live_in_the_probe_module_only():
+    # what the crate's tests observe or change in the engine goes through src/probe.rs
+    # (inert outside `cargo test`): a production file may hold `#[cfg(test)]` only on a
+    # test module's declaration (`mod tests` or a `*_tests.rs` file)
+    offenders = []
+    for path in sorted((ROOT / "src").rglob("*.rs")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "src/probe.rs" or rel.endswith(("tests.rs", "proptests.rs", "pins.rs")):
+            continue
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            if line.strip() != "#[cfg(test)]":
+                continue
+            nxt = next((l.strip() for l in lines[i + 1 :] if l.strip()), "")
+            if not re.match(r"(pub(\([^)]*\))? )?mod \w+", nxt):
+                offenders.append(f"{rel}:{i + 1}: {nxt}")
+    assert offenders == [], "test hooks outside src/probe.rs:\n" + "\n".join(offenders)

@@ -93,10 +93,7 @@ impl PartialEq for Forest {
 /// ([`Forest::absorb`]; about 16 bytes a node, so some 64 MiB): the walk of a forest of
 /// large trees takes the memory of a few of them, not of the forest. (Unit tests walk
 /// groups of a tree or two.)
-#[cfg(not(test))]
-const OOB_LAYOUT_NODES: usize = 1 << 22;
-#[cfg(test)]
-const OOB_LAYOUT_NODES: usize = 100;
+const OOB_LAYOUT_NODES: usize = crate::probe::test_or(1 << 22, 100);
 
 impl Forest {
     /// Grows a forest on `x` (n_samples × n_features: a dense array in any memory order,

@@ -751,8 +751,7 @@ fn sparse_x_grows_and_predicts_the_dense_forest_bit_for_bit() {
 #[test]
 fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
     use crate::sparse::{Layout, SparseView};
-    use crate::tree::builder::{hold_local_limits, LocalLimits, TEST_LOCAL_LIMITS};
-    let _held = hold_local_limits();
+    let _held = crate::probe::hold();
     // 2,500 rows (radix-sorted nodes at the top, pdqsort below), 60 columns at density
     // ~0.06: counts (discrete: the dense exact histogram path), signed reals, a column
     // stored everywhere, one with a single entry; three classes
@@ -830,21 +829,16 @@ fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
     q.monotonic_cst = (0..p).map(|j| i8::from(j == 1)).collect();
     let y2: Vec<f64> = y.iter().map(|&c| f64::from(c > 0.0)).collect();
     q.task = Task::Classification { n_classes: 2 };
-    let scans =
-        || crate::tree::sparse_split::SPARSE_SCANS.load(std::sync::atomic::Ordering::Relaxed);
-    let copies = || crate::tree::builder::LOCAL_COPIES.load(std::sync::atomic::Ordering::Relaxed);
+    let scans = || crate::probe::counted(crate::probe::Count::SparseScans);
+    let copies = || crate::probe::counted(crate::probe::Count::LocalCopies);
     // the sparse forest with subtrees of 16 rows or more (up to an eighth of X's) grown on
     // copies of their rows' entries (dense X copies none under these limits), and how
     // many subtrees were copied
     let grow_copied = |q: &ForestParams, y: &[f64], w: Option<&[f64]>| {
         let before = copies();
-        *TEST_LOCAL_LIMITS.lock().unwrap() = Some(LocalLimits {
-            bytes: 0,
-            min_rows: 16,
-            min_x_bytes: usize::MAX,
-        });
+        crate::probe::set_local_limits(Some([0, 16, usize::MAX]));
         let copied = Forest::fit(q, csc, y, w).unwrap();
-        *TEST_LOCAL_LIMITS.lock().unwrap() = None;
+        crate::probe::set_local_limits(None);
         (copied, copies() - before)
     };
     for (name, q, w) in cases {
@@ -1186,8 +1180,7 @@ fn out_of_bag_sums_add_each_trees_own_walk_of_its_undrawn_rows() {
 
 #[test]
 fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
-    use crate::tree::builder::{hold_local_limits, LocalLimits, TEST_LOCAL_LIMITS};
-    let _held = hold_local_limits();
+    let _held = crate::probe::hold();
     let (n, p) = (1500, 12);
     let (mut x, y) = data(n, p, 21);
     // a two-valued column (held as bits) and a column with missing values
@@ -1278,18 +1271,14 @@ fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
             None,
         ),
     ];
-    let batches = || crate::tree::term_batch::BATCHES.load(std::sync::atomic::Ordering::Relaxed);
+    let batches = || crate::probe::counted(crate::probe::Count::TermBatches);
     for (name, params, x, y, w) in cases {
         let before = batches();
-        *TEST_LOCAL_LIMITS.lock().unwrap() = None; // X far below the default's size
+        crate::probe::set_local_limits(None); // X far below the default's size
         let whole = Forest::fit(&params, x.view(), y, w).unwrap();
-        *TEST_LOCAL_LIMITS.lock().unwrap() = Some(LocalLimits {
-            bytes: 4 * p * 200,
-            min_rows: 16,
-            min_x_bytes: 0,
-        });
+        crate::probe::set_local_limits(Some([4 * p * 200, 16, 0]));
         let local = Forest::fit(&params, x.view(), y, w).unwrap();
-        *TEST_LOCAL_LIMITS.lock().unwrap() = None;
+        crate::probe::set_local_limits(None);
         assert!(
             whole.trees.iter().all(|t| t.n_nodes() > 50),
             "{name}: trees deep enough"

@@ -282,7 +282,8 @@ impl ScanDriver for Binned<'_> {
 mod tests {
     use super::*;
     use crate::tree::criterion::{Criterion, Gini};
-    use crate::tree::scan::{midpoint, sorted, ByRow, Sorted};
+    use crate::tree::scan::tests::sorted;
+    use crate::tree::scan::{midpoint, ByRow, Sorted};
 
     /// [`Bins::fill`]'s row `k` of `samples`: its slot and factor under `crit`, and weight.
     fn by_row<C: Criterion>(

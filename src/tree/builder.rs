@@ -19,6 +19,7 @@ use super::workspace::{node_stats, project, stable_partition, Workspace};
 use super::{Tree, LEAF};
 use crate::data::{FeatureMatrix, Targets};
 use crate::params::{self, TreeConfig};
+use crate::probe::{self, Count};
 use crate::projection::{ProjRef, Sampler};
 use crate::rng::Rng;
 use std::cmp::Ordering;
@@ -290,61 +291,22 @@ impl LocalLimits {
         min_x_bytes: 64 << 20,
     };
 
-    #[cfg(not(test))]
+    /// The limits in force: the defaults (tests set others, through the probes, to grow
+    /// subtrees on copies of small data).
     fn get() -> LocalLimits {
-        Self::DEFAULT
-    }
-
-    /// Tests set other limits to grow subtrees on copies of small data
-    /// ([`TEST_LOCAL_LIMITS`]).
-    #[cfg(test)]
-    fn get() -> LocalLimits {
-        TEST_LOCAL_LIMITS
-            .lock()
-            .map_or(Self::DEFAULT, |l| l.unwrap_or(Self::DEFAULT))
+        probe::local_limits().map_or(Self::DEFAULT, |[bytes, min_rows, min_x_bytes]| {
+            LocalLimits {
+                bytes,
+                min_rows,
+                min_x_bytes,
+            }
+        })
     }
 }
 
 /// Sparse X: a subtree grows on a copy of its rows when they are at most this share of X's
 /// rows ([`Builder::localizes`]).
 const SPARSE_SHARE: usize = 8;
-
-/// Subtrees grown on copies of their rows (tests).
-#[cfg(test)]
-pub(crate) static LOCAL_COPIES: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(0);
-
-/// The limits of [`LocalLimits::get`] in tests (`None`: the defaults).
-#[cfg(test)]
-pub(crate) static TEST_LOCAL_LIMITS: std::sync::Mutex<Option<LocalLimits>> =
-    std::sync::Mutex::new(None);
-
-/// Held by a test while it sets [`TEST_LOCAL_LIMITS`], so that tests which set them run
-/// one at a time; dropped (also when the test fails), it sets the defaults back.
-#[cfg(test)]
-pub(crate) struct LocalLimitsHeld {
-    _held: std::sync::MutexGuard<'static, ()>,
-}
-
-#[cfg(test)]
-impl Drop for LocalLimitsHeld {
-    fn drop(&mut self) {
-        *TEST_LOCAL_LIMITS
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-    }
-}
-
-/// [`LocalLimitsHeld`], once no other test holds it.
-#[cfg(test)]
-pub(crate) fn hold_local_limits() -> LocalLimitsHeld {
-    static HELD: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LocalLimitsHeld {
-        _held: HELD
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner),
-    }
-}
 
 impl<C: Criterion> Builder<'_, C> {
     /// Grows one tree on the rows with positive weights.
@@ -524,8 +486,7 @@ impl<C: Criterion> Builder<'_, C> {
         let Some(x) = x.gather_rows(&rows, by_row) else {
             return false;
         };
-        #[cfg(test)]
-        LOCAL_COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        probe::count(Count::LocalCopies);
         let y = targets.gather_rows(&rows);
         let weights: Vec<f64> = rows.iter().map(|&s| weights[s as usize]).collect();
         for (k, s) in ws.samples[top.start..top.end].iter_mut().enumerate() {

@@ -16,16 +16,10 @@
 //! and a repeat scores (on any rows of the node) exactly what its original scores; so
 //! skipping repeats changes no split, no tree and no random number.
 
+use crate::probe::{self, Count};
 use crate::projection::ProjectionBuf;
 
 const NONE: u32 = u32::MAX;
-
-/// Tests turn the skipping off to compare the trees grown with and without it, and count
-/// the repeats found.
-#[cfg(test)]
-pub(super) static SKIP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-#[cfg(test)]
-static FOUND: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The repeats of one draw of candidates ([`Repeats::find`]), and the table of first
 /// features that finds them in one pass over the draw.
@@ -87,8 +81,8 @@ impl Repeats {
                     // (an earlier repeat's original is this one's too)
                     let original = self.of[earlier];
                     self.of[c] = if original == NONE { e } else { original };
-                    #[cfg(test)]
-                    FOUND.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    // (tests count the repeats found)
+                    probe::count(Count::RepeatsFound);
                     break;
                 }
                 e = self.previous[earlier];
@@ -203,10 +197,10 @@ mod tests {
     fn skipping_repeats_changes_no_tree() {
         use crate::forest::Forest;
         use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter};
+        use crate::probe::Switch;
         use crate::projection::{Density, Projection, SparseSigned, WeightScale};
         use crate::rng::Rng;
         use ndarray::Array2;
-        use std::sync::atomic::Ordering;
 
         let (n, p) = (2500, 6);
         let mut rng = Rng::from_seed(9);
@@ -289,17 +283,18 @@ mod tests {
         regression.candidate_samples = Some(200);
         cases.push(("squared error, screened", regression, &x, &target, None));
 
-        let before = FOUND.load(Ordering::Relaxed);
+        let _held = probe::hold();
+        let before = probe::counted(Count::RepeatsFound);
         for (name, params, x, y, weights) in cases {
-            SKIP.store(false, Ordering::Relaxed);
+            probe::set(Switch::SkipRepeats, false);
             let all = Forest::fit(&params, x.view(), y, weights).unwrap();
-            SKIP.store(true, Ordering::Relaxed);
+            probe::set(Switch::SkipRepeats, true);
             let skipped = Forest::fit(&params, x.view(), y, weights).unwrap();
             // (not assert_eq: a forest's bytes would fill the log)
             let same = all.to_bytes().unwrap() == skipped.to_bytes().unwrap();
             assert!(same, "{name}: other trees when repeats are skipped");
             assert_eq!(all.oob(), skipped.oob(), "{name}");
         }
-        assert!(FOUND.load(Ordering::Relaxed) > before + 1000);
+        assert!(probe::counted(Count::RepeatsFound) > before + 1000);
     }
 }

@@ -362,18 +362,18 @@ fn radix_sort<const DIGITS: usize, const PASSES: usize>(
     }
 }
 
-/// `vals` as sorted (value, sample) pairs, sample i having value `vals[i]` (tests).
 #[cfg(test)]
-pub(super) fn sorted(vals: &[f32]) -> Vec<(f32, u32)> {
-    let mut pairs: Vec<(f32, u32)> = vals.iter().copied().zip(0..).collect();
-    sort_pairs(&mut pairs, &mut Vec::new(), false);
-    pairs
-}
-
-#[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::tree::criterion::{Criterion, Gini, SquaredError};
+
+    /// `vals` as sorted (value, sample) pairs, sample i having value `vals[i]` (the scan
+    /// tests here, in `bins` and in `scan_lanes`).
+    pub(in crate::tree) fn sorted(vals: &[f32]) -> Vec<(f32, u32)> {
+        let mut pairs: Vec<(f32, u32)> = vals.iter().copied().zip(0..).collect();
+        sort_pairs(&mut pairs, &mut Vec::new(), false);
+        pairs
+    }
 
     #[test]
     fn midpoint_separates_adjacent_values() {

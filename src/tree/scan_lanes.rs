@@ -10,6 +10,7 @@
 //! them, and each proxy is then the same two divisions and one addition.
 
 use super::scan::{offer_proxy, Packing};
+use crate::probe::{self, Count, Switch};
 
 // the lanes read a pair's value and tag as the two halves of 8 bytes
 const _: () = assert!(
@@ -17,23 +18,6 @@ const _: () = assert!(
         && std::mem::offset_of!((f32, u32), 0) == 0
         && std::mem::offset_of!((f32, u32), 1) == 4
 );
-
-/// Whether [`class_scan`] runs (tests grow forests without it, to compare).
-#[cfg(test)]
-static LANES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
-
-/// Held by the tests that call [`class_scan`] or set [`LANES`], so that they run one at a
-/// time.
-#[cfg(test)]
-fn hold_lanes() -> std::sync::MutexGuard<'static, ()> {
-    static HELD: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    HELD.lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-/// Nodes [`class_scan`] scanned in this process (tests check that the path is taken).
-#[cfg(test)]
-static LANE_SCANS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// The most classes [`class_scan`] takes: with more, the lanes' work per class (a
 /// compare and a prefix sum each) costs what it saves (SPORF at 5 and 8 classes fitted in
@@ -53,14 +37,13 @@ pub(super) fn class_scan(
     totals: &[f64],
     limits: (f64, usize, f64),
 ) -> Option<Option<(f64, usize)>> {
-    #[cfg(test)]
-    if !LANES.load(std::sync::atomic::Ordering::Relaxed) {
+    // (tests grow forests without the lanes, to compare)
+    if !probe::on(Switch::Lanes) {
         return None;
     }
     #[cfg(target_arch = "x86_64")]
     if (2..=MAX_CLASSES).contains(&totals.len()) && std::arch::is_x86_feature_detected!("avx2") {
-        #[cfg(test)]
-        LANE_SCANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        probe::count(Count::LaneScans);
         // SAFETY (each call): the processor has AVX2, checked just above
         return Some(unsafe {
             match totals.len() {
@@ -272,7 +255,8 @@ mod avx2 {
 #[cfg(test)]
 mod tests {
     use super::super::criterion::{Criterion, Gini};
-    use super::super::scan::{sorted, Missing, Packed, Packing, ScanDriver, Sorted};
+    use super::super::scan::tests::sorted;
+    use super::super::scan::{Missing, Packed, Packing, ScanDriver, Sorted};
     use super::*;
 
     /// The lanes' (proxy, position) against the one-row-at-a-time scan, bit for bit, on
@@ -281,7 +265,7 @@ mod tests {
     /// positions at either end.
     #[test]
     fn lanes_find_the_split_the_sorted_scan_finds() {
-        let _held = hold_lanes();
+        let _held = probe::hold();
         let mut rng = crate::rng::Rng::from_seed(11);
         let (mut lanes_ran, mut cases, mut split_in_lanes) = (0, 0, 0);
         for k in 2..=MAX_CLASSES + 1 {
@@ -389,7 +373,6 @@ mod tests {
         use crate::params::{ForestParams, MaxFeatures, SampleCount};
         use crate::projection::{Density, Projection, SparseSigned, WeightScale};
         use ndarray::Array2;
-        use std::sync::atomic::Ordering;
 
         let (n, p) = (3000, 6);
         let mut rng = crate::rng::Rng::from_seed(21);
@@ -425,8 +408,8 @@ mod tests {
             q.seed = 5;
             q
         };
-        let _held = hold_lanes();
-        let before = LANE_SCANS.load(Ordering::Relaxed);
+        let _held = probe::hold();
+        let before = probe::counted(Count::LaneScans);
         for k in 2..=5 {
             let y = labels(k);
             let mut screened = sporf(base(k));
@@ -436,18 +419,12 @@ mod tests {
                 ("sporf", sporf(base(k))),
                 ("screened", screened),
             ] {
-                let _limits = crate::tree::builder::hold_local_limits();
                 // subtrees of at most 400 rows grow on copies of their rows
-                *crate::tree::builder::TEST_LOCAL_LIMITS.lock().unwrap() =
-                    Some(crate::tree::builder::LocalLimits {
-                        bytes: 400 * 4 * p,
-                        min_rows: 50,
-                        min_x_bytes: 0,
-                    });
+                probe::set_local_limits(Some([400 * 4 * p, 50, 0]));
                 let with = Forest::fit(&params, x.view(), &y, None).unwrap();
-                LANES.store(false, Ordering::Relaxed);
+                probe::set(Switch::Lanes, false);
                 let without = Forest::fit(&params, x.view(), &y, None);
-                LANES.store(true, Ordering::Relaxed);
+                probe::set(Switch::Lanes, true);
                 let without = without.unwrap();
                 // (not assert_eq: a forest's bytes would fill the log)
                 let same = with.to_bytes().unwrap() == without.to_bytes().unwrap();
@@ -456,7 +433,7 @@ mod tests {
             }
         }
         if avx2() {
-            let scans = LANE_SCANS.load(Ordering::Relaxed) - before;
+            let scans = probe::counted(Count::LaneScans) - before;
             assert!(scans > 1000, "{scans} scans by the lanes");
         }
     }

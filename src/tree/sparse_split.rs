@@ -23,13 +23,8 @@ use super::scan::{midpoint, offer, sort_pairs, ScanDriver};
 use super::splitter::{Node, SplitSearch};
 use super::workspace::{project_nonzeros, Workspace};
 use crate::params::Splitter;
+use crate::probe::{self, Count};
 use crate::projection::ProjRef;
-
-/// Candidates scanned by [`SplitSearch::sparse_split`] in this process (tests check that
-/// the path is taken).
-#[cfg(test)]
-pub(crate) static SPARSE_SCANS: std::sync::atomic::AtomicUsize =
-    std::sync::atomic::AtomicUsize::new(0);
 
 /// A sorted scan over a sparse candidate's values: the nonzero ones sorted (`pairs`, the
 /// first `n_neg` negative), and `n_zero` rows of value 0 between them with weight `w_zero`
@@ -147,8 +142,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         proj: ProjRef<'_>,
         mono: Option<(i8, Bounds)>,
     ) -> Option<Option<(f64, f32)>> {
-        #[cfg(test)]
-        SPARSE_SCANS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        probe::count(Count::SparseScans);
         let samples = &ws.samples[node.start..node.end];
         project_nonzeros(
             self.x,

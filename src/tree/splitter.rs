@@ -34,6 +34,7 @@ use super::workspace::Workspace;
 use crate::data::FeatureMatrix;
 use crate::params::{Splitter, TreeConfig};
 use crate::prefetch::{prefetch, AHEAD};
+use crate::probe::{self, Switch};
 use crate::projection::{ProjRef, ProjectionBuf, Sampler};
 use crate::rng::Rng;
 
@@ -284,8 +285,8 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// offers every partition of the sorted values (the best splitter, no monotonic
     /// constraints, no missing values, no zero block of sparse X).
     fn repeats_rule(&self) -> Option<bool> {
-        #[cfg(test)]
-        if !super::repeats::SKIP.load(std::sync::atomic::Ordering::Relaxed) {
+        // (tests grow trees without skipping repeats, to compare)
+        if !probe::on(Switch::SkipRepeats) {
             return None;
         }
         let applies = !matches!(self.cfg.splitter, Splitter::Random)

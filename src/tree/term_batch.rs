@@ -18,6 +18,7 @@
 use std::ops::Range;
 
 use crate::data::FeatureMatrix;
+use crate::probe::{self, Count};
 use crate::projection::ProjectionBuf;
 
 /// Rows gathered together (a block's features stay in the L1 cache: 32 features take 8 KiB).
@@ -28,10 +29,6 @@ const MAX_VALUES: usize = 1 << 18;
 
 /// The values of a node's explicit candidates, and the scratch that computes them (one per
 /// worker, in the [`super::workspace::Workspace`]).
-/// Batches computed (tests: that the forests' tests took this path).
-#[cfg(test)]
-pub(crate) static BATCHES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 #[derive(Default)]
 pub(crate) struct TermBatch {
     /// Whether `values` holds the candidates' values on the rows `rows`.
@@ -116,8 +113,7 @@ impl TermBatch {
             }
         }
         self.active = true;
-        #[cfg(test)]
-        BATCHES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        probe::count(Count::TermBatches);
     }
 
     /// The batch's candidates (`slot`), their terms and the features those read.

@@ -1,0 +1,129 @@
+//! Test probes: what the crate's tests observe of the engine (which fast path a node
+//! took) and change in it (a fast path switched off, to compare with the plain one;
+//! smaller thresholds, to reach a path on small data), in one place instead of test-only
+//! items inside the production files.
+//!
+//! Invariant: outside `cargo test` every probe is inert: [`count`] does nothing,
+//! [`on`] is `true`, [`local_limits`] is `None` and [`test_or`] is its production value,
+//! each a constant the compiler folds away, so a build for users runs exactly the code it
+//! would without them. Under test, counts and switches are process-wide; a test that
+//! reads a count or sets a switch holds [`hold`] so that such tests run one at a time.
+
+/// What a test may count: a fast path taken.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Count {
+    /// Nodes the lane scan of classes scanned (`tree::scan_lanes`).
+    LaneScans,
+    /// Repeated candidates found and skipped (`tree::repeats`).
+    RepeatsFound,
+    /// Batches of candidates projected together (`tree::term_batch`).
+    TermBatches,
+    /// Sparse candidates scanned by their nonzeros (`tree::sparse_split`).
+    SparseScans,
+    /// Subtrees grown on a copy of their rows (`tree::builder`).
+    LocalCopies,
+}
+
+/// A fast path a test may switch off.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Switch {
+    /// The lane scan of classes (`tree::scan_lanes::class_scan`).
+    Lanes,
+    /// Skipping repeated candidates (`tree::repeats`).
+    SkipRepeats,
+}
+
+/// Counts one `c`.
+#[inline(always)]
+pub(crate) fn count(c: Count) {
+    #[cfg(test)]
+    tested::COUNTS[c as usize].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let _ = c;
+}
+
+/// Whether the fast path `s` runs (always, but in tests that switch it off).
+#[inline(always)]
+pub(crate) fn on(s: Switch) -> bool {
+    #[cfg(test)]
+    return tested::SWITCHES[s as usize].load(std::sync::atomic::Ordering::Relaxed);
+    #[cfg(not(test))]
+    {
+        let _ = s;
+        true
+    }
+}
+
+/// The limits of growing a subtree on a copy of its rows that a test set, as
+/// (bytes, min_rows, min_x_bytes); `None`: the builder's own.
+#[inline(always)]
+pub(crate) fn local_limits() -> Option<[usize; 3]> {
+    #[cfg(test)]
+    return *tested::LOCAL_LIMITS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    #[cfg(not(test))]
+    None
+}
+
+/// `production`, or in the crate's tests `tests` (a threshold lowered so that small test
+/// data reaches the path behind it).
+pub(crate) const fn test_or(production: usize, tests: usize) -> usize {
+    if cfg!(test) {
+        tests
+    } else {
+        production
+    }
+}
+
+#[cfg(test)]
+pub(crate) use tested::{counted, hold, set, set_local_limits};
+
+#[cfg(test)]
+mod tested {
+    use super::{Count, Switch};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Mutex, MutexGuard, PoisonError};
+
+    pub(super) static COUNTS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+    pub(super) static SWITCHES: [AtomicBool; 2] = [const { AtomicBool::new(true) }; 2];
+    pub(super) static LOCAL_LIMITS: Mutex<Option<[usize; 3]>> = Mutex::new(None);
+
+    /// The count of `c` so far in this process.
+    pub(crate) fn counted(c: Count) -> usize {
+        COUNTS[c as usize].load(Ordering::Relaxed)
+    }
+
+    /// Switches the fast path `s` on or off.
+    pub(crate) fn set(s: Switch, on: bool) {
+        SWITCHES[s as usize].store(on, Ordering::Relaxed);
+    }
+
+    /// Sets the local-copy limits (see [`super::local_limits`]); `None` for the builder's.
+    pub(crate) fn set_local_limits(limits: Option<[usize; 3]>) {
+        *LOCAL_LIMITS.lock().unwrap_or_else(PoisonError::into_inner) = limits;
+    }
+
+    /// Held by a test while it reads counts or changes switches or limits: such tests run
+    /// one at a time, and dropping it (also when the test fails) puts every switch and
+    /// limit back.
+    pub(crate) struct Held {
+        _held: MutexGuard<'static, ()>,
+    }
+
+    impl Drop for Held {
+        fn drop(&mut self) {
+            for s in &SWITCHES {
+                s.store(true, Ordering::Relaxed);
+            }
+            set_local_limits(None);
+        }
+    }
+
+    /// [`Held`], once no other test holds it.
+    pub(crate) fn hold() -> Held {
+        static HELD: Mutex<()> = Mutex::new(());
+        Held {
+            _held: HELD.lock().unwrap_or_else(PoisonError::into_inner),
+        }
+    }
+}

@@ -3,33 +3,65 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.utils.multiclass import type_of_target
 
 from .. import _core
-from .._params import core_params
+from .._forest import RandomForestClassifier, RandomForestRegressor
+from .._params import core_fields, core_params
 from .._progress import run_with_progress
+from .._validation import encode_classes
 from ..interpret import _core_forest as _core_forest  # (re-exported for _estimator.py)
 
 
 # --------------------------------------------------------------------------- #
 # Forests                                                                       #
 # --------------------------------------------------------------------------- #
-def _forest_params(
-    *, task, n_classes, n_estimators, max_features, min_samples_leaf, max_depth, seed, n_jobs, oob
-):
-    # every other field at the forests' default (one output: the autoencoder refuses a
-    # 2-D y)
+def _forest_params(X, *, n_classes, seed, n_jobs, **params):
+    """The core parameters of a forest grown here on ``X``: those the fit of a
+    :class:`~obliqueforest.RandomForestClassifier` of ``n_classes`` classes (a
+    :class:`~obliqueforest.RandomForestRegressor` for ``n_classes=None``) with ``params``
+    (its parameters by name) builds, with ``seed`` as the forest's seed.
+
+    The estimator gives its projection and the defaults of every parameter not in
+    ``params``, so they are written once. It is not fitted: its fit draws the seed from
+    ``random_state``, where the autoencoder draws it from its own generator (the same
+    generator then gives the noise, the eigensolver's start and the decoding seed).
+    """
+    est = (RandomForestRegressor if n_classes is None else RandomForestClassifier)(**params)
     return core_params(
-        task=task,
-        n_classes=n_classes if task == "classification" else None,
-        projection=_core.Projection.family("axis"),
+        task="regression" if n_classes is None else "classification",
+        n_classes=n_classes,
+        **core_fields(est),
+        projection=est._projection(X.shape[1]),
         seed=seed,
         n_jobs=n_jobs,
-        n_estimators=n_estimators,
-        max_features=max_features,
-        min_samples_leaf=min_samples_leaf,
-        max_depth=max_depth,
-        oob=oob,
     )
+
+
+def _supervised_targets(y, n_samples):
+    """The targets of a supervised forest as the core reads them: ``(y_core, n_classes)``.
+
+    Class labels (binary or multiclass ``y``) are encoded as the classifiers encode them
+    (``encode_classes``: sorted classes, float64 codes); other targets are real values
+    (``n_classes`` None). The classifiers' check of their targets is not needed (any
+    other target grows a regression forest here), nor its warning about labels that
+    are mostly distinct.
+
+    Raises
+    ------
+    ValueError
+        For a ``y`` of more than one column or not of ``n_samples`` rows.
+    """
+    y = np.asarray(y)
+    if y.ndim != 1 and not (y.ndim == 2 and y.shape[1] == 1):
+        raise ValueError("y must be one-dimensional for a supervised forest")
+    y = y.ravel()
+    if len(y) != n_samples:
+        raise ValueError(f"X has {n_samples} rows but y has {len(y)}")
+    if type_of_target(y) in ("binary", "multiclass"):
+        classes, codes = encode_classes(y)
+        return codes, len(classes)
+    return y.astype(np.float64), None
 
 
 def _oob_accuracy(forest, y):

@@ -16,7 +16,6 @@ from sklearn.base import (
 from sklearn.neighbors import NearestNeighbors
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .. import _core
@@ -31,6 +30,7 @@ from ._adversarial import (
     _forest_params,
     _grow_adversarial_forest,
     _is_fitted_forest,
+    _supervised_targets,
 )
 from ._codec import _is_dataframe, _TabularCodec
 from ._decoders import (
@@ -449,46 +449,28 @@ class ForestAutoencoder(
             if "random_state" in forest.get_params() and forest.random_state is None:
                 forest.set_params(random_state=int(rng.integers(0, 2**31 - 1)))
             return forest.fit(X32, y) if needs_y else forest.fit(X32)
+        # a forest grown here is a random forest (its core parameters are those of
+        # RandomForestClassifier or RandomForestRegressor: _forest_params), with the
+        # autoencoder's n_estimators, min_samples_leaf, max_features and max_depth
         seed = int(rng.integers(0, 2**31 - 1))
         if y is not None:
-            y = np.asarray(y)
-            if y.ndim != 1 and not (y.ndim == 2 and y.shape[1] == 1):
-                raise ValueError("y must be one-dimensional for a supervised forest")
-            y = y.ravel()
-            if len(y) != len(X32):
-                raise ValueError(f"X has {len(X32)} rows but y has {len(y)}")
-            if type_of_target(y) in ("binary", "multiclass"):
-                classes, codes = np.unique(y, return_inverse=True)
-                params = _forest_params(
-                    task="classification",
-                    n_classes=len(classes),
-                    max_features=supervised_mf,
-                    seed=seed,
-                    oob=False,
-                    **base,
-                )
-                return _fit_core(X32, codes.astype(np.float64), params, self.verbose)
+            y_core, n_classes = _supervised_targets(y, len(X32))
             params = _forest_params(
-                task="regression",
-                n_classes=0,
-                max_features=supervised_mf,
-                seed=seed,
-                oob=False,
-                **base,
+                X32, n_classes=n_classes, max_features=supervised_mf, seed=seed, **base
             )
-            return _fit_core(X32, y.astype(np.float64), params, self.verbose)
+            return _fit_core(X32, y_core, params, self.verbose)
         if self.unsupervised == "random":
+            # a regressor fitted to pure noise: each split on one random feature
             noise = rng.standard_normal(len(X32))
-            params = _forest_params(
-                task="regression", n_classes=0, max_features=1, seed=seed, oob=False, **base
-            )
+            params = _forest_params(X32, n_classes=None, max_features=1, seed=seed, **base)
             return _fit_core(X32, noise, params, self.verbose)
+        # real (class 1) against synthetic rows (class 0), scored out of bag
         params = _forest_params(
-            task="classification",
+            X32,
             n_classes=2,
             max_features=1 if self.max_features == "auto" else self.max_features,
+            oob_score=True,
             seed=seed,
-            oob=True,
             **base,
         )
         forest, self.arf_accuracies_ = _grow_adversarial_forest(

@@ -5,6 +5,8 @@ patches are samplers of one tree engine (Tomita et al. 2020); rotation ensembles
 (Blaser & Fryzlewicz 2021) and forest autoencoders (Vu et al.) are built on it.
 """
 
+import typing as _typing
+
 from . import datasets, projections
 from ._core import (
     FORMAT_VERSION,
@@ -18,6 +20,22 @@ from ._core import __version__ as __version__
 from ._estimators import ESTIMATORS as _ESTIMATORS
 from ._estimators import estimator_class as _estimator_class
 from ._io import load
+
+# generated from the estimator table by `python -m obliqueforest._signatures`: do not edit
+if _typing.TYPE_CHECKING:  # for static tools; at run time they load on first use
+    from ._forest import RandomForestClassifier as RandomForestClassifier
+    from ._forest import RandomForestRegressor as RandomForestRegressor
+    from ._forest import SPORFClassifier as SPORFClassifier
+    from ._forest import SPORFRegressor as SPORFRegressor
+    from .morf import MORFClassifier as MORFClassifier
+    from .morf import MORFRegressor as MORFRegressor
+    from ._forest import ObliqueForestClassifier as ObliqueForestClassifier
+    from ._forest import ObliqueForestRegressor as ObliqueForestRegressor
+    from .rotation import RotationEnsembleClassifier as RotationEnsembleClassifier
+    from .rotation import RotationEnsembleRegressor as RotationEnsembleRegressor
+    from .autoencoder import ForestAutoencoder as ForestAutoencoder
+    from .unsupervised import UnsupervisedRandomForest as UnsupervisedRandomForest
+    from .unsupervised import IsolationForest as IsolationForest
 
 # the estimators (obliqueforest._estimators.ESTIMATORS) load on first use
 __all__ = [

@@ -66,8 +66,8 @@ def path_indicator(core, X, n_jobs):
 
 class _BaseForest(TransactionalFit, BaseEstimator):
     """Shared machinery of every projection forest (and of the per-tree estimators, which
-    are forests of one tree). Subclasses get ``__init__`` from their declared surface and
-    define ``_projection_object``."""
+    are forests of one tree). Subclasses declare a surface (their ``__init__`` is written
+    from it) and define ``_projection_object``."""
 
     _private_fit_state = frozenset({"_forest", "_seed", "_n_samples_fit"})
 

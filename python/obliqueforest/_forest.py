@@ -4,15 +4,17 @@ One generic estimator per task (:class:`ObliqueForestClassifier`,
 :class:`ObliqueForestRegressor`) takes a projection distribution; the named forests
 (RandomForest, SPORF, and MORF in :mod:`obliqueforest.morf`) are presets that only
 choose it and their defaults. Each declares its parameters from the shared table
-(:mod:`obliqueforest._params`), which gives its ``__init__``, constraints and parameter
-docs; the fitting machinery is :mod:`obliqueforest._base`, per-tree access
-:mod:`obliqueforest._trees`. Python owns validation in scikit-learn's terms, label
-encoding and the API; everything numeric happens in ``obliqueforest._core``.
+(:mod:`obliqueforest._params`), which gives its constraints and parameter docs and its
+``__init__`` (written into the class by :mod:`obliqueforest._signatures`); the fitting
+machinery is :mod:`obliqueforest._base`, per-tree access :mod:`obliqueforest._trees`.
+Python owns validation in scikit-learn's terms, label encoding and the API; everything
+numeric happens in ``obliqueforest._core``.
 """
 
 from __future__ import annotations
 
 from numbers import Real
+from typing import Any
 
 from sklearn.utils._param_validation import Interval, StrOptions
 
@@ -112,6 +114,44 @@ def _oblique(params, max_features_doc):
     ATTRIBUTES_DOC,
 )
 class ObliqueForestClassifier(_ForestClassifier):
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, projection: Any = None, n_estimators: Any = 100, *, criterion: Any = "gini",
+        max_depth: Any = None, min_samples_split: Any = 2, min_samples_leaf: Any = 1,
+        min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0, max_leaf_nodes: Any = None,
+        min_impurity_decrease: Any = 0.0, bootstrap: Any = True, oob_score: Any = False,
+        n_jobs: Any = None, random_state: Any = None, verbose: Any = 0, warm_start: Any = False,
+        class_weight: Any = None, max_samples: Any = None, ccp_alpha: Any = 0.0,
+        monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
+        candidate_samples: Any = None, honest_fraction: Any = 0.0,
+    ):
+        self.projection = projection
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.class_weight = class_weight
+        self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
+        self.honest_fraction = honest_fraction
+    # fmt: on
+
     def _projection_object(self):
         return SparseSigned() if self.projection is None else self.projection
 
@@ -120,6 +160,44 @@ class ObliqueForestClassifier(_ForestClassifier):
     "A projection forest regressor with a chosen projection distribution.", ATTRIBUTES_DOC
 )
 class ObliqueForestRegressor(_ForestRegressor):
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, projection: Any = None, n_estimators: Any = 100, *, criterion: Any = "squared_error",
+        max_depth: Any = None, min_samples_split: Any = 2, min_samples_leaf: Any = 1,
+        min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0, max_leaf_nodes: Any = None,
+        min_impurity_decrease: Any = 0.0, bootstrap: Any = True, oob_score: Any = False,
+        n_jobs: Any = None, random_state: Any = None, verbose: Any = 0, warm_start: Any = False,
+        max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
+        splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
+        honest_fraction: Any = 0.0, store_leaf_values: Any = False,
+    ):
+        self.projection = projection
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
+        self.honest_fraction = honest_fraction
+        self.store_leaf_values = store_leaf_values
+    # fmt: on
+
     def _projection_object(self):
         return SparseSigned() if self.projection is None else self.projection
 
@@ -133,6 +211,43 @@ class ObliqueForestRegressor(_ForestRegressor):
     ATTRIBUTES_DOC,
 )
 class RandomForestClassifier(_ForestClassifier):
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 100, *, criterion: Any = "gini", max_depth: Any = None,
+        min_samples_split: Any = 2, min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0,
+        max_features: Any = "sqrt", max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
+        bootstrap: Any = True, oob_score: Any = False, n_jobs: Any = None, random_state: Any = None,
+        verbose: Any = 0, warm_start: Any = False, class_weight: Any = None,
+        max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
+        splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
+        honest_fraction: Any = 0.0,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.class_weight = class_weight
+        self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
+        self.honest_fraction = honest_fraction
+    # fmt: on
+
     def _projection_object(self):
         return AxisAligned()
 
@@ -144,6 +259,42 @@ class RandomForestClassifier(_ForestClassifier):
     ATTRIBUTES_DOC,
 )
 class RandomForestRegressor(_ForestRegressor):
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 100, *, criterion: Any = "squared_error", max_depth: Any = None,
+        min_samples_split: Any = 2, min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0,
+        max_features: Any = 1.0, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
+        bootstrap: Any = True, oob_score: Any = False, n_jobs: Any = None, random_state: Any = None,
+        verbose: Any = 0, warm_start: Any = False, max_samples: Any = None, ccp_alpha: Any = 0.0,
+        monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
+        candidate_samples: Any = None, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
+        self.honest_fraction = honest_fraction
+        self.store_leaf_values = store_leaf_values
+    # fmt: on
+
     def _projection_object(self):
         return AxisAligned()
 
@@ -213,7 +364,44 @@ class _SPORFMixin:
     ATTRIBUTES_DOC,
 )
 class SPORFClassifier(_SPORFMixin, _ForestClassifier):
-    pass
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 100, *, criterion: Any = "gini", max_depth: Any = None,
+        min_samples_split: Any = 2, min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0,
+        max_features: Any = 2.0, feature_combinations: Any = 1.5, scaling: Any = "robust",
+        max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0, bootstrap: Any = True,
+        oob_score: Any = False, n_jobs: Any = None, random_state: Any = None, verbose: Any = 0,
+        warm_start: Any = False, class_weight: Any = None, max_samples: Any = None,
+        ccp_alpha: Any = 0.0, monotonic_cst: Any = None, splitter: Any = "best",
+        max_bins: Any = 256, candidate_samples: Any = 512, honest_fraction: Any = 0.0,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.feature_combinations = feature_combinations
+        self.scaling = scaling
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.class_weight = class_weight
+        self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
+        self.honest_fraction = honest_fraction
+    # fmt: on
 
 
 @_sporf(REGRESSOR_PARAMS, "Number d of candidate projections per node.").declare(
@@ -225,4 +413,41 @@ class SPORFClassifier(_SPORFMixin, _ForestClassifier):
     ATTRIBUTES_DOC,
 )
 class SPORFRegressor(_SPORFMixin, _ForestRegressor):
-    pass
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 100, *, criterion: Any = "squared_error", max_depth: Any = None,
+        min_samples_split: Any = 2, min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0,
+        max_features: Any = 2.0, feature_combinations: Any = 1.5, scaling: Any = "robust",
+        max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0, bootstrap: Any = True,
+        oob_score: Any = False, n_jobs: Any = None, random_state: Any = None, verbose: Any = 0,
+        warm_start: Any = False, max_samples: Any = None, ccp_alpha: Any = 0.0,
+        monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
+        candidate_samples: Any = 512, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
+    ):
+        self.n_estimators = n_estimators
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.feature_combinations = feature_combinations
+        self.scaling = scaling
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
+        self.honest_fraction = honest_fraction
+        self.store_leaf_values = store_leaf_values
+    # fmt: on

@@ -4,8 +4,10 @@ fit parameters.
 :data:`FOREST_PARAMS` is the table of the parameters every forest estimator of the
 package shares (name, default, constraint, numpydoc type and description, and the
 ``ForestParams`` field it feeds). The estimators declare their surface from it
-(:mod:`obliqueforest._surface`): their ``__init__`` signature, ``_parameter_constraints``
-and parameter docs are derived from the same entries, so a default is written once.
+(:mod:`obliqueforest._surface`): their ``_parameter_constraints`` and parameter docs are
+derived from the same entries, and their ``__init__`` is written from them
+(``python -m obliqueforest._signatures``) and checked against them at import, so a
+default is decided once.
 
 :func:`core_params` turns parameters into a :class:`obliqueforest._core.ForestParams`
 for every estimator of the package (the forests, the rotation ensembles, the

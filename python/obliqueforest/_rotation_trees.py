@@ -22,6 +22,7 @@ every tree equally, so the mean of the trees' predictions is the ensemble's::
 from __future__ import annotations
 
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -192,14 +193,53 @@ _TREE_ATTR_DOC = """
     _TREE_DOC.format(task="Classifier", proba=", ``predict_proba``"), _TREE_ATTR_DOC
 )
 class RotationTreeClassifier(_RotationTreeMixin, ObliqueTreeClassifier):
-    pass
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, *, rotation: Any = None, scaling: Any = "minmax", criterion: Any = "gini",
+        max_depth: Any = None, min_samples_split: Any = 2, min_samples_leaf: Any = 1,
+        min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0, random_state: Any = None,
+        max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0, class_weight: Any = None,
+    ):
+        self.rotation = rotation
+        self.scaling = scaling
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.class_weight = class_weight
+    # fmt: on
 
 
 @_rotation_tree_surface("regression").declare(
     _TREE_DOC.format(task="Regressor", proba=""), _TREE_ATTR_DOC
 )
 class RotationTreeRegressor(_RotationTreeMixin, ObliqueTreeRegressor):
-    pass
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, *, rotation: Any = None, scaling: Any = "minmax", criterion: Any = "squared_error",
+        max_depth: Any = None, min_samples_split: Any = 2, min_samples_leaf: Any = 1,
+        min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0, random_state: Any = None,
+        max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
+    ):
+        self.rotation = rotation
+        self.scaling = scaling
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+    # fmt: on
 
 
 class RotationTreesMixin(PerTreeMixin):

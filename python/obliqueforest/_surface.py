@@ -4,30 +4,45 @@ A :class:`Param` holds everything about one constructor parameter (name, default
 scikit-learn constraint, numpydoc type and description, and the core field it feeds); a
 :class:`Surface` is an ordered set of them. ``Surface.declare`` gives a class
 
-* a real ``__init__`` that only stores its arguments (generated as :mod:`dataclasses`
-  generates one, so :func:`inspect.signature`, scikit-learn's ``get_params``,
-  ``set_params`` and ``clone`` see every parameter; no ``**kwargs``),
 * ``_parameter_constraints`` (scikit-learn's validation, run by ``fit``), and
 * the numpydoc ``Parameters`` section of its docstring,
 
-all from the same entries. An estimator composes its surface from shared tables
-(:data:`obliqueforest._params.FOREST_PARAMS`) and its own parameters::
+from the same entries, and checks its ``__init__``: a plain method in the class's source
+that only stores its arguments, written from the surface by
+``python -m obliqueforest._signatures`` (:meth:`Surface.init_source`), so that IDEs, mypy
+and pyright see every parameter, as :func:`inspect.signature`, scikit-learn's
+``get_params``, ``set_params`` and ``clone`` do (no ``**kwargs``). A class whose
+``__init__`` does not take the surface's parameters, in its order, keyword-only markers
+and defaults, is refused at import with that command. An estimator composes its surface
+from shared tables (:data:`obliqueforest._params.FOREST_PARAMS`) and its own parameters::
 
     SURFACE = forest_params("classification").insert(SPORF_PARAMS, after="max_features")
 
     @SURFACE.declare(doc="...summary...", tail=ATTRIBUTES_DOC)
     class SPORFClassifier(...):
+        # (the generated __init__, between its marker comments)
         ...
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import keyword
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, TypeVar
 
-__all__ = ["Param", "Surface"]
+__all__ = ["GENERATOR", "Param", "Surface"]
+
+_C = TypeVar("_C", bound=type)
+
+#: The module whose command writes the estimators' ``__init__`` from their surfaces.
+GENERATOR = "obliqueforest._signatures"
+
+#: Whether :meth:`Surface.declare` checks each class's ``__init__`` (and refuses a stale
+#: one at import). Only the generator turns it off, as it imports the estimators to
+#: rewrite their ``__init__``.
+CHECK_INITS = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -161,32 +176,92 @@ class Surface:
         entries = "\n".join(p.entry() for p in self._params)
         return f"    Parameters\n    ----------\n{entries}\n"
 
-    def init(self, cls) -> Callable:
-        """``cls.__init__``: stores each argument under its name, nothing else."""
-        args = [f"{p.name}=__defaults[{i}]" for i, p in enumerate(self._params)]
-        if self.positional < len(args):
-            args.insert(self.positional, "*")
-        body = [f"    self.{p.name} = {p.name}" for p in self._params] or ["    pass"]
-        source = f"def __init__(self, {', '.join(args)}):\n" + "\n".join(body)
-        namespace = {"__defaults": tuple(p.default for p in self._params)}
-        exec(source, namespace)  # noqa: S102 (generated from checked identifiers only)
-        init = namespace["__init__"]
-        init.__module__ = cls.__module__
-        init.__qualname__ = f"{cls.__qualname__}.__init__"
-        return init
+    def signature(self) -> inspect.Signature:
+        """The signature of the ``__init__`` this surface gives (``self`` first)."""
+        P = inspect.Parameter
+        params = [P("self", P.POSITIONAL_OR_KEYWORD)]
+        for i, p in enumerate(self._params):
+            kind = P.POSITIONAL_OR_KEYWORD if i < self.positional else P.KEYWORD_ONLY
+            params.append(P(p.name, kind, default=p.default))
+        return inspect.Signature(params)
 
-    def declare(self, doc: str | None = None, tail: str = "") -> Callable:
-        """Class decorator: the class gets this surface's ``__init__``,
-        ``_parameter_constraints`` and its docstring's ``Parameters`` section;
+    def init_source(self, indent: str = "    ", width: int = 100) -> str:
+        """The source of the class's ``__init__``, as ``python -m obliqueforest._signatures``
+        writes it into the class: the signature, its parameters wrapped at ``width``
+        columns, and a body that stores each argument under its name, nothing else.
+
+        Each parameter is annotated ``Any`` (the module imports it from :mod:`typing`):
+        unannotated, pyright would take a parameter's type from its default and refuse
+        ``max_features=0.5`` where the default is ``"sqrt"``. ``declare`` drops the
+        annotations at run time, so :func:`inspect.signature` shows none.
+        """
+        args = ["self", *(f"{p.name}: Any = {_literal(p.default)}" for p in self._params)]
+        if self.positional < len(self._params):
+            args.insert(1 + self.positional, "*")
+        inner = indent * 2
+        lines, line = [], ""
+        for arg in args:
+            if line and len(inner) + len(line) + len(arg) + 2 > width:
+                lines.append(line)
+                line = ""
+            line = f"{line} {arg}," if line else f"{arg},"
+        lines.append(line)
+        body = [f"{inner}self.{p.name} = {p.name}" for p in self._params] or [f"{inner}pass"]
+        head = [f"{indent}def __init__(", *(inner + x for x in lines), f"{indent}):"]
+        return "\n".join([*head, *body]) + "\n"
+
+    def init_problems(self, init) -> list:
+        """How ``init`` (a class's ``__init__``, None when it has none) differs from
+        :meth:`signature`: parameters, their order and kinds, defaults (of the same type
+        and repr, so ``1`` is not ``1.0``); ``[]`` when it does not."""
+        if init is None:
+            return ["the class defines none"]
+        want = list(self.signature().parameters.values())
+        have = list(inspect.signature(init).parameters.values())
+        if [(p.name, p.kind) for p in have] != [(p.name, p.kind) for p in want]:
+            return [f"takes {_params_text(have)}, the table {_params_text(want)}"]
+        return [
+            f"{w.name}: default {h.default!r} in __init__, {w.default!r} in the table"
+            for h, w in zip(have, want)
+            if not _same_default(h.default, w.default)
+        ]
+
+    def declare(self, doc: str | None = None, tail: str = "") -> Callable[[_C], _C]:
+        """Class decorator: checks the class's ``__init__`` against this surface and gives
+        the class ``_parameter_constraints`` and its docstring's ``Parameters`` section;
         ``cls._surface`` is the surface itself.
 
         With ``doc``, the docstring is ``doc + Parameters + tail``; without, the section
         goes into the class's own docstring (written without one) before its first
         other numpydoc section (Attributes, Notes, ...), or at its end.
+
+        Raises
+        ------
+        TypeError
+            When the class's own ``__init__`` is missing or is not this surface's (see
+            :meth:`init_problems`), naming the command that writes it.
         """
 
-        def apply(cls):
-            cls.__init__ = self.init(cls)
+        def apply(cls: _C) -> _C:
+            init = vars(cls).get("__init__")
+            if CHECK_INITS:
+                problems = self.init_problems(init)
+                if problems:
+                    raise TypeError(
+                        f"{cls.__qualname__}.__init__ does not match its parameter table "
+                        f"({'; '.join(problems)}): write it with "
+                        f"`python -m {GENERATOR}`"
+                    )
+                # The defaults become the table's own objects (equal to the literals in
+                # the source, as just checked), so each default is one object shared by
+                # every estimator and instance, as the table declares it; the annotations
+                # (Any, for static tools) go, so the signature reads as it always has
+                # (docs/api.md, help()).
+                init.__annotations__ = {}
+                defaults = [p.default for p in self._params]
+                init.__defaults__ = tuple(defaults[: self.positional]) or None
+                names = self.names()[self.positional :]
+                init.__kwdefaults__ = dict(zip(names, defaults[self.positional :])) or None
             cls._parameter_constraints = self.constraints()
             cls._surface = self
             if doc is not None:
@@ -196,6 +271,37 @@ class Surface:
             return cls
 
         return apply
+
+
+def _literal(value) -> str:
+    """``value`` as Python source (strings in double quotes, as ruff writes them).
+
+    Raises
+    ------
+    ValueError
+        For a value no literal writes back (a default must be one: None, a bool, number,
+        string or a tuple of them).
+    """
+    if isinstance(value, str) and value.isprintable() and not {'"', "\\"} & set(value):
+        text = f'"{value}"'
+    else:
+        text = repr(value)
+    try:
+        ok = _same_default(ast.literal_eval(text), value)
+    except (ValueError, SyntaxError):
+        ok = False
+    if not ok:
+        raise ValueError(f"the default {value!r} cannot be written as a Python literal")
+    return text
+
+
+def _same_default(a, b) -> bool:
+    """Equal defaults: the same type and repr (``1``, ``1.0`` and ``True`` differ)."""
+    return type(a) is type(b) and repr(a) == repr(b)
+
+
+def _params_text(params) -> str:
+    return str(inspect.Signature([p.replace(default=inspect.Parameter.empty) for p in params]))
 
 
 def _with_section(docstring: str, section: str) -> str:

@@ -23,6 +23,7 @@ Per-tree predictions make simple uncertainty estimates possible::
 from __future__ import annotations
 
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 from sklearn.base import ClassifierMixin
@@ -371,12 +372,59 @@ _TREE_ATTR_DOC = """
 
 @_tree_surface("classification").declare(_TREE_DOC.format(task="Classifier"), _TREE_ATTR_DOC)
 class ObliqueTreeClassifier(_TreeMixin, _ClassifierMixin, _BaseForest):
-    pass
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, *, projection: Any = None, criterion: Any = "gini", splitter: Any = "best",
+        max_bins: Any = 256, max_depth: Any = None, min_samples_split: Any = 2,
+        min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
+        random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
+        class_weight: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
+    ):
+        self.projection = projection
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.class_weight = class_weight
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+    # fmt: on
 
 
 @_tree_surface("regression").declare(_TREE_DOC.format(task="Regressor"), _TREE_ATTR_DOC)
 class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
-    pass
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, *, projection: Any = None, criterion: Any = "squared_error", splitter: Any = "best",
+        max_bins: Any = 256, max_depth: Any = None, min_samples_split: Any = 2,
+        min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
+        random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
+        ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
+    ):
+        self.projection = projection
+        self.criterion = criterion
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.random_state = random_state
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+    # fmt: on
 
 
 class InBagRowsMixin:

@@ -8,6 +8,7 @@ contiguous patches (Perry et al., Sect. 3.1); the tree engine is the same.
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -175,7 +176,51 @@ class _MORFMixin:
     ATTRIBUTES_DOC + _MORF_REF,
 )
 class MORFClassifier(_MORFMixin, _ForestClassifier):
-    pass
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 100, *, data_shape: Any = None, channel_axis: Any = None,
+        min_patch_size: Any = 1, max_patch_size: Any = None, periodic: Any = False,
+        differences: Any = 0.5, pooled: Any = 0.25, criterion: Any = "gini", max_depth: Any = None,
+        min_samples_split: Any = 2, min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0,
+        max_features: Any = 0.25, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
+        bootstrap: Any = True, oob_score: Any = False, n_jobs: Any = None, random_state: Any = None,
+        verbose: Any = 0, warm_start: Any = False, class_weight: Any = None,
+        max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
+        splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
+        honest_fraction: Any = 0.0,
+    ):
+        self.n_estimators = n_estimators
+        self.data_shape = data_shape
+        self.channel_axis = channel_axis
+        self.min_patch_size = min_patch_size
+        self.max_patch_size = max_patch_size
+        self.periodic = periodic
+        self.differences = differences
+        self.pooled = pooled
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.class_weight = class_weight
+        self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
+        self.honest_fraction = honest_fraction
+    # fmt: on
 
 
 @_morf(REGRESSOR_PARAMS).declare(
@@ -183,4 +228,48 @@ class MORFClassifier(_MORFMixin, _ForestClassifier):
     ATTRIBUTES_DOC + _MORF_REF,
 )
 class MORFRegressor(_MORFMixin, _ForestRegressor):
-    pass
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 100, *, data_shape: Any = None, channel_axis: Any = None,
+        min_patch_size: Any = 1, max_patch_size: Any = None, periodic: Any = False,
+        differences: Any = 0.5, pooled: Any = 0.25, criterion: Any = "squared_error",
+        max_depth: Any = None, min_samples_split: Any = 2, min_samples_leaf: Any = 1,
+        min_weight_fraction_leaf: Any = 0.0, max_features: Any = 0.25, max_leaf_nodes: Any = None,
+        min_impurity_decrease: Any = 0.0, bootstrap: Any = True, oob_score: Any = False,
+        n_jobs: Any = None, random_state: Any = None, verbose: Any = 0, warm_start: Any = False,
+        max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
+        splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
+        honest_fraction: Any = 0.0, store_leaf_values: Any = False,
+    ):
+        self.n_estimators = n_estimators
+        self.data_shape = data_shape
+        self.channel_axis = channel_axis
+        self.min_patch_size = min_patch_size
+        self.max_patch_size = max_patch_size
+        self.periodic = periodic
+        self.differences = differences
+        self.pooled = pooled
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.max_samples = max_samples
+        self.ccp_alpha = ccp_alpha
+        self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
+        self.honest_fraction = honest_fraction
+        self.store_leaf_values = store_leaf_values
+    # fmt: on

@@ -34,6 +34,7 @@ References
 from __future__ import annotations
 
 from numbers import Integral, Real
+from typing import Any
 
 import numpy as np
 from sklearn.base import ClassifierMixin, RegressorMixin
@@ -388,6 +389,43 @@ _REFERENCES = """
     """,
 )
 class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 500, *, n_rotations: Any = 20, micro_forest_size: Any = 10,
+        weighting: Any = "exp", h: Any = None, h_grid: Any = None,
+        h_criterion: Any = "weighted_oob", scaling: Any = "minmax", criterion: Any = "gini",
+        max_depth: Any = None, min_samples_split: Any = 2, min_samples_leaf: Any = 1,
+        min_weight_fraction_leaf: Any = 0.0, max_features: Any = "sqrt", max_leaf_nodes: Any = None,
+        min_impurity_decrease: Any = 0.0, bootstrap: Any = True, max_samples: Any = None,
+        oob_score: Any = False, class_weight: Any = None, n_jobs: Any = None,
+        random_state: Any = None, verbose: Any = 0,
+    ):
+        self.n_estimators = n_estimators
+        self.n_rotations = n_rotations
+        self.micro_forest_size = micro_forest_size
+        self.weighting = weighting
+        self.h = h
+        self.h_grid = h_grid
+        self.h_criterion = h_criterion
+        self.scaling = scaling
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.max_samples = max_samples
+        self.oob_score = oob_score
+        self.class_weight = class_weight
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+    # fmt: on
+
     _task = "classification"
 
     def _fit_draft(self, X, y, sample_weight):
@@ -494,6 +532,42 @@ class RotationEnsembleClassifier(ClassifierMixin, _BaseRotationEnsemble):
     """,
 )
 class RotationEnsembleRegressor(RegressorMixin, _BaseRotationEnsemble):
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 500, *, n_rotations: Any = 20, micro_forest_size: Any = 10,
+        weighting: Any = "exp", h: Any = None, h_grid: Any = None,
+        h_criterion: Any = "weighted_oob", scaling: Any = "minmax",
+        criterion: Any = "squared_error", max_depth: Any = None, min_samples_split: Any = 2,
+        min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
+        max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0, bootstrap: Any = True,
+        max_samples: Any = None, oob_score: Any = False, n_jobs: Any = None,
+        random_state: Any = None, verbose: Any = 0,
+    ):
+        self.n_estimators = n_estimators
+        self.n_rotations = n_rotations
+        self.micro_forest_size = micro_forest_size
+        self.weighting = weighting
+        self.h = h
+        self.h_grid = h_grid
+        self.h_criterion = h_criterion
+        self.scaling = scaling
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.max_samples = max_samples
+        self.oob_score = oob_score
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+    # fmt: on
+
     _task = "regression"
     _n_outputs = 1
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -270,6 +270,36 @@ _URF_SURFACE = (
 """,
 )
 class UnsupervisedRandomForest(TransformerMixin, _ForestWithoutTargets):
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 100, *, projection: Any = None, criterion: Any = "twomeans",
+        max_depth: Any = None, min_samples_split: Any = "sqrt", min_samples_leaf: Any = 1,
+        min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0, max_leaf_nodes: Any = None,
+        min_impurity_decrease: Any = 0.0, bootstrap: Any = True, n_jobs: Any = None,
+        random_state: Any = None, verbose: Any = 0, warm_start: Any = False,
+        max_samples: Any = None, splitter: Any = "best", n_components: Any = 2,
+    ):
+        self.n_estimators = n_estimators
+        self.projection = projection
+        self.criterion = criterion
+        self.max_depth = max_depth
+        self.min_samples_split = min_samples_split
+        self.min_samples_leaf = min_samples_leaf
+        self.min_weight_fraction_leaf = min_weight_fraction_leaf
+        self.max_features = max_features
+        self.max_leaf_nodes = max_leaf_nodes
+        self.min_impurity_decrease = min_impurity_decrease
+        self.bootstrap = bootstrap
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.max_samples = max_samples
+        self.splitter = splitter
+        self.n_components = n_components
+    # fmt: on
+
     _private_fit_state = _ForestWithoutTargets._private_fit_state | {"_leaf_map", "_leaf_mass"}
 
     def _fit_draft(self, X, y, sample_weight):
@@ -655,6 +685,25 @@ _IF_SURFACE = Surface(
 """,
 )
 class IsolationForest(OutlierMixin, _ForestWithoutTargets):
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_estimators: Any = 100, *, projection: Any = None, max_samples: Any = "auto",
+        contamination: Any = "auto", max_features: Any = 1.0, bootstrap: Any = False,
+        n_jobs: Any = None, random_state: Any = None, verbose: Any = 0, warm_start: Any = False,
+    ):
+        self.n_estimators = n_estimators
+        self.projection = projection
+        self.max_samples = max_samples
+        self.contamination = contamination
+        self.max_features = max_features
+        self.bootstrap = bootstrap
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.warm_start = warm_start
+    # fmt: on
+
     def _resolve(self, X):
         if self.warm_start and hasattr(self, "_forest"):
             return  # more trees of the same forest: its ψ and features per tree stay

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -362,6 +363,35 @@ class ForestAutoencoder(
     >>> distortion(X, X_hat) < 0.5
     True
     """
+
+    # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
+    # fmt: off
+    def __init__(
+        self, n_components: Any = 2, *, diffusion_time: Any = 1.0, decoder: Any = "knn",
+        k: Any = 10, forest: Any = None, unsupervised: Any = "adversarial", n_estimators: Any = 200,
+        min_samples_leaf: Any = "auto", max_features: Any = "auto", max_depth: Any = None,
+        arf_delta: Any = 0.0, arf_max_iter: Any = 10, kernel: Any = "auto",
+        collapse_duplicates: Any = True, random_state: Any = None, n_jobs: Any = None,
+        verbose: Any = 0,
+    ):
+        self.n_components = n_components
+        self.diffusion_time = diffusion_time
+        self.decoder = decoder
+        self.k = k
+        self.forest = forest
+        self.unsupervised = unsupervised
+        self.n_estimators = n_estimators
+        self.min_samples_leaf = min_samples_leaf
+        self.max_features = max_features
+        self.max_depth = max_depth
+        self.arf_delta = arf_delta
+        self.arf_max_iter = arf_max_iter
+        self.kernel = kernel
+        self.collapse_duplicates = collapse_duplicates
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+    # fmt: on
 
     #: What a fit sets besides its fitted attributes (names ending in "_").
     _private_fit_state = frozenset(

@@ -209,7 +209,7 @@ fn fit_forest(c: &mut Criterion) {
     for f in families().into_iter().filter(|f| f.name != "patch") {
         for n_jobs in [1, 2] {
             let mut p = params(&f, 20, true);
-            p.n_jobs = n_jobs;
+            p.growth.n_jobs = n_jobs;
             let id = BenchmarkId::new(f.name, format!("{},trees=20,n_jobs={n_jobs}", f.case));
             group.bench_function(id, |b| b.iter(|| black_box(fit(&p, f.x.view(), &f.y))));
         }

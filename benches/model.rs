@@ -32,7 +32,7 @@ fn model() -> Model {
     let (x, y) = sparse_parity(5000, 7);
     let mut params = ForestParams::classification(2);
     params.n_estimators = 100;
-    params.n_jobs = -1;
+    params.growth.n_jobs = -1;
     params.seed = 1;
     let forest = Forest::fit(&params, x.mapv(|v| v as f32).view(), &y, None).expect("fit");
     let header = Header {

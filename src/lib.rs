@@ -85,7 +85,7 @@ pub use error::{Error, Result};
 pub use forest::{Forest, OobPrediction};
 pub use limits::MemoryLimit;
 pub use model::{ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_VERSION};
-pub use params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
+pub use params::{Criterion, ForestParams, Growth, MaxFeatures, SampleCount, Splitter, Task};
 pub use part::ForestPart;
 pub use projection::{
     AxisAligned, CompactDescriptors, DataStats, Density, Dictionary, ForestRc, Gaussian,

@@ -246,24 +246,6 @@ pub struct ForestParams {
     pub oob: bool,
     /// The forest's seed: tree t draws from streams keyed by (seed, t).
     pub seed: u64,
-    /// Minimal cost-complexity pruning of every grown tree ([`crate::prune`]); 0 prunes
-    /// nothing. Applied as each tree is grown, so the stored trees are the pruned ones and
-    /// the value is not part of the serialized model (a warm start is told it again).
-    #[serde(skip)]
-    pub ccp_alpha: f64,
-    /// Monotonic constraint per feature (scikit-learn's `monotonic_cst`): 1 increasing, -1
-    /// decreasing, 0 none; empty for no constraint. Regression and binary classification
-    /// (on the probability of class 1). An oblique projection `sum_j w_j x_j` may split
-    /// only when its constrained terms agree in direction (`sign(w_j) * cst_j`), and then
-    /// orders its children that way, so predictions are monotonic for every family.
-    /// Applied while growing, so, like `ccp_alpha`, not part of the serialized model (a
-    /// warm start is told it again).
-    #[serde(skip)]
-    pub monotonic_cst: Vec<i8>,
-    /// Worker threads; -1 means all cores. Never changes the fitted model, so it is not
-    /// part of the serialized model either (a loaded model uses one thread until told).
-    #[serde(skip, default = "one_thread")]
-    pub n_jobs: i64,
     /// Honest trees (Wager & Athey 2018): the fraction of each tree's in-bag rows set
     /// aside from the split search to fill its leaves afterwards, in `[0, 1)`; 0 grows
     /// ordinary trees. See [`crate::forest`]'s honest sampling. Not part of the plain
@@ -276,14 +258,49 @@ pub struct ForestParams {
     /// regression only. Carried like `honest_fraction`.
     #[serde(skip)]
     pub store_leaf_values: bool,
+    /// How the trees are grown beyond what they are ([`Growth`]): never part of a model's
+    /// bytes; a warm start is given it whole ([`crate::Forest::grow_more`]).
+    #[serde(skip)]
+    pub growth: Growth,
+}
+
+/// How a forest is grown, beyond what its trees are: settings applied while growing
+/// (pruning, constraints, screening, threads), so never part of a model's bytes. A warm
+/// start, a pickle of the parameters and a worker growing trees for a cluster are each
+/// given the whole of it; a model read from bytes has the defaults (one thread, nothing
+/// applied). A new growth setting is a field here, its row in the Python parameter
+/// table, and the code that applies it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Growth {
+    /// Minimal cost-complexity pruning of every grown tree ([`crate::prune`]); 0 prunes
+    /// nothing. Applied as each tree is grown, so the stored trees are the pruned ones.
+    pub ccp_alpha: f64,
+    /// Monotonic constraint per feature (scikit-learn's `monotonic_cst`): 1 increasing, -1
+    /// decreasing, 0 none; empty for no constraint. Regression and binary classification
+    /// (on the probability of class 1). An oblique projection `sum_j w_j x_j` may split
+    /// only when its constrained terms agree in direction (`sign(w_j) * cst_j`), and then
+    /// orders its children that way, so predictions are monotonic for every family.
+    pub monotonic_cst: Vec<i8>,
+    /// Worker threads; -1 means all cores. Never changes the fitted model.
+    pub n_jobs: i64,
     /// Candidate screening at large nodes: at a node of more than twice this many rows,
     /// every candidate projection is scored on this many of its rows, drawn at random,
     /// and only the four best are scored on all of them; the best of those splits the
-    /// node (with its exact threshold). `None` scores every candidate on every row. For the splitters "best" and "hist" of forests with
-    /// targets. Applied while growing, so, like `ccp_alpha`, not part of the serialized
-    /// model (a warm start is told it again).
-    #[serde(skip)]
+    /// node (with its exact threshold). `None` scores every candidate on every row. For
+    /// the splitters "best" and "hist" of forests with targets.
     pub candidate_samples: Option<usize>,
+}
+
+impl Default for Growth {
+    /// One thread, no pruning, no constraint, no screening.
+    fn default() -> Self {
+        Growth {
+            ccp_alpha: 0.0,
+            monotonic_cst: Vec::new(),
+            n_jobs: 1,
+            candidate_samples: None,
+        }
+    }
 }
 
 /// The data's shape: at least one row and one feature, at most [`MAX_FEATURES`] features.
@@ -328,12 +345,9 @@ impl ForestParams {
             class_weight_subsample: false,
             oob: false,
             seed: 0,
-            ccp_alpha: 0.0,
-            monotonic_cst: Vec::new(),
-            n_jobs: 1,
             honest_fraction: 0.0,
             store_leaf_values: false,
-            candidate_samples: None,
+            growth: Growth::default(),
         }
     }
 
@@ -361,7 +375,7 @@ impl ForestParams {
         let (n_draws, subsample) = self.draws(n_samples)?;
         self.check_kinds()?;
         let tree_features = self.check_unsupervised(n_features)?;
-        crate::threads::n_threads(Some(self.n_jobs))?;
+        crate::threads::n_threads(Some(self.growth.n_jobs))?;
         self.projection.check_candidates(n_features, n_candidates)?;
         Ok(TreeConfig {
             n_features,
@@ -378,9 +392,9 @@ impl ForestParams {
             n_draws,
             subsample,
             tree_features,
-            monotonic_cst: self.monotonic_cst.clone(),
+            monotonic_cst: self.growth.monotonic_cst.clone(),
             honest_fraction: self.honest_fraction,
-            candidate_samples: self.candidate_samples,
+            candidate_samples: self.growth.candidate_samples,
         })
     }
 
@@ -521,20 +535,25 @@ impl ForestParams {
                 "must be a finite number >= 0",
             ));
         }
-        if !(self.ccp_alpha >= 0.0 && self.ccp_alpha.is_finite()) {
+        if !(self.growth.ccp_alpha >= 0.0 && self.growth.ccp_alpha.is_finite()) {
             return Err(invalid("ccp_alpha", "must be a finite number >= 0"));
         }
-        if !self.monotonic_cst.is_empty() {
-            if self.monotonic_cst.len() != n_features {
+        if !self.growth.monotonic_cst.is_empty() {
+            if self.growth.monotonic_cst.len() != n_features {
                 return Err(invalid(
                     "monotonic_cst",
                     format!(
                         "has {} entries for {n_features} features",
-                        self.monotonic_cst.len()
+                        self.growth.monotonic_cst.len()
                     ),
                 ));
             }
-            if let Some(c) = self.monotonic_cst.iter().find(|c| !(-1..=1).contains(*c)) {
+            if let Some(c) = self
+                .growth
+                .monotonic_cst
+                .iter()
+                .find(|c| !(-1..=1).contains(*c))
+            {
                 return Err(invalid(
                     "monotonic_cst",
                     format!("entries must be -1, 0 or 1, got {c}"),
@@ -664,7 +683,7 @@ impl ForestParams {
                 ));
             }
         }
-        if self.candidate_samples.is_some_and(|m| m < 2) {
+        if self.growth.candidate_samples.is_some_and(|m| m < 2) {
             return Err(invalid(
                 "candidate_samples",
                 "must be at least 2 (the rows on which a node's candidates are compared)",
@@ -685,13 +704,13 @@ impl ForestParams {
                 "a forest without targets has no out-of-bag score",
             ));
         }
-        if !self.monotonic_cst.is_empty() {
+        if !self.growth.monotonic_cst.is_empty() {
             return Err(invalid(
                 "monotonic_cst",
                 "monotonicity constraints need targets",
             ));
         }
-        if self.ccp_alpha != 0.0 {
+        if self.growth.ccp_alpha != 0.0 {
             return Err(invalid(
                 "ccp_alpha",
                 "cost-complexity pruning weighs impurities, which a forest without targets \
@@ -728,12 +747,8 @@ impl ForestParams {
 
     /// The number of worker threads `n_jobs` stands for on this machine.
     pub fn n_threads(&self) -> usize {
-        crate::threads::n_threads(Some(self.n_jobs)).unwrap_or(1)
+        crate::threads::n_threads(Some(self.growth.n_jobs)).unwrap_or(1)
     }
-}
-
-fn one_thread() -> i64 {
-    1
 }
 
 /// Resolved, validated settings for growing one tree. Only [`ForestParams::check`] makes
@@ -955,7 +970,10 @@ mod tests {
             ),
             (
                 ForestParams {
-                    n_jobs: 0,
+                    growth: Growth {
+                        n_jobs: 0,
+                        ..Growth::default()
+                    },
                     ..base.clone()
                 },
                 "n_jobs",

@@ -137,7 +137,7 @@ impl Forest {
             )));
         }
         let mut grow_params = params.clone();
-        grow_params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
+        grow_params.growth.n_jobs = n_jobs.unwrap_or(params.growth.n_jobs);
         let data = prepare(&grow_params, x, y, sample_weight)?;
         let grown = grow_trees(&data, start..end, 0, progress)?;
         let descriptors = params.projection.descriptors();
@@ -188,10 +188,9 @@ impl Forest {
         };
         let params = first.forest.params.clone();
         let same = |p: &ForestParams| {
-            ForestParams {
-                n_jobs: params.n_jobs,
-                ..p.clone()
-            } == params
+            let mut p = p.clone();
+            p.growth.n_jobs = params.growth.n_jobs;
+            p == params
         };
         let mut trees = Vec::with_capacity(params.n_estimators);
         for part in &order {
@@ -262,10 +261,11 @@ impl Forest {
     /// features, differ), one that does not start at this forest's next tree, or one
     /// grown on a different number of rows when OOB is kept.
     pub fn append_part(&mut self, part: &ForestPart) -> Result<()> {
-        let comparable = |p: &ForestParams| ForestParams {
-            n_jobs: 1,
-            n_estimators: 0,
-            ..p.clone()
+        let comparable = |p: &ForestParams| {
+            let mut p = p.clone();
+            p.growth.n_jobs = 1;
+            p.n_estimators = 0;
+            p
         };
         if comparable(&part.forest.params) != comparable(&self.params)
             || part.forest.n_features != self.n_features
@@ -365,7 +365,8 @@ mod tests {
         let (x, y) = data(300, 4, 4);
         let mut here = Forest::fit(&params(3), x.view(), &y, None).unwrap();
         let mut there = here.clone();
-        here.grow_more(x.view(), &y, None, 4, None, None, None, None, None)
+        let growth = here.params().growth.clone();
+        here.grow_more(x.view(), &y, None, 4, &growth, None)
             .unwrap();
         let part = Forest::grow_part(&params(7), x.view(), &y, None, 3, 7, None, None).unwrap();
         let part = ForestPart::from_bytes(&part.to_bytes().unwrap()).unwrap();

@@ -5,7 +5,7 @@
 //! estimators' models (`tests/test_model_hashes.py`).
 
 use crate::forest::Forest;
-use crate::params::{Criterion, ForestParams, MaxFeatures, SampleCount, Splitter, Task};
+use crate::params::{Criterion, ForestParams, Growth, MaxFeatures, SampleCount, Splitter, Task};
 use crate::projection::{
     AxisAligned, Density, ForestRc, Gaussian, PatchGeometry, Patches, Projection, SparseSigned,
     WeightScale,
@@ -62,12 +62,9 @@ fn params(task: Task, criterion: Criterion, projection: Projection) -> ForestPar
         class_weight_subsample: false,
         oob: false,
         seed: 11,
-        ccp_alpha: 0.0,
-        monotonic_cst: Vec::new(),
-        n_jobs: 1,
         honest_fraction: 0.0,
         store_leaf_values: false,
-        candidate_samples: None,
+        growth: Growth::default(),
     }
 }
 
@@ -226,9 +223,9 @@ fn wide_cases() -> Vec<(&'static str, ForestParams, Shape, bool)> {
     let axis = Projection::new(AxisAligned);
     let hist = Splitter::Histogram { max_bins: 8 };
     let with = |p: ForestParams, splitter: Splitter| ForestParams { splitter, ..p };
-    let mono = |p: ForestParams| ForestParams {
-        monotonic_cst: (0..16).map(|j| [1, -1, 0, 0][j % 4]).collect(),
-        ..p
+    let mono = |mut p: ForestParams| {
+        p.growth.monotonic_cst = (0..16).map(|j| [1, -1, 0, 0][j % 4]).collect();
+        p
     };
     use Criterion as C;
     vec![

@@ -358,7 +358,7 @@ fn grow_one(data: &FitData<'_>, grower: &Grower<'_>, t: usize, ws: &mut Workspac
         keep_rows,
         multiplicity: sample.multiplicity(),
     });
-    let alpha = data.params.ccp_alpha;
+    let alpha = data.params.growth.ccp_alpha;
     let prune = |tree| prune_cost_complexity(tree, alpha);
     let weights = sample.structure_weights();
     let (p, k) = (data.x.n_features, data.cfg.tree_features);

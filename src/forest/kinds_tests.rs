@@ -52,10 +52,11 @@ fn kept_leaf_rows_are_the_in_bag_rows_prediction_sends_to_each_leaf() {
     p.store_leaf_values = true;
     let forest = Forest::fit(&p, x.view(), &y, None).unwrap();
     let plain = Forest::fit(
-        &ForestParams {
-            store_leaf_values: false,
-            candidate_samples: None,
-            ..p.clone()
+        &{
+            let mut q = p.clone();
+            q.store_leaf_values = false;
+            q.growth.candidate_samples = None;
+            q
         },
         x.view(),
         &y,
@@ -128,7 +129,9 @@ fn honest_leaves_hold_the_mean_of_their_honest_rows_or_their_parents() {
         assert!(filled > 0);
     }
     // the same forest at any thread count
-    let again = Forest::fit(&ForestParams { n_jobs: 2, ..p }, x.view(), &y, None).unwrap();
+    let mut two = p;
+    two.growth.n_jobs = 2;
+    let again = Forest::fit(&two, x.view(), &y, None).unwrap();
     assert_eq!(again, forest);
 }
 
@@ -197,10 +200,11 @@ fn quantiles_are_ordered_reproducible_and_out_of_bag_where_asked() {
         .is_err());
     assert!(forest.predict_quantiles(x.view(), &[1.5], 1).is_err());
     let plain = Forest::fit(
-        &ForestParams {
-            store_leaf_values: false,
-            candidate_samples: None,
-            ..p
+        &{
+            let mut q = p;
+            q.store_leaf_values = false;
+            q.growth.candidate_samples = None;
+            q
         },
         x.view(),
         &y,
@@ -283,7 +287,7 @@ fn kinds_are_checked_and_their_leaf_values_count_against_the_memory_limit() {
     p.honest_fraction = 1.0;
     assert!(Forest::fit(&p, x.view(), &y, None).is_err());
     p.honest_fraction = 0.5;
-    p.monotonic_cst = vec![1, 0, 0];
+    p.growth.monotonic_cst = vec![1, 0, 0];
     assert!(Forest::fit(&p, x.view(), &y, None).is_err());
     let mut c = ForestParams::classification(2);
     c.store_leaf_values = true;

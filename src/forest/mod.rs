@@ -76,14 +76,13 @@ pub struct Forest {
 impl PartialEq for Forest {
     fn eq(&self, other: &Self) -> bool {
         // n_jobs is how a forest was grown, not what it is
-        let (a, b) = (&self.params, &other.params);
-        ForestParams {
-            n_jobs: 1,
-            ..a.clone()
-        } == ForestParams {
-            n_jobs: 1,
-            ..b.clone()
-        } && self.n_features == other.n_features
+        let one_thread = |p: &ForestParams| {
+            let mut p = p.clone();
+            p.growth.n_jobs = 1;
+            p
+        };
+        one_thread(&self.params) == one_thread(&other.params)
+            && self.n_features == other.n_features
             && self.trees == other.trees
             && self.leaf_targets == other.leaf_targets
     }
@@ -102,7 +101,7 @@ impl Forest {
     /// n_samples × n_outputs values, row-major, each output's codes in `0..n_classes[o]`).
     /// Sparse X grows the forest its dense array grows, bit for bit ([`crate::sparse`]).
     ///
-    /// Runs in a pool of `params.n_jobs` threads (see [`crate::threads`]); stops early
+    /// Runs in a pool of `params.growth.n_jobs` threads (see [`crate::threads`]); stops early
     /// under a cancelled [`crate::Cancel`] token or over the memory limit
     /// ([`crate::limits`]).
     ///
@@ -187,35 +186,27 @@ impl Forest {
         Ok(forests)
     }
 
-    /// Grows `n_more` further trees with the same parameters and seed (warm start), on
-    /// `n_jobs` threads when given (the trees do not depend on it), else on the first fit's,
-    /// pruned with `ccp_alpha` when given, else the first fit's (0 for a loaded model),
-    /// under `monotonic_cst` when given, else the first fit's (none for a loaded model), and
-    /// with `candidate_samples` when given, else the first fit's (none for a loaded model):
-    /// [`Forest::grow_more_with`] of the forest's own parameters with those changes.
+    /// Grows `n_more` further trees with the same parameters and seed (warm start), grown
+    /// as `growth` says (threads, pruning, constraints, screening: the trees do not depend
+    /// on the threads): [`Forest::grow_more_with`] of the forest's own parameters with
+    /// that growth. A forest read from bytes has the default growth
+    /// ([`crate::params::Growth::default`]); `forest.params().growth` is the first fit's.
     ///
     /// # Errors
     /// As [`Forest::grow_more_with`].
-    #[allow(clippy::too_many_arguments)] // the fit's inputs plus the per-call overrides
     pub fn grow_more<'x>(
         &mut self,
         x: impl Into<Features<'x>>,
         y: &[f64],
         sample_weight: Option<&[f64]>,
         n_more: usize,
-        n_jobs: Option<i64>,
-        ccp_alpha: Option<f64>,
-        monotonic_cst: Option<&[i8]>,
-        candidate_samples: Option<Option<usize>>,
+        growth: &crate::params::Growth,
         progress: Option<&AtomicUsize>,
     ) -> Result<()> {
-        let mut params = self.params.clone();
-        params.n_jobs = n_jobs.unwrap_or(params.n_jobs);
-        params.ccp_alpha = ccp_alpha.unwrap_or(params.ccp_alpha);
-        if let Some(cst) = monotonic_cst {
-            params.monotonic_cst = cst.to_vec();
-        }
-        params.candidate_samples = candidate_samples.unwrap_or(params.candidate_samples);
+        let params = ForestParams {
+            growth: growth.clone(),
+            ..self.params.clone()
+        };
         self.grow_more_with(&params, x, y, sample_weight, n_more, progress)
     }
 

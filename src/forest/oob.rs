@@ -339,7 +339,7 @@ mod tests {
                     params.max_features = MaxFeatures::Fraction(0.5);
                 }
                 params.n_estimators = 5;
-                params.n_jobs = 2;
+                params.growth.n_jobs = 2;
                 params.seed = 3;
                 for view in [x.view(), by_column.view()] {
                     let case = format!("n={n} p={p} oblique={oblique} max_depth={max_depth:?}");
@@ -375,7 +375,7 @@ mod tests {
                 })
                 .collect();
             params.n_estimators = 6;
-            params.n_jobs = 2;
+            params.growth.n_jobs = 2;
             params.seed = 5;
             for max_depth in [None, Some(4)] {
                 params.max_depth = max_depth;

@@ -31,7 +31,7 @@ fn sporf(candidate_samples: Option<usize>) -> ForestParams {
     p.n_estimators = 8;
     p.min_samples_leaf = SampleCount::Count(5);
     p.seed = 5;
-    p.candidate_samples = candidate_samples;
+    p.growth.candidate_samples = candidate_samples;
     p
 }
 
@@ -65,7 +65,7 @@ fn screened_forests_do_not_depend_on_thread_count_and_keep_their_accuracy() {
     let (xt, yt) = data(4000, 8, 3);
     let mut p = sporf(Some(128));
     let one = Forest::fit(&p, x.view(), &y, None).unwrap();
-    p.n_jobs = 3;
+    p.growth.n_jobs = 3;
     let three = Forest::fit(&p, x.view(), &y, None).unwrap();
     assert_eq!(one.to_bytes().unwrap(), three.to_bytes().unwrap());
     let exact = Forest::fit(&sporf(None), x.view(), &y, None).unwrap();

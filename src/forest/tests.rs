@@ -93,7 +93,7 @@ fn forest_does_not_depend_on_thread_count() {
     let (x, y) = data(300, 6, 1);
     let mut p = sporf(8);
     let one = Forest::fit(&p, x.view(), &y, None).unwrap();
-    p.n_jobs = 3;
+    p.growth.n_jobs = 3;
     let three = Forest::fit(&p, x.view(), &y, None).unwrap();
     assert!(
         one == three,
@@ -601,7 +601,7 @@ fn cancelled_fit_and_predict_return_cancelled_and_another_thread_can_cancel() {
     // a fit of many trees, cancelled from another thread while it grows
     let cancel = crate::Cancel::new();
     let mut p = sporf(100_000);
-    p.n_jobs = 2;
+    p.growth.n_jobs = 2;
     let started = std::time::Instant::now();
     let result = std::thread::scope(|s| {
         s.spawn(|| {
@@ -620,12 +620,12 @@ fn cancelled_fit_and_predict_return_cancelled_and_another_thread_can_cancel() {
 fn cancelling_one_fit_leaves_a_concurrent_fit_on_the_same_pool_alone() {
     let (x, y) = data(2000, 6, 10);
     let mut p = sporf(24);
-    p.n_jobs = 2;
+    p.growth.n_jobs = 2;
     let reference = Forest::fit(&p, x.view(), &y, None).unwrap();
     for _ in 0..3 {
         let cancel = crate::Cancel::new();
         let mut long = sporf(100_000);
-        long.n_jobs = 2;
+        long.growth.n_jobs = 2;
         // (a pool runs its queued work first: the other fit waits for the cancel)
         let (stopped, other) = std::thread::scope(|s| {
             let stopped = s.spawn(|| cancel.run(|| Forest::fit(&long, x.view(), &y, None)));
@@ -815,18 +815,18 @@ fn sparse_zero_block_scan_grows_the_dense_forest_bit_for_bit() {
         // candidates screened on 64 rows at nodes of more than 128: the rows keep their
         // order, so the zero-block search sees the dense search's screens
         let mut q = base(projection);
-        q.candidate_samples = Some(64);
+        q.growth.candidate_samples = Some(64);
         cases.push(("screened", q, None));
         let w_frac: Vec<f64> = (0..n).map(|i| 0.5 + (i % 7) as f64 * 0.3).collect();
         let mut q = base(projection);
-        q.candidate_samples = Some(64);
+        q.growth.candidate_samples = Some(64);
         cases.push(("screened, fractional weights", q, Some(w_frac)));
     }
     let mut q = ForestParams::classification(3);
     q.n_estimators = 2;
     q.task = Task::Classification { n_classes: 3 };
     q.max_features = MaxFeatures::Sqrt;
-    q.monotonic_cst = (0..p).map(|j| i8::from(j == 1)).collect();
+    q.growth.monotonic_cst = (0..p).map(|j| i8::from(j == 1)).collect();
     let y2: Vec<f64> = y.iter().map(|&c| f64::from(c > 0.0)).collect();
     q.task = Task::Classification { n_classes: 2 };
     let scans = || crate::probe::counted(crate::probe::Count::SparseScans);
@@ -1011,8 +1011,9 @@ fn grow_more_adds_to_an_oob_record_and_starts_none() {
     seven.n_estimators = 7;
     let whole = Forest::fit(&seven, x.view(), &y, None).unwrap();
     let mut grown = Forest::fit(&p, x.view(), &y, None).unwrap();
+    let growth = grown.params().growth.clone();
     grown
-        .grow_more(x.view(), &y, None, 4, None, None, None, None, None)
+        .grow_more(x.view(), &y, None, 4, &growth, None)
         .unwrap();
     assert_eq!(
         grown.oob(),
@@ -1023,8 +1024,7 @@ fn grow_more_adds_to_an_oob_record_and_starts_none() {
     // truncated: the record is gone, and the next trees do not start a partial one
     let mut cut = Forest::fit(&p, x.view(), &y, None).unwrap();
     cut.truncate(3);
-    cut.grow_more(x.view(), &y, None, 4, None, None, None, None, None)
-        .unwrap();
+    cut.grow_more(x.view(), &y, None, 4, &growth, None).unwrap();
     assert!(cut.oob().is_none());
     assert_eq!(cut.to_bytes().unwrap(), whole.to_bytes().unwrap());
 }
@@ -1037,7 +1037,7 @@ fn forests_grown_together_are_the_forests_grown_alone() {
     flipped.column_mut(1).mapv_inplace(|v| -v);
     let mut oob = sporf(6);
     oob.oob = true;
-    oob.n_jobs = 2;
+    oob.growth.n_jobs = 2;
     let mut rf = ForestParams::classification(2);
     rf.n_estimators = 3;
     rf.seed = 5;
@@ -1055,7 +1055,7 @@ fn forests_grown_together_are_the_forests_grown_alone() {
         let alone = Forest::fit(p, v, &y, None).unwrap();
         assert_eq!(f.to_bytes().unwrap(), alone.to_bytes().unwrap());
         assert_eq!(f.oob(), alone.oob());
-        assert_eq!(f.params().n_jobs, alone.params().n_jobs);
+        assert_eq!(f.params().growth.n_jobs, alone.params().growth.n_jobs);
     }
     // warm starts: 4 more trees each, with and without an out-of-bag record
     let mut grown_together = together.clone();
@@ -1072,9 +1072,8 @@ fn forests_grown_together_are_the_forests_grown_alone() {
         if f.oob().is_none() {
             alone.truncate(alone.trees().len());
         }
-        alone
-            .grow_more(v, &y, None, more, None, None, None, None, None)
-            .unwrap();
+        let growth = alone.params().growth.clone();
+        alone.grow_more(v, &y, None, more, &growth, None).unwrap();
         assert_eq!(f.to_bytes().unwrap(), alone.to_bytes().unwrap());
         assert_eq!(f.oob(), alone.oob());
     }
@@ -1086,7 +1085,7 @@ fn forests_grown_together_are_the_forests_grown_alone() {
     let mut nan_x = x.clone();
     nan_x[[0, 0]] = f32::NAN;
     let mut constrained = rf.clone();
-    constrained.monotonic_cst = vec![1, 0, 0, 0, 0];
+    constrained.growth.monotonic_cst = vec![1, 0, 0, 0, 0];
     let short = x.slice(ndarray::s![..100, ..]);
     for (p, v) in [(&constrained, nan_x.view()), (&rf, short)] {
         let batch = [rf.clone(), p.clone()];
@@ -1244,9 +1243,10 @@ fn subtrees_grown_on_copies_of_their_rows_are_the_same_trees() {
         ("sporf missing", sporf(2), &x_nan, &y, None),
         (
             "sporf robust, screened",
-            ForestParams {
-                candidate_samples: Some(48),
-                ..robust_sporf(2)
+            {
+                let mut q = robust_sporf(2);
+                q.growth.candidate_samples = Some(48);
+                q
             },
             &x,
             &y,

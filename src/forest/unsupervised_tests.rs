@@ -208,7 +208,7 @@ fn forests_without_targets_do_not_depend_on_thread_count() {
         subspace,
     ] {
         let one = Forest::fit(&p, x.view(), &[], None).unwrap();
-        p.n_jobs = 3;
+        p.growth.n_jobs = 3;
         let three = Forest::fit(&p, x.view(), &[], None).unwrap();
         assert_eq!(one.to_bytes().unwrap(), three.to_bytes().unwrap());
         // written with the missing section (version 3), which version-2 readers refuse by
@@ -323,7 +323,7 @@ fn check_refuses_what_a_forest_without_targets_cannot_do() {
         "criterion"
     );
     assert_eq!(rejected(&with(&|p| p.oob = true)), "oob_score");
-    assert_eq!(rejected(&with(&|p| p.ccp_alpha = 0.1)), "ccp_alpha");
+    assert_eq!(rejected(&with(&|p| p.growth.ccp_alpha = 0.1)), "ccp_alpha");
     assert_eq!(
         rejected(&with(&|p| p.splitter = Splitter::Histogram { max_bins: 8 })),
         "splitter"

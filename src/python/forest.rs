@@ -207,7 +207,7 @@ impl PyForest {
 
     #[getter]
     fn n_jobs(&self) -> i64 {
-        self.inner.params().n_jobs
+        self.inner.params().growth.n_jobs
     }
     /// Memory held by the trees, their prediction layout and kept leaf values, in bytes.
     #[getter]

@@ -4,7 +4,7 @@
 use super::convert::to_arg;
 use super::{bad, named, named_opt, Count};
 use crate::error::Error;
-use crate::params::{ForestParams, Splitter, Task};
+use crate::params::{ForestParams, Growth, Splitter, Task};
 use crate::projection::{FamilyArgs, Projection};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
@@ -180,14 +180,16 @@ impl PyForestParams {
                 class_weight_subsample,
                 oob,
                 seed,
-                ccp_alpha,
-                monotonic_cst: monotonic_cst.unwrap_or_default(),
-                n_jobs,
                 honest_fraction,
                 store_leaf_values,
-                candidate_samples: match candidate_samples {
-                    Some(v) => named_opt::<Count>(v, "candidate_samples")?.map(|c| c.0),
-                    None => None,
+                growth: Growth {
+                    ccp_alpha,
+                    monotonic_cst: monotonic_cst.unwrap_or_default(),
+                    n_jobs,
+                    candidate_samples: match candidate_samples {
+                        Some(v) => named_opt::<Count>(v, "candidate_samples")?.map(|c| c.0),
+                        None => None,
+                    },
                 },
             },
         })
@@ -200,9 +202,9 @@ impl PyForestParams {
     ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let py = slf.py();
         let p = &slf.get().inner;
-        // with the fields a model file leaves out (they matter to a fit on a worker)
-        let skipped = (p.honest_fraction, p.store_leaf_values, p.candidate_samples);
-        let bytes = postcard::to_stdvec(&(p, p.ccp_alpha, &p.monotonic_cst, p.n_jobs, skipped))
+        // with the fields a model's plain encoding leaves out (they matter to a fit on a
+        // worker): the kind section's and the growth
+        let bytes = postcard::to_stdvec(&(p, p.honest_fraction, p.store_leaf_values, &p.growth))
             .map_err(|e| PyErr::from(Error::Internal(format!("encode: {e}"))))?;
         let from_bytes = slf.get_type().getattr("_from_bytes")?;
         Ok((from_bytes, (PyBytes::new(py, &bytes),)))
@@ -210,18 +212,13 @@ impl PyForestParams {
 
     #[staticmethod]
     fn _from_bytes(data: &[u8]) -> PyResult<Self> {
-        type Encoded = (ForestParams, f64, Vec<i8>, i64, (f64, bool, Option<usize>));
-        let (mut inner, ccp_alpha, monotonic_cst, n_jobs, skipped): Encoded =
+        type Encoded = (ForestParams, f64, bool, Growth);
+        let (mut inner, honest_fraction, store_leaf_values, growth): Encoded =
             postcard::from_bytes(data)
                 .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
-        inner.ccp_alpha = ccp_alpha;
-        inner.monotonic_cst = monotonic_cst;
-        inner.n_jobs = n_jobs;
-        (
-            inner.honest_fraction,
-            inner.store_leaf_values,
-            inner.candidate_samples,
-        ) = skipped;
+        inner.honest_fraction = honest_fraction;
+        inner.store_leaf_values = store_leaf_values;
+        inner.growth = growth;
         Ok(PyForestParams { inner })
     }
 

@@ -264,7 +264,7 @@ mod tests {
             ("gini, missing values", class.clone(), &missing, &y, None),
         ];
         let mut screened = class.clone();
-        screened.candidate_samples = Some(200);
+        screened.growth.candidate_samples = Some(200);
         cases.push(("gini, screened", screened, &x, &y, None));
         let three = base(ForestParams::classification(3));
         cases.push(("gini, three classes", three, &x, &y3, None));
@@ -275,12 +275,12 @@ mod tests {
         hist.splitter = Splitter::Histogram { max_bins: 16 };
         cases.push(("gini, hist", hist, &x, &y, None));
         let mut mono = class.clone();
-        mono.monotonic_cst = vec![1, -1, 0, 0, 0, 0];
+        mono.growth.monotonic_cst = vec![1, -1, 0, 0, 0, 0];
         cases.push(("gini, monotonic", mono, &x, &y, None));
         let mut regression = base(ForestParams::regression());
         regression.criterion = Criterion::SquaredError;
         cases.push(("squared error", regression.clone(), &x, &target, None));
-        regression.candidate_samples = Some(200);
+        regression.growth.candidate_samples = Some(200);
         cases.push(("squared error, screened", regression, &x, &target, None));
 
         let _held = probe::hold();

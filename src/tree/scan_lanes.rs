@@ -413,7 +413,7 @@ mod tests {
         for k in 2..=5 {
             let y = labels(k);
             let mut screened = sporf(base(k));
-            screened.candidate_samples = Some(200);
+            screened.growth.candidate_samples = Some(200);
             for (name, params) in [
                 ("rf", base(k)),
                 ("sporf", sporf(base(k))),

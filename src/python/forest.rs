@@ -633,7 +633,8 @@ impl PyForest {
 }
 
 /// Trees `start..end` of a forest, grown apart from the others (`obliqueforest.dask` grows
-/// them on a cluster's workers); `Forest.from_parts` joins them (see `_core.pyi`).
+/// them on a cluster's workers); `ForestPart.join` (the core's `Forest::from_parts`) joins
+/// them (see `_core.pyi`).
 #[pyclass(name = "ForestPart", module = "obliqueforest._core", frozen)]
 pub(super) struct PyForestPart {
     inner: crate::part::ForestPart,

@@ -674,3 +674,22 @@ def test_proximity_in_small_blocks_is_the_same_matrix(monkeypatch):
     assert (urf.proximity(X) != whole).nnz == 0
     assert (urf.proximity(X[:40], X) != part).nnz == 0
     assert urf.proximity(X).shape == (300, 300)
+
+
+def test_urf_names_its_embedding_columns_and_sets_output():
+    pd = pytest.importorskip("pandas")
+    X, _ = two_blobs(120)
+    df = pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])])
+    urf = UnsupervisedRandomForest(10, n_components=3, random_state=0).fit(df)
+    names = ["unsupervisedrandomforest0", "unsupervisedrandomforest1", "unsupervisedrandomforest2"]
+    assert list(urf.get_feature_names_out()) == names
+    out = urf.set_output(transform="pandas").transform(df)
+    assert list(out.columns) == names and out.shape == (120, 3)
+    # without an embedding, the same reason as transform's, from the fitted value
+    bare = UnsupervisedRandomForest(10, n_components=None, random_state=0).fit(df)
+    bare.set_params(n_components=2)
+    from sklearn.exceptions import NotFittedError
+
+    for call in (bare.get_feature_names_out, lambda: bare.transform(df)):
+        with pytest.raises(NotFittedError, match="fitted with n_components=None"):
+            call()

@@ -20,7 +20,12 @@ from typing import Any, NamedTuple
 import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import LinearOperator
-from sklearn.base import OutlierMixin, TransformerMixin, _fit_context
+from sklearn.base import (
+    ClassNamePrefixFeaturesOutMixin,
+    OutlierMixin,
+    TransformerMixin,
+    _fit_context,
+)
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
@@ -269,7 +274,9 @@ _URF_SURFACE = (
     (3, 2)
 """,
 )
-class UnsupervisedRandomForest(TransformerMixin, _ForestWithoutTargets):
+class UnsupervisedRandomForest(
+    ClassNamePrefixFeaturesOutMixin, TransformerMixin, _ForestWithoutTargets
+):
     # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
     # fmt: off
     def __init__(
@@ -312,6 +319,42 @@ class UnsupervisedRandomForest(TransformerMixin, _ForestWithoutTargets):
             self._leaf_map, self._leaf_mass = embedding.leaf_map, embedding.leaf_mass
             self.embedding_ = embedding.training
 
+    @property
+    def _n_features_out(self):
+        """The embedding's width (``get_feature_names_out`` names its columns
+        ``unsupervisedrandomforest0``, ...)."""
+        return self._embedded().embedding_.shape[1]
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the embedding's columns: ``unsupervisedrandomforest0``, ... (so that
+        ``set_output(transform="pandas")`` labels them).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            As :meth:`transform`, when there is no embedding.
+        """
+        self._embedded()
+        return super().get_feature_names_out(input_features)
+
+    def _embedded(self):
+        """This forest as its last fit left it, which must have computed an embedding:
+        else a NotFittedError that says why."""
+        est = self._fitted()
+        check_is_fitted(est, "_forest")
+        if not hasattr(est, "_leaf_map"):
+            fitted = getattr(est, "_fit_params", {}).get("n_components", est.n_components)
+            why = (
+                "it was fitted with n_components=None"
+                if fitted is None
+                else "a Dask fit keeps the trees but not the embedding"
+            )
+            raise NotFittedError(
+                f"this {type(est).__name__} has no spectral embedding ({why}); fit it on X "
+                "with n_components set to compute one"
+            )
+        return est
+
     def transform(self, X):
         """The spectral embedding of the proximity at rows ``X``.
 
@@ -340,18 +383,7 @@ class UnsupervisedRandomForest(TransformerMixin, _ForestWithoutTargets):
             or a model fitted by :mod:`obliqueforest.dask`, which keeps the trees but not
             the embedding (fit on X to compute it). A model file keeps the embedding.
         """
-        est = self._fitted()
-        check_is_fitted(est, "_forest")
-        if not hasattr(est, "_leaf_map"):
-            why = (
-                "it was fitted with n_components=None"
-                if est.n_components is None
-                else "a Dask fit keeps the trees but not the embedding"
-            )
-            raise NotFittedError(
-                f"this {type(est).__name__} has no spectral embedding ({why}); fit it on X "
-                "with n_components set to compute one"
-            )
+        est = self._embedded()
         return _nystroem(est, X, est._leaf_map, est._leaf_mass)
 
     def fit_transform(self, X, y=None, sample_weight=None):

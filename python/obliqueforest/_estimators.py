@@ -31,12 +31,14 @@ ESTIMATORS = {
     "IsolationForest": "obliqueforest.unsupervised",
 }
 
-#: The command line's estimator names: (classifier, regressor) of each forest family.
+#: The command line's estimator names: (classifier, regressor) of each forest family and
+#: of the rotation ensembles.
 CLI_NAMES = {
     "rf": ("RandomForestClassifier", "RandomForestRegressor"),
     "sporf": ("SPORFClassifier", "SPORFRegressor"),
     "morf": ("MORFClassifier", "MORFRegressor"),
     "oblique": ("ObliqueForestClassifier", "ObliqueForestRegressor"),
+    "rotation": ("RotationEnsembleClassifier", "RotationEnsembleRegressor"),
 }
 
 #: The command line's names of the forests grown without targets (one estimator each).

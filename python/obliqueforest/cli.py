@@ -76,9 +76,8 @@ def _cmd_demo(args):
 # estimators
 # ---------------------------------------------------------------------------------------
 
-# name: (classifier class name, regressor class name), from the package's one list, and
-# the rotation ensembles (whose line belongs in that list, _estimators.CLI_NAMES, too)
-_ESTIMATORS = {**CLI_NAMES, "rotation": ("RotationEnsembleClassifier", "RotationEnsembleRegressor")}
+# name: (classifier class name, regressor class name), from the package's one list
+_ESTIMATORS = CLI_NAMES
 _ESTIMATOR_CHOICES = [
     *_ESTIMATORS,
     *(f"{k}-reg" for k in _ESTIMATORS),

@@ -10,6 +10,7 @@
 
 use crate::error::{invalid, Result};
 use crate::projection::{AxisAligned, Projection};
+use crate::value::Value;
 use serde::{Deserialize, Serialize};
 
 /// The largest `n_estimators` accepted: far beyond any useful forest, far below counts
@@ -289,6 +290,49 @@ pub struct Growth {
     /// node (with its exact threshold). `None` scores every candidate on every row. For
     /// the splitters "best" and "hist" of forests with targets.
     pub candidate_samples: Option<usize>,
+}
+
+impl Growth {
+    /// Sets the growth setting `name` (the field of the same name) from a plain value, as
+    /// a caller that holds settings by name (the Python boundary) gives them: a new setting
+    /// is a field and its arm here.
+    ///
+    /// # Errors
+    /// [`crate::Error::InvalidInput`] for a name that is no setting or a value of the wrong
+    /// kind (ranges are [`ForestParams::check`]'s).
+    pub fn set(&mut self, name: &str, value: &Value) -> Result<()> {
+        let wrong = |what: &str| {
+            crate::Error::InvalidInput(format!("growth setting {name}: {what}, got {value:?}"))
+        };
+        match (name, value) {
+            ("ccp_alpha", Value::Float(v)) => self.ccp_alpha = *v,
+            ("ccp_alpha", Value::Int(v)) => self.ccp_alpha = *v as f64,
+            ("ccp_alpha", _) => return Err(wrong("must be a number")),
+            ("monotonic_cst", Value::None) => self.monotonic_cst = Vec::new(),
+            ("monotonic_cst", Value::Ints(v)) => {
+                self.monotonic_cst = v
+                    .iter()
+                    .map(|&c| i8::try_from(c).map_err(|_| wrong("entries must be -1, 0 or 1")))
+                    .collect::<Result<_>>()?
+            }
+            ("monotonic_cst", _) => return Err(wrong("must be None or a list of ints")),
+            ("n_jobs", Value::Int(v)) => self.n_jobs = *v,
+            ("n_jobs", _) => return Err(wrong("must be an integer")),
+            ("candidate_samples", Value::None) => self.candidate_samples = None,
+            ("candidate_samples", Value::Int(v)) => {
+                let v = usize::try_from(*v).map_err(|_| wrong("must be None or a count"))?;
+                self.candidate_samples = Some(v)
+            }
+            ("candidate_samples", _) => return Err(wrong("must be None or a count")),
+            _ => {
+                return Err(crate::Error::InvalidInput(format!(
+                    "{name:?} is no growth setting (ccp_alpha, monotonic_cst, n_jobs, \
+                     candidate_samples)"
+                )))
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for Growth {
@@ -844,6 +888,34 @@ impl TreeConfig {
 mod tests {
     use super::*;
     use crate::error::Error;
+
+    #[test]
+    fn growth_settings_are_set_by_name() {
+        let mut g = Growth::default();
+        g.set("ccp_alpha", &Value::Int(2)).unwrap();
+        g.set("monotonic_cst", &Value::Ints(vec![1, -1, 0]))
+            .unwrap();
+        g.set("n_jobs", &Value::Int(-1)).unwrap();
+        g.set("candidate_samples", &Value::Int(64)).unwrap();
+        let want = Growth {
+            ccp_alpha: 2.0,
+            monotonic_cst: vec![1, -1, 0],
+            n_jobs: -1,
+            candidate_samples: Some(64),
+        };
+        assert_eq!(g, want);
+        g.set("candidate_samples", &Value::None).unwrap();
+        assert_eq!(g.candidate_samples, None);
+        for (name, value) in [
+            ("ccp_alfa", Value::Float(0.1)),
+            ("n_jobs", Value::Str("all".into())),
+            ("candidate_samples", Value::Int(-1)),
+            ("monotonic_cst", Value::Ints(vec![300])),
+        ] {
+            let e = g.set(name, &value).unwrap_err().to_string();
+            assert!(e.contains(name), "{e}");
+        }
+    }
 
     fn rejected_param(p: &ForestParams, n: usize, d: usize) -> String {
         match p.check(n, d) {

@@ -151,9 +151,7 @@ def _all_fields(**overrides):
         class_weight_subsample=False,
         oob=False,
         seed=0,
-        ccp_alpha=0.0,
-        monotonic_cst=None,
-        n_jobs=1,
+        growth={"ccp_alpha": 0.0, "monotonic_cst": None, "n_jobs": 1},
         n_outputs=1,
     )
     fields.update(overrides)
@@ -180,6 +178,13 @@ def test_core_params_defaults_are_the_estimators_declared_defaults():
     del fields["max_features"]
     with pytest.raises(TypeError, match="max_features"):
         _core.ForestParams(**fields)
+    # the growth settings go by name: an unknown one is refused, naming it
+    fields["max_features"] = "sqrt"
+    growth = fields.pop("growth")
+    with pytest.raises(of.ForestError, match="ccp_alfa"):
+        _core.ForestParams(**fields, growth={**growth, "ccp_alfa": 0.1})
+    with pytest.raises(of.ForestError, match="n_jobs"):
+        _core.ForestParams(**fields, growth={**growth, "n_jobs": "all"})
 
 
 def test_core_params_refuses_a_field_the_core_does_not_have():
@@ -194,9 +199,8 @@ def test_core_params_refuses_a_field_the_core_does_not_have():
 
 
 def test_core_params_converts_numpy_scalars():
-    params = core_params(
-        **_all_fields(n_estimators=np.int64(4), max_features=np.float32(0.5), seed=np.int32(3))
-    )
+    fields = _all_fields(n_estimators=np.int64(4), max_features=np.float32(0.5), seed=np.int32(3))
+    params = core_params(**{k: v for k, v in fields.items() if k != "growth"}, **fields["growth"])
     assert params.n_estimators == 4
     forest = _core.Forest.fit(X.astype(np.float32), Y.astype(np.float64), None, params)
     assert forest.n_trees == 4

@@ -360,7 +360,7 @@ def test_test_hooks_live_in_the_probe_module_only():
         for i, line in enumerate(lines):
             if line.strip() != "#[cfg(test)]":
                 continue
-            nxt = next((l.strip() for l in lines[i + 1 :] if l.strip()), "")
+            nxt = next((ln.strip() for ln in lines[i + 1 :] if ln.strip()), "")
             if not re.match(r"(pub(\([^)]*\))? )?mod \w+", nxt):
                 offenders.append(f"{rel}:{i + 1}: {nxt}")
     assert offenders == [], "test hooks outside src/probe.rs:\n" + "\n".join(offenders)

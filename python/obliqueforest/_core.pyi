@@ -120,8 +120,11 @@ class Projection:
 
 @final
 class ForestParams:
-    """The typed parameters of one fit. Every field up to ``n_jobs`` is required (their
+    """The typed parameters of one fit. Every field up to ``growth`` is required (their
     defaults live in the estimators); ``obliqueforest._params.core_params`` builds it.
+    ``growth`` holds how the trees are grown beyond what they are, by name (``n_jobs``,
+    ``ccp_alpha``, ``monotonic_cst``, ``candidate_samples``: the core's ``Growth``;
+    a setting not given takes its default, an unknown one is a ForestError).
     Counts must be non-negative ints that fit the machine's word (else :class:`ForestError`
     naming the parameter); ranges, cross-parameter rules and bounds against the data (e.g.
     ``max_samples <= n_samples``, at most 2**20 trees and 2**20 candidates per node) are
@@ -149,14 +152,11 @@ class ForestParams:
         class_weight_subsample: bool,
         oob: bool,
         seed: int,
-        ccp_alpha: float,
-        monotonic_cst: Optional[list[int]],
-        n_jobs: int,
+        growth: dict[str, Any],
         n_outputs: Optional[int] = None,
         honest_fraction: float = 0.0,
         store_leaf_values: bool = False,
         tree_features: Optional[int] = None,
-        candidate_samples: Optional[int] = None,
     ) -> ForestParams: ...
     def with_seed(self, seed: int) -> ForestParams:
         """The same parameters with another seed."""

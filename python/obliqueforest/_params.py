@@ -419,6 +419,17 @@ def _defaults(task) -> dict:
     return fields
 
 
+#: The growth settings (the core's ``Growth``: how the trees are grown, never part of a
+#: model's bytes) by core name, each with its conversion for the core; ``n_jobs`` comes
+#: resolved. A new growth parameter is its row above, its entry here, its field in
+#: ``Growth`` and the code that applies it.
+GROWTH = {
+    "ccp_alpha": float,
+    "monotonic_cst": lambda v: monotonic_cst_vector(v),
+    "candidate_samples": _plain,
+}
+
+
 def core_params(
     *, task, projection, seed, n_jobs, n_classes=None, n_outputs=1, tree_features=None, **fields
 ):
@@ -473,7 +484,6 @@ def core_params(
         tree_features=None if tree_features is None else int(tree_features),
         projection=projection,
         seed=int(seed),
-        n_jobs=int(n_jobs),
         criterion=values["criterion"],
         splitter=values["splitter"],
         max_bins=_plain(values["max_bins"]),
@@ -489,9 +499,10 @@ def core_params(
         max_samples=_plain(values["max_samples"]),
         class_weight_subsample=bool(values["class_weight_subsample"]),
         oob=bool(values["oob"]),
-        ccp_alpha=float(values["ccp_alpha"]),
-        monotonic_cst=monotonic_cst_vector(values["monotonic_cst"]),
         honest_fraction=float(values["honest_fraction"]),
         store_leaf_values=bool(values["store_leaf_values"]),
-        candidate_samples=_plain(values["candidate_samples"]),
+        growth={
+            "n_jobs": int(n_jobs),
+            **{name: GROWTH[name](values[name]) for name in GROWTH},
+        },
     )

@@ -68,9 +68,8 @@ impl PyForestParams {
         *, task, n_classes, criterion, splitter, max_bins, projection, max_features,
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
-        max_samples, class_weight_subsample, oob, seed, ccp_alpha, monotonic_cst, n_jobs,
-        n_outputs=None, honest_fraction=0.0, store_leaf_values=false, tree_features=None,
-        candidate_samples=None
+        max_samples, class_weight_subsample, oob, seed, growth, n_outputs=None,
+        honest_fraction=0.0, store_leaf_values=false, tree_features=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -93,14 +92,11 @@ impl PyForestParams {
         class_weight_subsample: bool,
         oob: bool,
         seed: &Bound<'_, PyAny>,
-        ccp_alpha: f64,
-        monotonic_cst: Option<Vec<i8>>,
-        n_jobs: &Bound<'_, PyAny>,
+        growth: &Bound<'_, PyDict>,
         n_outputs: Option<&Bound<'_, PyAny>>,
         honest_fraction: f64,
         store_leaf_values: bool,
         tree_features: Option<&Bound<'_, PyAny>>,
-        candidate_samples: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         // n_classes: a count, or one count per output (multi-output classification)
         let per_output =
@@ -158,9 +154,12 @@ impl PyForestParams {
         let seed = seed
             .extract::<u64>()
             .map_err(|_| bad("seed", "must be an integer in [0, 2**64)"))?;
-        let n_jobs = n_jobs
-            .extract::<i64>()
-            .map_err(|_| bad("n_jobs", "must be an integer"))?;
+        // the growth settings by name (Growth::set: a new one needs no line here)
+        let mut settings = Growth::default();
+        for (name, value) in growth.iter() {
+            let name: String = name.extract()?;
+            settings.set(&name, &to_arg(&name, &value)?)?;
+        }
         Ok(PyForestParams {
             inner: ForestParams {
                 task,
@@ -182,15 +181,7 @@ impl PyForestParams {
                 seed,
                 honest_fraction,
                 store_leaf_values,
-                growth: Growth {
-                    ccp_alpha,
-                    monotonic_cst: monotonic_cst.unwrap_or_default(),
-                    n_jobs,
-                    candidate_samples: match candidate_samples {
-                        Some(v) => named_opt::<Count>(v, "candidate_samples")?.map(|c| c.0),
-                        None => None,
-                    },
-                },
+                growth: settings,
             },
         })
     }

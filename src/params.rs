@@ -292,6 +292,16 @@ pub struct Growth {
     pub candidate_samples: Option<usize>,
 }
 
+impl ForestParams {
+    /// These parameters on one thread: what two forests' parameters are compared as,
+    /// since the thread count never changes a tree.
+    pub(crate) fn on_one_thread(&self) -> ForestParams {
+        let mut p = self.clone();
+        p.growth.n_jobs = 1;
+        p
+    }
+}
+
 impl Growth {
     /// Sets the growth setting `name` (the field of the same name) from a plain value, as
     /// a caller that holds settings by name (the Python boundary) gives them: a new setting

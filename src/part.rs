@@ -187,11 +187,7 @@ impl Forest {
             return bad("no parts to join".into());
         };
         let params = first.forest.params.clone();
-        let same = |p: &ForestParams| {
-            let mut p = p.clone();
-            p.growth.n_jobs = params.growth.n_jobs;
-            p == params
-        };
+        let same = |p: &ForestParams| p.on_one_thread() == params.on_one_thread();
         let mut trees = Vec::with_capacity(params.n_estimators);
         for part in &order {
             if !same(&part.forest.params) || part.forest.n_features != first.forest.n_features {
@@ -261,11 +257,9 @@ impl Forest {
     /// features, differ), one that does not start at this forest's next tree, or one
     /// grown on a different number of rows when OOB is kept.
     pub fn append_part(&mut self, part: &ForestPart) -> Result<()> {
-        let comparable = |p: &ForestParams| {
-            let mut p = p.clone();
-            p.growth.n_jobs = 1;
-            p.n_estimators = 0;
-            p
+        let comparable = |p: &ForestParams| ForestParams {
+            n_estimators: 0,
+            ..p.on_one_thread()
         };
         if comparable(&part.forest.params) != comparable(&self.params)
             || part.forest.n_features != self.n_features

@@ -425,7 +425,7 @@ def _defaults(task) -> dict:
 #: ``Growth`` and the code that applies it.
 GROWTH = {
     "ccp_alpha": float,
-    "monotonic_cst": lambda v: monotonic_cst_vector(v),
+    "monotonic_cst": monotonic_cst_vector,
     "candidate_samples": _plain,
 }
 

@@ -485,10 +485,8 @@ class UnsupervisedRandomForest(
 
         est = self._fitted()
         check_is_fitted(est, "_forest")
-        core, n_jobs = est._forest, est._n_threads()
-        n_leaves = int(core.leaf_offsets()[-1])
-        leaves_x = core.apply_leaves(est._validate_X_predict(X), n_jobs)
-        leaves_y = leaves_x if Y is None else core.apply_leaves(est._validate_X_predict(Y), n_jobs)
+        leaves_x, n_leaves = _leaves(est, X)
+        leaves_y = leaves_x if Y is None else _leaves(est, Y)[0]
         # every pair in a common leaf is a stored entry: bound them before the product
         per_leaf = np.bincount(leaves_x.ravel(), minlength=n_leaves).astype(np.float64)
         other = per_leaf if Y is None else np.bincount(leaves_y.ravel(), minlength=n_leaves)

@@ -76,12 +76,7 @@ pub struct Forest {
 impl PartialEq for Forest {
     fn eq(&self, other: &Self) -> bool {
         // n_jobs is how a forest was grown, not what it is
-        let one_thread = |p: &ForestParams| {
-            let mut p = p.clone();
-            p.growth.n_jobs = 1;
-            p
-        };
-        one_thread(&self.params) == one_thread(&other.params)
+        self.params.on_one_thread() == other.params.on_one_thread()
             && self.n_features == other.n_features
             && self.trees == other.trees
             && self.leaf_targets == other.leaf_targets
@@ -325,8 +320,8 @@ impl Forest {
     }
 
     /// The parameters a warm start of `n_more` trees on `n_features` columns grows with:
-    /// the forest's own, for the grown size, with an out-of-bag record only when the forest
-    /// keeps one.
+    /// `given` (checked against the forest's, [`Forest::check_extension`]), for the grown
+    /// size, with an out-of-bag record only when the forest keeps one.
     fn more_params(
         &self,
         given: &ForestParams,

@@ -4,10 +4,10 @@
 //! [`super::Model`] exists only after [`check`] (and [`validated`] on reading) accepted it.
 
 use super::header::{
-    Body, ClassLabels, Estimator, Header, ModelFile, Param, Rotation, Scaling, MAX_FEATURES,
+    field, Body, ClassLabels, Estimator, Header, ModelFile, Param, Rotation, Scaling, MAX_FEATURES,
     MAX_LABEL_WIDTH,
 };
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::forest::Forest;
 use crate::params::Task;
 use crate::projection::{FamilyArgs, Projection};
@@ -19,10 +19,6 @@ use std::borrow::Borrow;
 const MAX_NAME: usize = 128;
 /// The most dimensions of an array value.
 const MAX_NDIM: usize = 32;
-
-fn field(name: &str, reason: String) -> Error {
-    Error::CorruptModel(format!("model field `{name}`: {reason}"))
-}
 
 fn check_name(kind: &str, name: &str) -> Result<()> {
     let ok = !name.is_empty()
@@ -110,7 +106,7 @@ fn n_estimators_param(header: &Header) -> Option<i64> {
 /// Checks a model's header against its body (see the module invariant).
 ///
 /// # Errors
-/// [`Error::CorruptModel`] naming the first field that disagrees.
+/// [`crate::Error::CorruptModel`] naming the first field that disagrees.
 pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
     check_shape(file)?;
     check_stored_values(&file.header)?;
@@ -447,7 +443,7 @@ fn check_rotation<F: Borrow<Forest>>(
 /// subtracts from the scores).
 ///
 /// # Errors
-/// [`Error::CorruptModel`] when the header has no finite float `offset_`.
+/// [`crate::Error::CorruptModel`] when the header has no finite float `offset_`.
 pub(crate) fn offset(h: &Header) -> Result<f64> {
     match h.attributes.iter().find(|(k, _)| k == "offset_") {
         Some((_, Value::Float(v))) if v.is_finite() => Ok(*v),
@@ -585,7 +581,7 @@ fn fits_float16(v: f64) -> bool {
 /// header against them ([`check`]).
 ///
 /// # Errors
-/// [`Error::CorruptModel`] naming what is wrong, [`Error::Cancelled`].
+/// [`crate::Error::CorruptModel`] naming what is wrong, [`crate::Error::Cancelled`].
 pub(super) fn validated(file: ModelFile<Forest>) -> Result<ModelFile<Forest>> {
     for f in file.body.forests() {
         serialize::validate_forest(f)?;

@@ -9,6 +9,12 @@ use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
+/// The error naming the model field `name` that is wrong, and why (the checks of
+/// `check` and `schema`).
+pub(super) fn field(name: &str, reason: String) -> Error {
+    Error::CorruptModel(format!("model field `{name}`: {reason}"))
+}
+
 /// The most features a model file may declare. A file's feature count sizes per-feature
 /// arrays (importances), and a bare count costs no bytes in the file, so it is capped.
 pub const MAX_FEATURES: u64 = crate::params::MAX_FEATURES as u64;

@@ -11,8 +11,8 @@
 //! estimator's, every value takes one of that parameter's forms, and every attribute is
 //! one its estimator saves.
 
-use super::header::{Header, Param};
-use crate::error::{Error, Result};
+use super::header::{field, Header, Param};
+use crate::error::Result;
 use crate::value::Value;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -247,10 +247,6 @@ fn parse(text: &str) -> Option<HashMap<String, EstimatorSchema>> {
     Some(out)
 }
 
-fn refused(what: &str, reason: String) -> Error {
-    Error::CorruptModel(format!("model field `{what}`: {reason}"))
-}
-
 /// A stored value as Python would print it, shortened.
 fn shown(param: &Param) -> String {
     let text = match param {
@@ -275,7 +271,7 @@ fn shown(param: &Param) -> String {
 pub(super) fn check(h: &Header) -> Result<()> {
     let name = h.estimator.name();
     let Some(schema) = schema().get(name) else {
-        return Err(refused(
+        return Err(field(
             "estimator",
             format!("{name} has no parameter schema"),
         ));
@@ -289,7 +285,7 @@ pub(super) fn check(h: &Header) -> Result<()> {
         .collect();
     if !unknown.is_empty() {
         unknown.sort_unstable();
-        return Err(refused(
+        return Err(field(
             "params",
             format!("{name} has no parameters {}", python_list(&unknown)),
         ));
@@ -298,7 +294,7 @@ pub(super) fn check(h: &Header) -> Result<()> {
         let (_, forms) = known(k).expect("checked above");
         if !forms.iter().any(|f| f.accepts(v)) {
             let described: Vec<String> = forms.iter().map(Form::describe).collect();
-            return Err(refused(
+            return Err(field(
                 "params",
                 format!(
                     "the '{k}' parameter of {name} must be {}; the file holds {}",
@@ -316,7 +312,7 @@ pub(super) fn check(h: &Header) -> Result<()> {
         .collect();
     if !extra.is_empty() {
         extra.sort_unstable();
-        return Err(refused(
+        return Err(field(
             "attributes",
             format!("{name} has no attributes {}", python_list(&extra)),
         ));

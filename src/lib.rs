@@ -50,6 +50,7 @@ pub mod alloc;
 pub mod cancel;
 pub mod data;
 pub mod error;
+pub mod explain;
 pub mod forest;
 pub mod limits;
 pub mod linalg;

@@ -1,0 +1,522 @@
+//! Shapley values of a forest's predictions (SHAP): for every row, how much each feature
+//! moved the forest's output away from its expected value, for every tree family (axis,
+//! sparse and dense oblique, patches, pooled filters, dictionaries, user projections).
+//!
+//! A forest's output is the mean of its trees' leaf values, so its Shapley values are the
+//! mean of each tree's; each tree is explained exactly by one of two games.
+//!
+//! * **Path-dependent** ([`Game::PathDependent`], shap's `tree_path_dependent`, no
+//!   background data). `v(S)` is the tree's output when only the features in `S` are
+//!   known: at an inner node whose projection's features are all in `S` the row goes where
+//!   its projected value sends it; at a node with some feature outside `S` it goes down
+//!   both children, weighted by the fraction of the node's training weight each child
+//!   received (its cover). For an axis-aligned tree this is exactly the game of Lundberg et
+//!   al.'s TreeSHAP (2018, 2020). `v(∅)`, the expected value, is the cover-weighted mean
+//!   of the leaves.
+//!
+//!   Exact algorithm (`path`): on one root-to-leaf path a leaf's weight is a product of
+//!   node factors `r + (a - r)·[F ⊆ S]` (`r` the cover fraction, `a` whether the row goes
+//!   that way, `F` the node's features). Features that share a node are joined into
+//!   components; each component's factors multiply out into a Möbius sum over unions of
+//!   its nodes' feature sets (`Σ c_M [M ⊆ S]`), and a product of unanimity games gives a
+//!   feature `i` the value `Σ c / |M|` over the terms whose union `M` holds `i`. With one
+//!   feature per component (every axis tree) that is a polynomial in the union's size and
+//!   costs `O(D²)` a leaf (`D` distinct features on its path), as TreeSHAP does. An oblique
+//!   component costs its distinct unions, at most [`Limits::max_terms`].
+//!
+//! * **Interventional** ([`Game::Interventional`], shap's `interventional`).
+//!   `v(S) = mean_b f(x_S, b_rest)` over background rows `b`: the hybrid row takes the
+//!   features in `S` from `x` and the rest from `b`, and every projection (oblique, patch
+//!   or pooled) is evaluated on the hybrid row itself. For one `(x, b)` pair the exact
+//!   algorithm (`cells`) walks the tree deciding, at each node, only the features whose
+//!   membership in `S` changes the side the hybrid row takes there; every decided set
+//!   reaching a leaf is a cube `[A ⊆ S, B ∩ S = ∅]` whose Shapley values are closed-form
+//!   (`(|A|-1)!|B|!/(|A|+|B|)!` to each feature of `A`, minus `|A|!(|B|-1)!/(|A|+|B|)!` to
+//!   each of `B`). For an axis tree every node decides at most one feature and the cubes
+//!   are the leaves the hybrids reach, as in shap's algorithm; an oblique node decides at
+//!   most [`Limits::max_node_features`] at once, and a pair at most
+//!   [`Limits::max_terms`] cubes.
+//!
+//! Where an exact computation would exceed those bounds, that one tree's values for that
+//! row (and background row) are estimated instead (`estimate`): antithetic permutation
+//! sampling of the same game, unbiased, whose sampling variance is reported
+//! ([`Shap::std_err`]) and counted ([`Shap::n_estimated`]). Sampled or exact, the values
+//! of a row add up to its prediction minus the expected value (local accuracy), and a
+//! feature no split uses gets exactly 0.
+//!
+//! Rows are explained in parallel, each by one thread in tree order, so the values do not
+//! depend on the number of threads; the estimates' random streams are keyed by the row,
+//! tree and background indices.
+
+mod cells;
+mod estimate;
+mod path;
+
+use crate::alloc;
+use crate::cancel;
+use crate::error::{Error, Result};
+use crate::forest::Forest;
+use crate::projection::CompactDescriptors;
+use crate::threads::{n_threads, thread_pool};
+use crate::tree::Tree;
+use ndarray::{Array3, ArrayView2};
+use rayon::prelude::*;
+
+/// Which game's Shapley values [`Forest::shap_values`] computes.
+#[derive(Clone, Copy, Debug)]
+pub enum Game<'a> {
+    /// Features outside the coalition follow the training cover (no background data).
+    PathDependent,
+    /// Features outside the coalition take each background row's values in turn.
+    Interventional {
+        /// Background rows (n_background × n_features), at least one.
+        background: ArrayView2<'a, f32>,
+    },
+}
+
+/// The bounds beyond which one tree's values for a row are estimated, not computed
+/// exactly.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Terms one exact computation may hold: Möbius terms of a path's component
+    /// (path-dependent), or cubes of one (row, background row) pair (interventional).
+    pub max_terms: usize,
+    /// Undecided features an interventional node may decide at once (it evaluates
+    /// `2^k` hybrid sides).
+    pub max_node_features: usize,
+    /// Permutations (in antithetic pairs) of an estimate.
+    pub n_permutations: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_terms: 1 << 14,
+            max_node_features: 12,
+            n_permutations: 64,
+        }
+    }
+}
+
+/// Shapley values of a forest's outputs.
+#[derive(Clone, Debug)]
+pub struct Shap {
+    /// `values[[i, j, c]]`: feature `j`'s share of row `i`'s output `c` (n × p × outputs).
+    pub values: Array3<f64>,
+    /// The game's value of the empty coalition, per output: the cover-weighted mean leaf
+    /// (path-dependent) or the mean prediction over the background (interventional).
+    pub expected_value: Vec<f64>,
+    /// Standard errors of the values, when some were estimated (zero where exact).
+    pub std_err: Option<Array3<f64>>,
+    /// (row, tree) pairs — (row, tree, background row) triples for the interventional
+    /// game — whose values were estimated.
+    pub n_estimated: u64,
+}
+
+/// What one tree brings to every explanation: each inner node's distinct features.
+pub(crate) struct Prepared<'f> {
+    tree: &'f Tree,
+    descriptors: Option<&'f dyn CompactDescriptors>,
+    /// Offsets into `feats` per node (`n_nodes + 1`; leaves have none).
+    feat_ptr: Vec<u32>,
+    /// Distinct features of each inner node's projection, ascending.
+    feats: Vec<u32>,
+    /// Whether every inner node uses at most one feature.
+    axis: bool,
+    /// Features some split uses, ascending.
+    used: Vec<u32>,
+}
+
+impl<'f> Prepared<'f> {
+    fn new(tree: &'f Tree, descriptors: Option<&'f dyn CompactDescriptors>, p: usize) -> Self {
+        let n = tree.n_nodes();
+        let (mut feat_ptr, mut feats) = (Vec::with_capacity(n + 1), Vec::new());
+        let mut node_feats = Vec::new();
+        let mut seen = vec![false; p];
+        feat_ptr.push(0u32);
+        let mut axis = true;
+        for node in 0..n {
+            if !tree.is_leaf(node) {
+                node_feats.clear();
+                tree.proj(node, descriptors)
+                    .for_each(|j, _| node_feats.push(j as u32));
+                node_feats.sort_unstable();
+                node_feats.dedup();
+                axis &= node_feats.len() <= 1;
+                for &j in &node_feats {
+                    seen[j as usize] = true;
+                }
+                feats.extend_from_slice(&node_feats);
+            }
+            feat_ptr.push(feats.len() as u32);
+        }
+        let used = (0..p as u32).filter(|&j| seen[j as usize]).collect();
+        Prepared {
+            tree,
+            descriptors,
+            feat_ptr,
+            feats,
+            axis,
+            used,
+        }
+    }
+
+    /// The distinct features of node `node`.
+    #[inline]
+    fn features(&self, node: usize) -> &[u32] {
+        &self.feats[self.feat_ptr[node] as usize..self.feat_ptr[node + 1] as usize]
+    }
+
+    /// The child a row whose feature `j` is `get(j)` goes to from inner node `node`.
+    #[inline]
+    fn child_by(&self, node: usize, get: impl Fn(usize) -> f32) -> usize {
+        let v = self.tree.proj(node, self.descriptors).value_by(get);
+        self.tree.child(node, v)
+    }
+
+    /// The fraction of inner node `node`'s training weight that went to `child` (half
+    /// each when the node had none).
+    #[inline]
+    fn cover(&self, node: usize, child: usize) -> f64 {
+        let w = &self.tree.weighted_n_node_samples;
+        let (l, r) = (self.tree.left[node] as usize, self.tree.right[node] as usize);
+        let total = w[l] + w[r];
+        if total > 0.0 {
+            w[child] / total
+        } else {
+            0.5
+        }
+    }
+
+    /// The path-dependent game's `v(∅)`: the leaves' values weighted by the product of
+    /// the cover fractions on their paths.
+    fn expected_value(&self, k: usize) -> Vec<f64> {
+        let t = self.tree;
+        let mut ev = vec![0.0; t.n_nodes() * k];
+        for node in (0..t.n_nodes()).rev() {
+            if t.is_leaf(node) {
+                ev[node * k..(node + 1) * k].copy_from_slice(t.leaf_value(node));
+                continue;
+            }
+            let (l, r) = (t.left[node] as usize, t.right[node] as usize);
+            let (fl, fr) = (self.cover(node, l), self.cover(node, r));
+            for c in 0..k {
+                ev[node * k + c] = fl * ev[l * k + c] + fr * ev[r * k + c];
+            }
+        }
+        ev.truncate(k);
+        ev
+    }
+}
+
+/// One tree's values for one row, gathered apart until the tree is done (an exact
+/// computation that runs out of bounds is discarded and estimated instead).
+pub(crate) struct Sink {
+    k: usize,
+    acc: Vec<f64>,
+    touched: Vec<u32>,
+    mark: Vec<bool>,
+}
+
+impl Sink {
+    fn new(p: usize, k: usize) -> Self {
+        Sink {
+            k,
+            acc: vec![0.0; p * k],
+            touched: Vec::new(),
+            mark: vec![false; p],
+        }
+    }
+
+    /// Adds `weight × values` to feature `j`.
+    #[inline]
+    fn add(&mut self, j: usize, weight: f64, values: &[f64]) {
+        if !self.mark[j] {
+            self.mark[j] = true;
+            self.touched.push(j as u32);
+        }
+        for (a, v) in self.acc[j * self.k..(j + 1) * self.k].iter_mut().zip(values) {
+            *a += weight * v;
+        }
+    }
+
+    /// Moves the gathered values into `out` (p × k) and empties the sink.
+    fn commit(&mut self, out: &mut [f64]) {
+        let k = self.k;
+        for &j in &self.touched {
+            let j = j as usize;
+            for c in 0..k {
+                out[j * k + c] += self.acc[j * k + c];
+                self.acc[j * k + c] = 0.0;
+            }
+            self.mark[j] = false;
+        }
+        self.touched.clear();
+    }
+
+    /// Drops what was gathered.
+    fn discard(&mut self) {
+        let k = self.k;
+        for &j in &self.touched {
+            let j = j as usize;
+            self.acc[j * k..(j + 1) * k].fill(0.0);
+            self.mark[j] = false;
+        }
+        self.touched.clear();
+    }
+}
+
+/// An exact computation ran out of its bounds.
+pub(crate) struct TooBig;
+
+/// Per-thread buffers of one explanation.
+struct Scratch {
+    sink: Sink,
+    path: path::PathScratch,
+    cells: cells::CellScratch,
+    est: estimate::EstimateScratch,
+    /// The row, as float32 (the layout prediction reads).
+    row: Vec<f32>,
+    /// Sampling variances of the row's estimated values (p × k), when some were.
+    var: Vec<f64>,
+}
+
+impl Forest {
+    /// Shapley values of every row of `x` under `game` (see the [`crate::explain`] module
+    /// for the games and their exact algorithms), with the default [`Limits`].
+    ///
+    /// # Errors
+    /// As [`Forest::shap_values_with`].
+    pub fn shap_values(&self, x: ArrayView2<'_, f32>, game: Game<'_>, n_jobs: i64) -> Result<Shap> {
+        self.shap_values_with(x, game, Limits::default(), n_jobs)
+    }
+
+    /// [`Forest::shap_values`] with explicit bounds for the exact algorithms.
+    ///
+    /// # Errors
+    /// [`Error::FeatureMismatch`] for `x` or a background with another number of columns
+    /// than the forest's features; [`Error::InvalidInput`] for an empty background,
+    /// infinite values, or zero bounds; [`Error::OutOfMemory`] when the n × p × outputs
+    /// result cannot be allocated; [`Error::Cancelled`]; `n_jobs == 0`.
+    pub fn shap_values_with(
+        &self,
+        x: ArrayView2<'_, f32>,
+        game: Game<'_>,
+        limits: Limits,
+        n_jobs: i64,
+    ) -> Result<Shap> {
+        let (p, k) = (self.n_features(), self.n_outputs());
+        check_rows(x, p, "x")?;
+        if limits.max_terms == 0 || limits.n_permutations == 0 {
+            return Err(Error::InvalidInput(
+                "max_terms and n_permutations must be at least 1".into(),
+            ));
+        }
+        let background = match game {
+            Game::Interventional { background } => {
+                check_rows(background, p, "the background")?;
+                if background.nrows() == 0 {
+                    return Err(Error::InvalidInput(
+                        "the background needs at least one row".into(),
+                    ));
+                }
+                Some(background.as_standard_layout().to_owned())
+            }
+            Game::PathDependent => None,
+        };
+        let trees: Vec<Prepared<'_>> = self
+            .trees()
+            .iter()
+            .map(|t| Prepared::new(t, self.descriptors(), p))
+            .collect();
+        let n_trees = trees.len().max(1) as f64;
+        let expected_value = match &background {
+            None => {
+                let mut ev = vec![0.0; k];
+                for t in &trees {
+                    for (e, v) in ev.iter_mut().zip(t.expected_value(k)) {
+                        *e += v / n_trees;
+                    }
+                }
+                ev
+            }
+            Some(b) => self.predict(b.view(), n_jobs)?.mean_axis(ndarray::Axis(0)).map_or(
+                vec![0.0; k],
+                |m| m.to_vec(),
+            ),
+        };
+        let n = x.nrows();
+        let width = p * k;
+        let mut values = alloc::table::<f64>(n, width, "the Shapley values")?;
+        let bg = background.as_ref().map(|b| b.view());
+        let scale = 1.0 / (n_trees * bg.map_or(1, |b| b.nrows()) as f64);
+        let variances = std::sync::Mutex::new(Vec::<(usize, Vec<f64>)>::new());
+        let estimated = std::sync::atomic::AtomicU64::new(0);
+        let ctx = Context {
+            trees: &trees,
+            background: bg,
+            limits,
+            p,
+            k,
+            ln_fact: ln_factorials(p + 1),
+        };
+        let explain_row = |s: &mut Scratch, (i, out): (usize, &mut [f64])| {
+            if cancel::requested() {
+                return;
+            }
+            s.row.clear();
+            s.row.extend(x.row(i).iter().copied());
+            let n_est = ctx.row(i, s, out);
+            for v in out.iter_mut() {
+                *v *= scale;
+            }
+            if n_est > 0 {
+                estimated.fetch_add(n_est, std::sync::atomic::Ordering::Relaxed);
+                let var: Vec<f64> = s.var.iter().map(|v| v * scale * scale).collect();
+                s.var.fill(0.0);
+                variances
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push((i, var));
+            }
+        };
+        let init = || Scratch {
+            sink: Sink::new(p, k),
+            path: path::PathScratch::new(p),
+            cells: cells::CellScratch::new(p),
+            est: estimate::EstimateScratch::new(p, k),
+            row: Vec::with_capacity(p),
+            var: vec![0.0; width],
+        };
+        let threads = n_threads(Some(n_jobs))?;
+        if width > 0 {
+            if threads == 1 || n < 2 {
+                let mut s = init();
+                values
+                    .chunks_mut(width)
+                    .enumerate()
+                    .for_each(|item| explain_row(&mut s, item));
+            } else {
+                let carried = cancel::carry();
+                cancel::install(&*thread_pool(threads)?, || {
+                    values
+                        .par_chunks_mut(width)
+                        .enumerate()
+                        .with_min_len(1)
+                        .for_each_init(init, |s, item| carried.run(|| explain_row(s, item)))
+                });
+            }
+        }
+        cancel::check()?;
+        let values = Array3::from_shape_vec((n, p, k), values)
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        let variances = variances.into_inner().unwrap_or_else(|e| e.into_inner());
+        let std_err = (!variances.is_empty()).then(|| {
+            let mut se = Array3::<f64>::zeros((n, p, k));
+            for (i, var) in variances {
+                for (s, v) in se
+                    .index_axis_mut(ndarray::Axis(0), i)
+                    .iter_mut()
+                    .zip(var)
+                {
+                    *s = v.sqrt();
+                }
+            }
+            se
+        });
+        Ok(Shap {
+            values,
+            expected_value,
+            std_err,
+            n_estimated: estimated.into_inner(),
+        })
+    }
+}
+
+/// Refuses rows of the wrong width or with infinite values (NaN is a missing value).
+fn check_rows(x: ArrayView2<'_, f32>, p: usize, what: &str) -> Result<()> {
+    if x.ncols() != p {
+        return Err(Error::FeatureMismatch {
+            expected: p,
+            got: x.ncols(),
+        });
+    }
+    if x.iter().any(|v| v.is_infinite()) {
+        return Err(Error::InvalidInput(format!(
+            "{what} contains infinity (NaN is read as a missing value)"
+        )));
+    }
+    Ok(())
+}
+
+/// `ln(m!)` for `m` in `0..=n`.
+fn ln_factorials(n: usize) -> Vec<f64> {
+    let mut out = vec![0.0; n + 1];
+    for m in 1..=n {
+        out[m] = out[m - 1] + (m as f64).ln();
+    }
+    out
+}
+
+/// What every row of one explanation shares.
+struct Context<'a, 'f> {
+    trees: &'a [Prepared<'f>],
+    background: Option<ArrayView2<'a, f32>>,
+    limits: Limits,
+    p: usize,
+    k: usize,
+    ln_fact: Vec<f64>,
+}
+
+impl Context<'_, '_> {
+    /// Row `i`'s unscaled values (the sum over trees, and background rows) into `out`;
+    /// returns how many were estimated, their variances added to `s.var`.
+    fn row(&self, i: usize, s: &mut Scratch, out: &mut [f64]) -> u64 {
+        let mut n_est = 0u64;
+        let x = std::mem::take(&mut s.row);
+        for (t, tree) in self.trees.iter().enumerate() {
+            match self.background {
+                None => {
+                    if path::explain(tree, &x, self.limits, &mut s.path, &mut s.sink).is_ok() {
+                        s.sink.commit(out);
+                    } else {
+                        s.sink.discard();
+                        let seed = estimate::seed(i, t, usize::MAX);
+                        let g = estimate::PathGame { tree, x: &x };
+                        s.est.run(&g, seed, self.limits.n_permutations, out, &mut s.var);
+                        n_est += 1;
+                    }
+                }
+                Some(bg) => {
+                    for (b, brow) in bg.rows().into_iter().enumerate() {
+                        let brow = brow.as_slice().expect("standard layout");
+                        let exact = cells::explain(
+                            tree,
+                            &x,
+                            brow,
+                            self.limits,
+                            &self.ln_fact,
+                            &mut s.cells,
+                            &mut s.sink,
+                        );
+                        if exact.is_ok() {
+                            s.sink.commit(out);
+                        } else {
+                            s.sink.discard();
+                            let g = estimate::HybridGame { tree, x: &x, b: brow };
+                            let seed = estimate::seed(i, t, b);
+                            s.est.run(&g, seed, self.limits.n_permutations, out, &mut s.var);
+                            n_est += 1;
+                        }
+                    }
+                }
+            }
+        }
+        debug_assert_eq!(out.len(), self.p * self.k);
+        s.row = x;
+        n_est
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -283,6 +283,19 @@ class Forest:
         (n_samples,); ForestError for a forest grown on targets."""
     def predict_trees(self, x: CoreX, n_jobs: int = 1) -> npt.NDArray[np.float64]:
         """Per-tree leaf values, shape (n_trees, n_samples, n_outputs)."""
+    def shap_values(
+        self,
+        x: npt.NDArray[np.float32],
+        background: npt.NDArray[np.float32] | None = None,
+        n_jobs: int = 1,
+        max_terms: int | None = None,
+        n_permutations: int | None = None,
+    ) -> tuple[
+        npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64] | None, int
+    ]:
+        """Shapley values of the trees' mean output: path-dependent without a background,
+        interventional with one; (values (n, p, outputs), expected value (outputs,),
+        standard errors where some values were estimated or None, estimated count)."""
     def apply(self, x: CoreX, n_jobs: int = 1) -> npt.NDArray[np.int64]:
         """Leaf node index (within its tree) per tree, shape (n_samples, n_trees)."""
     def in_bag_counts(self, tree: int, n_samples: int) -> npt.NDArray[np.uint32]:

@@ -155,8 +155,7 @@ fn push_cubes(s: &mut CellScratch, back: u32, u: usize) {
                     s.arena.push((s.open[i], st));
                 }
             }
-            s.stack
-                .push((child, back, a0, s.arena.len() as u32));
+            s.stack.push((child, back, a0, s.arena.len() as u32));
             continue;
         }
         // the first free variable the side depends on within this cube
@@ -219,7 +218,11 @@ fn leaf_cell(s: &CellScratch, ln_fact: &[f64], sink: &mut Sink, value: &[f64]) {
         0.0
     };
     for &f in &s.decided {
-        let w = if s.state[f as usize] == FROM_X { wa } else { wb };
+        let w = if s.state[f as usize] == FROM_X {
+            wa
+        } else {
+            wb
+        };
         sink.add(f as usize, w, value);
     }
 }

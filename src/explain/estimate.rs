@@ -40,17 +40,13 @@ impl TreeGame for PathGame<'_, '_> {
                 }
                 continue;
             }
-            let known = self
-                .tree
-                .features(node)
-                .iter()
-                .all(|&f| in_s[f as usize]);
+            let known = self.tree.features(node).iter().all(|&f| in_s[f as usize]);
             if known {
                 let child = self.tree.child_by(node, |j| self.x[j]);
                 stack.push((child as u32, weight));
             } else {
                 for child in [t.left[node] as usize, t.right[node] as usize] {
-                    let w = weight * self.tree.cover(node, child);
+                    let w = weight * self.tree.frac[child];
                     if w != 0.0 {
                         stack.push((child as u32, w));
                     }

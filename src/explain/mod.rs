@@ -121,10 +121,14 @@ pub(crate) struct Prepared<'f> {
     feat_ptr: Vec<u32>,
     /// Distinct features of each inner node's projection, ascending.
     feats: Vec<u32>,
-    /// Whether every inner node uses at most one feature.
-    axis: bool,
+    /// The fraction of its parent's training weight each node received (1 at the root;
+    /// half each where the parent had none).
+    frac: Vec<f64>,
     /// Features some split uses, ascending.
     used: Vec<u32>,
+    /// The most distinct features a root-to-leaf path can meet: at most the used
+    /// features and the sum of the node feature counts along the longest path.
+    max_path_features: usize,
 }
 
 impl<'f> Prepared<'f> {
@@ -134,7 +138,6 @@ impl<'f> Prepared<'f> {
         let mut node_feats = Vec::new();
         let mut seen = vec![false; p];
         feat_ptr.push(0u32);
-        let mut axis = true;
         for node in 0..n {
             if !tree.is_leaf(node) {
                 node_feats.clear();
@@ -142,7 +145,6 @@ impl<'f> Prepared<'f> {
                     .for_each(|j, _| node_feats.push(j as u32));
                 node_feats.sort_unstable();
                 node_feats.dedup();
-                axis &= node_feats.len() <= 1;
                 for &j in &node_feats {
                     seen[j as usize] = true;
                 }
@@ -150,14 +152,39 @@ impl<'f> Prepared<'f> {
             }
             feat_ptr.push(feats.len() as u32);
         }
-        let used = (0..p as u32).filter(|&j| seen[j as usize]).collect();
+        let used: Vec<u32> = (0..p as u32).filter(|&j| seen[j as usize]).collect();
+        // per node: the feature count of the nodes above it (parents come first)
+        let mut above = vec![0usize; n];
+        let mut max_path = 0;
+        for node in 0..n {
+            if tree.is_leaf(node) {
+                max_path = max_path.max(above[node]);
+            } else {
+                let k = above[node] + (feat_ptr[node + 1] - feat_ptr[node]) as usize;
+                above[tree.left[node] as usize] = k;
+                above[tree.right[node] as usize] = k;
+            }
+        }
+        let mut frac = vec![1.0; n];
+        let w = &tree.weighted_n_node_samples;
+        for node in (0..n).filter(|&i| !tree.is_leaf(i)) {
+            let (l, r) = (tree.left[node] as usize, tree.right[node] as usize);
+            let total = w[l] + w[r];
+            (frac[l], frac[r]) = if total > 0.0 {
+                (w[l] / total, w[r] / total)
+            } else {
+                (0.5, 0.5)
+            };
+        }
+        let max_path_features = max_path.min(used.len());
         Prepared {
             tree,
             descriptors,
             feat_ptr,
             feats,
-            axis,
+            frac,
             used,
+            max_path_features,
         }
     }
 
@@ -174,20 +201,6 @@ impl<'f> Prepared<'f> {
         self.tree.child(node, v)
     }
 
-    /// The fraction of inner node `node`'s training weight that went to `child` (half
-    /// each when the node had none).
-    #[inline]
-    fn cover(&self, node: usize, child: usize) -> f64 {
-        let w = &self.tree.weighted_n_node_samples;
-        let (l, r) = (self.tree.left[node] as usize, self.tree.right[node] as usize);
-        let total = w[l] + w[r];
-        if total > 0.0 {
-            w[child] / total
-        } else {
-            0.5
-        }
-    }
-
     /// The path-dependent game's `v(∅)`: the leaves' values weighted by the product of
     /// the cover fractions on their paths.
     fn expected_value(&self, k: usize) -> Vec<f64> {
@@ -199,7 +212,7 @@ impl<'f> Prepared<'f> {
                 continue;
             }
             let (l, r) = (t.left[node] as usize, t.right[node] as usize);
-            let (fl, fr) = (self.cover(node, l), self.cover(node, r));
+            let (fl, fr) = (self.frac[l], self.frac[r]);
             for c in 0..k {
                 ev[node * k + c] = fl * ev[l * k + c] + fr * ev[r * k + c];
             }
@@ -235,7 +248,10 @@ impl Sink {
             self.mark[j] = true;
             self.touched.push(j as u32);
         }
-        for (a, v) in self.acc[j * self.k..(j + 1) * self.k].iter_mut().zip(values) {
+        for (a, v) in self.acc[j * self.k..(j + 1) * self.k]
+            .iter_mut()
+            .zip(values)
+        {
             *a += weight * v;
         }
     }
@@ -340,10 +356,10 @@ impl Forest {
                 }
                 ev
             }
-            Some(b) => self.predict(b.view(), n_jobs)?.mean_axis(ndarray::Axis(0)).map_or(
-                vec![0.0; k],
-                |m| m.to_vec(),
-            ),
+            Some(b) => self
+                .predict(b.view(), n_jobs)?
+                .mean_axis(ndarray::Axis(0))
+                .map_or(vec![0.0; k], |m| m.to_vec()),
         };
         let n = x.nrows();
         let width = p * k;
@@ -414,11 +430,7 @@ impl Forest {
         let std_err = (!variances.is_empty()).then(|| {
             let mut se = Array3::<f64>::zeros((n, p, k));
             for (i, var) in variances {
-                for (s, v) in se
-                    .index_axis_mut(ndarray::Axis(0), i)
-                    .iter_mut()
-                    .zip(var)
-                {
+                for (s, v) in se.index_axis_mut(ndarray::Axis(0), i).iter_mut().zip(var) {
                     *s = v.sqrt();
                 }
             }
@@ -483,7 +495,8 @@ impl Context<'_, '_> {
                         s.sink.discard();
                         let seed = estimate::seed(i, t, usize::MAX);
                         let g = estimate::PathGame { tree, x: &x };
-                        s.est.run(&g, seed, self.limits.n_permutations, out, &mut s.var);
+                        s.est
+                            .run(&g, seed, self.limits.n_permutations, out, &mut s.var);
                         n_est += 1;
                     }
                 }
@@ -503,9 +516,14 @@ impl Context<'_, '_> {
                             s.sink.commit(out);
                         } else {
                             s.sink.discard();
-                            let g = estimate::HybridGame { tree, x: &x, b: brow };
+                            let g = estimate::HybridGame {
+                                tree,
+                                x: &x,
+                                b: brow,
+                            };
                             let seed = estimate::seed(i, t, b);
-                            s.est.run(&g, seed, self.limits.n_permutations, out, &mut s.var);
+                            s.est
+                                .run(&g, seed, self.limits.n_permutations, out, &mut s.var);
                             n_est += 1;
                         }
                     }

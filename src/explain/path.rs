@@ -1,13 +1,27 @@
 //! The path-dependent game's exact Shapley values for one tree and one row (see the
 //! module docs of [`crate::explain`]).
 //!
-//! The tree is walked depth first; at each leaf the path's node factors
-//! `r + (a - r)·[F ⊆ S]` are grouped into components (features that share a node), each
-//! component multiplied out into its Möbius terms `c_M [M ⊆ S]`, and a feature `i` gets
-//! `Σ_M c_M Σ_j W_j / (|M| + j)` over its component's terms with `i ∈ M`, where `W` is the
-//! product of the other components' size polynomials `P_C(t) = Σ_M c_M t^|M|`. A
-//! component of one feature has the two terms `z = Π r` (∅) and `o - z` (`{f}`, with
-//! `o = Π a`), as TreeSHAP's zero and one fractions.
+//! On a root-to-leaf path the leaf's weight in `v(S)` is the product of the node factors
+//! `r + (a - r)·[F ⊆ S]` (`r` the cover fraction of the child taken, `a` whether the row
+//! itself goes there, `F` the node's features). The factors of one-feature nodes are
+//! gathered per feature: feature `f`'s nodes multiply to `z_f` when `f ∉ S` and `o_f` when
+//! `f ∈ S` (TreeSHAP's zero and one fractions). The factors of nodes with several features
+//! are multiplied out into terms `c · [M ⊆ S]`, merged when their sets `M` agree, and
+//! dropped when a feature of `M` has `o_f = 0`. So the leaf's weight is
+//! `Σ_terms c Π_{f∈M} o_f s_f Π_{f∉M} (z_f (1 - s_f) + o_f s_f)` — a single term (`M = ∅`,
+//! `c = 1`) for an axis tree.
+//!
+//! Owen's formula gives feature `i` the value `∫₀¹ ∂_i V(t) dt`, where `V(t)` is the
+//! weight's expectation when each feature is in `S` independently with probability `t`:
+//! a polynomial in `t` of degree at most the path's distinct features, so the integral is
+//! exact on a Gauss-Legendre rule of half as many points. At each point the walk keeps the
+//! product `Π_f L_f(t)` of the features' expected factors `L_f(t) = z_f (1 - t) + o_f t`
+//! (each node multiplies one factor in on the way down; the levels above are kept for the
+//! way back), and the reciprocals `1 / L_f(t)`. A term's expectation is
+//! `c Π_f L_f(t) Π_{f∈M} (o_f t / L_f(t))`, and its derivative in feature `i` is that
+//! divided by `t` when `i ∈ M`, else times `(o_i - z_i) / L_i(t)`. Every factor is a sum
+//! of non-negative parts: no cancellation, no division chain. For an axis tree this is
+//! TreeSHAP's game and values; its cost a leaf is the path's features times the points.
 
 use super::{Limits, Prepared, Sink, TooBig};
 
@@ -15,98 +29,21 @@ use super::{Limits, Prepared, Sink, TooBig};
 pub(crate) struct PathScratch {
     /// (node, parent, depth) still to visit.
     stack: Vec<(u32, u32, u32)>,
-    /// The current path: (inner node, the child taken).
-    steps: Vec<(u32, u32)>,
     /// The child the row itself goes to, per inner node.
     xgo: Vec<u32>,
-    /// Per feature: its slot on the current path, valid while `stamp` is `cur`.
-    slot: Vec<u32>,
-    stamp: Vec<u32>,
-    cur: u32,
-    /// Features of the slots, in the order first met on the path.
-    slot_feature: Vec<u32>,
-    /// One-feature components: (z, o) per slot.
-    zo: Vec<(f64, f64)>,
-    /// Union-find parents over slots (oblique trees).
-    parent: Vec<u32>,
-    /// Polynomials: the product of all components', a quotient, a temporary.
-    full: Vec<f64>,
-    quotient: Vec<f64>,
-    tmp: Vec<f64>,
-    /// 1 / m for m in 0.. (index 0 unused).
-    inv: Vec<f64>,
-    /// Oblique components: member slots, steps, Möbius terms, per-slot shares.
-    comps: Vec<Component>,
-    terms: Vec<(u64, f64)>,
-    next_terms: Vec<(u64, f64)>,
-    share: Vec<f64>,
-}
-
-/// One component of an oblique path.
-#[derive(Default)]
-struct Component {
-    /// Slots in the component, its local feature order.
-    slots: Vec<u32>,
-    /// The path steps whose features lie in the component.
-    steps: Vec<u32>,
-    /// Möbius terms (mask over `slots`, coefficient).
-    terms: Vec<(u64, f64)>,
-    /// `P_C(t)`: coefficient of `t^m` at `m`.
-    poly: Vec<f64>,
+    /// Features of the data.
+    p: usize,
+    /// The path's state.
+    path: PathState,
 }
 
 impl PathScratch {
     pub(crate) fn new(p: usize) -> Self {
         PathScratch {
             stack: Vec::new(),
-            steps: Vec::new(),
             xgo: Vec::new(),
-            slot: vec![0; p],
-            stamp: vec![0; p],
-            cur: 0,
-            slot_feature: Vec::new(),
-            zo: Vec::new(),
-            parent: Vec::new(),
-            full: Vec::new(),
-            quotient: Vec::new(),
-            tmp: Vec::new(),
-            inv: vec![0.0],
-            comps: Vec::new(),
-            terms: Vec::new(),
-            next_terms: Vec::new(),
-            share: Vec::new(),
-        }
-    }
-
-    /// A new stamp: every feature's slot becomes stale.
-    fn next_stamp(&mut self) {
-        self.cur = self.cur.wrapping_add(1);
-        if self.cur == 0 {
-            self.stamp.fill(0);
-            self.cur = 1;
-        }
-        self.slot_feature.clear();
-    }
-
-    /// The slot of feature `f` on the current path, made when new (`new` tells).
-    #[inline]
-    fn slot_of(&mut self, f: u32) -> (usize, bool) {
-        let fi = f as usize;
-        if self.stamp[fi] == self.cur {
-            (self.slot[fi] as usize, false)
-        } else {
-            self.stamp[fi] = self.cur;
-            let s = self.slot_feature.len();
-            self.slot[fi] = s as u32;
-            self.slot_feature.push(f);
-            (s, true)
-        }
-    }
-
-    fn ensure_inv(&mut self, m: usize) {
-        while self.inv.len() <= m {
-            let i = self.inv.len();
-            self.inv.push(1.0 / i as f64);
+            p,
+            path: PathState::default(),
         }
     }
 }
@@ -125,21 +62,23 @@ pub(crate) fn explain(
         s.xgo.resize(t.n_nodes(), 0);
     }
     s.stack.clear();
-    s.steps.clear();
+    s.path.reset(tree, s.p);
     s.stack.push((0, u32::MAX, 0));
     while let Some((node, parent, depth)) = s.stack.pop() {
-        s.steps.truncate(depth.saturating_sub(1) as usize);
         if depth > 0 {
-            s.steps.push((parent, node));
+            s.path.undo_to(depth);
+            let r = tree.frac[node as usize];
+            let a = f64::from(u8::from(s.xgo[parent as usize] == node));
+            if !s
+                .path
+                .apply(tree.features(parent as usize), (r, a), depth, limits)?
+            {
+                continue; // every leaf below weighs 0
+            }
         }
         let node = node as usize;
         if t.is_leaf(node) {
-            let value = t.leaf_value(node);
-            if tree.axis {
-                axis_leaf(tree, s, sink, value);
-            } else {
-                oblique_leaf(tree, limits, s, sink, value)?;
-            }
+            s.path.leaf(depth, sink, t.leaf_value(node));
             continue;
         }
         s.xgo[node] = tree.child_by(node, |j| x[j]) as u32;
@@ -150,327 +89,398 @@ pub(crate) fn explain(
     Ok(())
 }
 
-/// The cover fraction `r` and whether the row goes that way (`a`) of each path step.
-#[inline]
-fn step_factors(tree: &Prepared<'_>, xgo: &[u32], (node, child): (u32, u32)) -> (f64, f64) {
-    let r = tree.cover(node as usize, child as usize);
-    let a = f64::from(u8::from(xgo[node as usize] == child));
-    (r, a)
+/// A path's features, their factors at the rule's points, and its terms.
+#[derive(Default)]
+struct PathState {
+    /// Points of the rule (before padding to a multiple of 4).
+    n: usize,
+    /// Points and weights of the rule on [0, 1], padded with weight 0.
+    t: Vec<f64>,
+    w: Vec<f64>,
+    /// `Π_f L_f(t)` at the points, per depth (`t.len()` each).
+    full: Vec<f64>,
+    /// Per feature: (z, o) while on the path, its slot (position in `uniq`), and the
+    /// reciprocals of `L_f` at the points (`t.len()` each).
+    zo: Vec<(f64, f64)>,
+    slot: Vec<u32>,
+    on: Vec<bool>,
+    recip: Vec<f64>,
+    /// The path's distinct features, in the order met (slot `i` is `uniq[i]`).
+    uniq: Vec<u32>,
+    /// (depth, feature, its (z, o) before, whether the step brought it).
+    undo: Vec<(u32, u32, (f64, f64), bool)>,
+    /// Terms (set of slots, coefficient) of every level, and per level (depth, start).
+    terms: Vec<(u128, f64)>,
+    levels: Vec<(u32, usize)>,
+    /// Leaf scratch: weights times the product, per term its values at the points, and
+    /// per slot the sums of its terms.
+    wf: Vec<f64>,
+    term_q: Vec<f64>,
+    rho: Vec<f64>,
+    total: Vec<f64>,
+    within: Vec<f64>,
+    next: Vec<(u128, f64)>,
 }
 
-/// A leaf of a tree whose splits each use one feature: TreeSHAP's case.
-fn axis_leaf(tree: &Prepared<'_>, s: &mut PathScratch, sink: &mut Sink, value: &[f64]) {
-    s.next_stamp();
-    s.zo.clear();
-    let mut constant = 1.0;
-    for i in 0..s.steps.len() {
-        let step = s.steps[i];
-        let (r, a) = step_factors(tree, &s.xgo, step);
-        match tree.features(step.0 as usize) {
-            // no feature: always followed as the row goes
-            [] => constant *= a,
-            [f, ..] => {
-                let (slot, new) = s.slot_of(*f);
-                if new {
-                    s.zo.push((r, a));
-                } else {
-                    s.zo[slot].0 *= r;
-                    s.zo[slot].1 *= a;
-                }
+/// Slots a term's set can name.
+const MAX_SLOTS: usize = 128;
+
+impl PathState {
+    fn reset(&mut self, tree: &Prepared<'_>, p: usize) {
+        // V(t) has degree at most the path's distinct features; the rule of n points
+        // integrates its derivatives (degree one less) exactly when 2n - 1 >= d - 1
+        let d = tree.max_path_features.max(1);
+        let n = d.div_ceil(2);
+        if self.n != n || self.t.is_empty() {
+            let padded = n.div_ceil(4) * 4;
+            (self.t, self.w) = gauss_legendre(n);
+            self.t.resize(padded, 0.5);
+            self.w.resize(padded, 0.0);
+            self.n = n;
+        }
+        let np = self.t.len();
+        self.full.clear();
+        self.full.resize(np, 1.0);
+        self.zo.clear();
+        self.zo.resize(p, (1.0, 1.0));
+        self.slot.resize(p, 0);
+        self.on.clear();
+        self.on.resize(p, false);
+        self.recip.clear();
+        self.recip.resize(p * np, 1.0);
+        self.uniq.clear();
+        self.undo.clear();
+        self.terms.clear();
+        self.terms.push((0, 1.0));
+        self.levels.clear();
+        self.levels.push((0, 0));
+    }
+
+    /// Undoes every step made at depth `depth` or deeper.
+    fn undo_to(&mut self, depth: u32) {
+        while let Some(&(d, f, zo, new)) = self.undo.last() {
+            if d < depth {
+                break;
             }
-        }
-    }
-    if constant == 0.0 || s.zo.is_empty() {
-        return;
-    }
-    let d = s.zo.len();
-    s.ensure_inv(d);
-    s.full.clear();
-    s.full.push(1.0);
-    for &(z, o) in &s.zo {
-        multiply_linear(&mut s.full, z, o - z);
-    }
-    for slot in 0..d {
-        let (z, o) = s.zo[slot];
-        let e = o - z;
-        if e == 0.0 {
-            continue;
-        }
-        divide_linear(&s.full, z, e, &mut s.quotient);
-        let mut g = 0.0;
-        for (j, w) in s.quotient.iter().enumerate() {
-            g += w * s.inv[j + 1];
-        }
-        sink.add(s.slot_feature[slot] as usize, constant * e * g, value);
-    }
-}
-
-/// `poly *= (z + e t)`.
-#[inline]
-fn multiply_linear(poly: &mut Vec<f64>, z: f64, e: f64) {
-    poly.push(0.0);
-    for m in (1..poly.len()).rev() {
-        poly[m] = poly[m] * z + poly[m - 1] * e;
-    }
-    poly[0] *= z;
-}
-
-/// `out = full / (z + e t)` for a `full` that `(z + e t)` divides, dividing from the end
-/// whose coefficient is the larger in magnitude (each step then multiplies the error by
-/// at most 1).
-#[inline]
-fn divide_linear(full: &[f64], z: f64, e: f64, out: &mut Vec<f64>) {
-    let d = full.len() - 1;
-    out.clear();
-    out.resize(d, 0.0);
-    if d == 0 {
-        return;
-    }
-    if z.abs() >= e.abs() {
-        out[0] = full[0] / z;
-        for m in 1..d {
-            out[m] = (full[m] - e * out[m - 1]) / z;
-        }
-    } else {
-        out[d - 1] = full[d] / e;
-        for m in (1..d).rev() {
-            out[m - 1] = (full[m] - z * out[m]) / e;
-        }
-    }
-}
-
-/// `out = a * b` (polynomials).
-fn multiply(a: &[f64], b: &[f64], out: &mut Vec<f64>) {
-    out.clear();
-    out.resize(a.len() + b.len() - 1, 0.0);
-    for (i, x) in a.iter().enumerate() {
-        if *x == 0.0 {
-            continue;
-        }
-        for (j, y) in b.iter().enumerate() {
-            out[i + j] += x * y;
-        }
-    }
-}
-
-/// Union-find root of `i`, halving paths.
-#[inline]
-fn root(parent: &mut [u32], mut i: usize) -> usize {
-    while parent[i] as usize != i {
-        parent[i] = parent[parent[i] as usize];
-        i = parent[i] as usize;
-    }
-    i
-}
-
-/// A leaf of a tree with oblique splits: components, their Möbius terms, the shares.
-fn oblique_leaf(
-    tree: &Prepared<'_>,
-    limits: Limits,
-    s: &mut PathScratch,
-    sink: &mut Sink,
-    value: &[f64],
-) -> Result<(), TooBig> {
-    s.next_stamp();
-    s.parent.clear();
-    let mut constant = 1.0;
-    // slots, joined when they share a node
-    for i in 0..s.steps.len() {
-        let node = s.steps[i].0 as usize;
-        let feats = tree.features(node);
-        if feats.is_empty() {
-            let (_, a) = step_factors(tree, &s.xgo, s.steps[i]);
-            constant *= a;
-            continue;
-        }
-        let mut first = usize::MAX;
-        for &f in feats {
-            let (slot, new) = s.slot_of(f);
+            self.undo.pop();
+            let fi = f as usize;
+            self.zo[fi] = zo;
             if new {
-                s.parent.push(slot as u32);
+                self.on[fi] = false;
+                self.uniq.pop();
             }
-            if first == usize::MAX {
-                first = root(&mut s.parent, slot);
-            } else {
-                let r = root(&mut s.parent, slot);
-                if r != first {
-                    // the smaller root stays: components keep first-met order
-                    let (lo, hi) = (first.min(r), first.max(r));
-                    s.parent[hi] = lo as u32;
-                    first = lo;
-                }
-            }
+            self.set_recip(fi);
+        }
+        while self.levels.len() > 1 && self.levels.last().expect("non-empty").0 >= depth {
+            let (_, start) = self.levels.pop().expect("non-empty");
+            self.terms.truncate(start);
         }
     }
-    let n_slots = s.slot_feature.len();
-    if constant == 0.0 || n_slots == 0 {
-        return Ok(());
-    }
-    // components: one per root, members in slot order
-    let mut comp_of = std::mem::take(&mut s.tmp);
-    comp_of.clear();
-    comp_of.resize(n_slots, f64::NAN); // component index as f64 (reused buffer)
-    let mut n_comps = 0usize;
-    let mut local = vec![0u32; n_slots];
-    for slot in 0..n_slots {
-        let r = root(&mut s.parent, slot);
-        if comp_of[r].is_nan() {
-            comp_of[r] = n_comps as f64;
-            if s.comps.len() <= n_comps {
-                s.comps.push(Component::default());
-            }
-            let c = &mut s.comps[n_comps];
-            c.slots.clear();
-            c.steps.clear();
-            n_comps += 1;
-        }
-        let c = comp_of[r] as usize;
-        local[slot] = s.comps[c].slots.len() as u32;
-        s.comps[c].slots.push(slot as u32);
-    }
-    for i in 0..s.steps.len() {
-        if let Some(&f) = tree.features(s.steps[i].0 as usize).first() {
-            let r = root(&mut s.parent, s.slot[f as usize] as usize);
-            s.comps[comp_of[r] as usize].steps.push(i as u32);
-        }
-    }
-    s.tmp = comp_of;
-    // each component's Möbius terms and size polynomial
-    for c in 0..n_comps {
-        if s.comps[c].slots.len() > 64 {
-            return Err(TooBig);
-        }
-        mobius_terms(tree, limits, s, c, &local)?;
-    }
-    let d = n_slots;
-    s.ensure_inv(d);
-    s.full.clear();
-    s.full.push(1.0);
-    for c in 0..n_comps {
-        let poly = std::mem::take(&mut s.comps[c].poly);
-        multiply(&s.full, &poly, &mut s.quotient);
-        std::mem::swap(&mut s.full, &mut s.quotient);
-        s.comps[c].poly = poly;
-    }
-    for c in 0..n_comps {
-        component_shares(s, c, n_comps);
-        let comp = &s.comps[c];
-        for (li, &slot) in comp.slots.iter().enumerate() {
-            let share = s.share[li];
-            if share != 0.0 {
-                sink.add(s.slot_feature[slot as usize] as usize, constant * share, value);
-            }
-        }
-    }
-    Ok(())
-}
 
-/// Component `c`'s Möbius terms (merged by mask, zeros dropped) and size polynomial.
-fn mobius_terms(
-    tree: &Prepared<'_>,
-    limits: Limits,
-    s: &mut PathScratch,
-    c: usize,
-    local: &[u32],
-) -> Result<(), TooBig> {
-    let mut terms = std::mem::take(&mut s.terms);
-    let mut next = std::mem::take(&mut s.next_terms);
-    terms.clear();
-    terms.push((0u64, 1.0));
-    for &i in &s.comps[c].steps {
-        let step = s.steps[i as usize];
-        let (r, a) = step_factors(tree, &s.xgo, step);
-        let mut fm = 0u64;
-        for &f in tree.features(step.0 as usize) {
-            fm |= 1u64 << local[s.slot[f as usize] as usize];
+    /// `recip[f]` = `1 / L_f(t)` at every point.
+    fn set_recip(&mut self, f: usize) {
+        let np = self.t.len();
+        let (z, o) = self.zo[f];
+        let e = o - z;
+        for (r, t) in self.recip[f * np..(f + 1) * np].iter_mut().zip(&self.t) {
+            *r = 1.0 / (z + e * t);
         }
-        let d = a - r;
-        next.clear();
-        for &(m, coef) in &terms {
-            if m & fm == fm {
-                // F already inside M: the two terms meet, r + (a - r) = a
-                if a != 0.0 {
-                    next.push((m, coef * a));
-                }
+    }
+
+    /// Puts feature `f` on the path (with `z = o = 1`) at `depth`, if it is not.
+    fn enter(&mut self, f: u32, depth: u32) -> Result<(), TooBig> {
+        let fi = f as usize;
+        if !self.on[fi] {
+            if self.uniq.len() == MAX_SLOTS {
+                return Err(TooBig);
+            }
+            self.undo.push((depth, f, self.zo[fi], true));
+            self.on[fi] = true;
+            self.slot[fi] = self.uniq.len() as u32;
+            self.uniq.push(f);
+        }
+        Ok(())
+    }
+
+    /// Applies the factor of a step at `depth` from a node with features `feats`, with
+    /// cover fraction `r` and `a` = whether the row goes that way; false when every leaf
+    /// below weighs 0.
+    fn apply(
+        &mut self,
+        feats: &[u32],
+        (r, a): (f64, f64),
+        depth: u32,
+        limits: Limits,
+    ) -> Result<bool, TooBig> {
+        let np = self.t.len();
+        let d = depth as usize;
+        if self.full.len() < (d + 1) * np {
+            self.full.resize((d + 1) * np, 0.0);
+        }
+        for &f in feats {
+            self.enter(f, depth)?;
+        }
+        let (above, here) = self.full.split_at_mut(d * np);
+        let (above, here) = (&above[(d - 1) * np..], &mut here[..np]);
+        if let [f] = feats {
+            // one feature: its (z, o) take the factor
+            let fi = *f as usize;
+            let (z, o) = self.zo[fi];
+            self.undo.push((depth, *f, (z, o), false));
+            let (z2, o2) = (z * r, o * a);
+            self.zo[fi] = (z2, o2);
+            if z2 == 0.0 && o2 == 0.0 {
+                return Ok(false);
+            }
+            let old = &self.recip[fi * np..(fi + 1) * np];
+            let e2 = o2 - z2;
+            for q in 0..np {
+                here[q] = above[q] * old[q] * (z2 + e2 * self.t[q]);
+            }
+            self.set_recip(fi);
+            return Ok(true);
+        }
+        here.copy_from_slice(above);
+        if feats.is_empty() {
+            // no feature: always followed as the row goes
+            self.multiply_terms(0, a, 0.0, depth, limits)?;
+        } else {
+            let mut fm = 0u128;
+            for &f in feats {
+                fm |= 1u128 << self.slot[f as usize];
+            }
+            self.multiply_terms(fm, r, a - r, depth, limits)?;
+        }
+        Ok(self.terms.len() > self.levels.last().expect("a level").1)
+    }
+
+    /// A new level of terms: each term `(M, c)` of the current level becomes
+    /// `(M, c·r)` and `(M ∪ F, c·d)` (`F` the bits `fm`), one term `(M, c·(r + d))` when
+    /// `F ⊆ M`; terms with a feature whose `o` is 0 dropped, equal sets merged.
+    fn multiply_terms(
+        &mut self,
+        fm: u128,
+        r: f64,
+        d: f64,
+        depth: u32,
+        limits: Limits,
+    ) -> Result<(), TooBig> {
+        let depth_start = self.levels.last().expect("a level").1;
+        let mut dead = 0u128;
+        for (i, &f) in self.uniq.iter().enumerate() {
+            if self.zo[f as usize].1 == 0.0 {
+                dead |= 1u128 << i;
+            }
+        }
+        self.next.clear();
+        for &(m, c) in &self.terms[depth_start..] {
+            if m & dead != 0 {
                 continue;
             }
-            if r != 0.0 {
-                next.push((m, coef * r));
-            }
-            if d != 0.0 {
-                next.push((m | fm, coef * d));
-            }
-        }
-        next.sort_unstable_by_key(|t| t.0);
-        terms.clear();
-        for &(m, coef) in &next {
-            match terms.last_mut() {
-                Some(last) if last.0 == m => last.1 += coef,
-                _ => terms.push((m, coef)),
+            if m & fm == fm {
+                self.next.push((m, c * (r + d)));
+            } else {
+                self.next.push((m, c * r));
+                if (m | fm) & dead == 0 {
+                    self.next.push((m | fm, c * d));
+                }
             }
         }
-        terms.retain(|t| t.1 != 0.0);
-        if terms.len() > limits.max_terms {
-            s.terms = terms;
-            s.next_terms = next;
+        self.next.sort_unstable_by_key(|t| t.0);
+        let start = self.terms.len();
+        for &(m, c) in &self.next {
+            let n_new = self.terms.len() - start;
+            match self.terms.last_mut() {
+                Some(last) if n_new > 0 && last.0 == m => last.1 += c,
+                _ => self.terms.push((m, c)),
+            }
+        }
+        let mut keep = start;
+        for i in start..self.terms.len() {
+            if self.terms[i].1 != 0.0 {
+                self.terms[keep] = self.terms[i];
+                keep += 1;
+            }
+        }
+        self.terms.truncate(keep);
+        self.levels.push((depth, start));
+        if keep - start > limits.max_terms {
             return Err(TooBig);
         }
+        Ok(())
     }
-    let comp = &mut s.comps[c];
-    comp.poly.clear();
-    comp.poly.resize(comp.slots.len() + 1, 0.0);
-    for &(m, coef) in &terms {
-        comp.poly[m.count_ones() as usize] += coef;
-    }
-    comp.terms.clear();
-    comp.terms.extend_from_slice(&terms);
-    s.terms = terms;
-    s.next_terms = next;
-    Ok(())
-}
 
-/// `s.share[i]`: the Shapley value of component `c`'s `i`-th feature (before the leaf
-/// value), from the product `W` of the other components' polynomials.
-fn component_shares(s: &mut PathScratch, c: usize, n_comps: usize) {
-    let comp = &s.comps[c];
-    let deg = comp.poly.len() - 1;
-    let linear_divisor = deg == 1 && (comp.poly[0] != 0.0 || comp.poly[1] != 0.0);
-    let mut w = std::mem::take(&mut s.quotient);
-    if linear_divisor {
-        divide_linear(&s.full, comp.poly[0], comp.poly[1], &mut w);
-    } else {
-        // the product of the others, multiplied out (no division by a wider polynomial)
-        w.clear();
-        w.push(1.0);
-        let mut tmp = Vec::new();
-        for (o, other) in s.comps[..n_comps].iter().enumerate() {
-            if o != c {
-                multiply(&w, &other.poly, &mut tmp);
-                std::mem::swap(&mut w, &mut tmp);
+    /// The values (times `value`) of the leaf at `depth` the path ends in.
+    fn leaf(&mut self, depth: u32, sink: &mut Sink, value: &[f64]) {
+        let np = self.t.len();
+        let full = &self.full[depth as usize * np..(depth as usize + 1) * np];
+        self.wf.clear();
+        self.wf.extend(self.w.iter().zip(full).map(|(w, f)| w * f));
+        let start = self.levels.last().expect("a level").1;
+        let terms = &self.terms[start..];
+        if let [(0, c)] = terms {
+            // one term without sets: every axis tree, and paths without wider nodes
+            let c = *c;
+            for &f in &self.uniq {
+                let (z, o) = self.zo[f as usize];
+                let e = o - z;
+                if e != 0.0 {
+                    let integral = dot4(&self.wf, &self.recip[f as usize * np..][..np]);
+                    sink.add(f as usize, c * e * integral, value);
+                }
+            }
+            return;
+        }
+        if terms.is_empty() {
+            return;
+        }
+        // per slot and point: o t / L(t); the slots whose o is 0 (their terms vanish)
+        let ns = self.uniq.len();
+        self.rho.clear();
+        let mut dead = 0u128;
+        for (slot, &f) in self.uniq.iter().enumerate() {
+            let o = self.zo[f as usize].1;
+            if o == 0.0 {
+                dead |= 1u128 << slot;
+            }
+            let recip = &self.recip[f as usize * np..][..np];
+            self.rho
+                .extend(self.t.iter().zip(recip).map(|(t, r)| o * t * r));
+        }
+        // per point: every term's expectation, their total, and per slot the part of the
+        // terms that hold it
+        self.total.clear();
+        self.total.resize(np, 0.0);
+        self.within.clear();
+        self.within.resize(ns * np, 0.0);
+        self.term_q.resize(np, 0.0);
+        let sums = TermSums {
+            rho: &self.rho,
+            total: &mut self.total,
+            within: &mut self.within,
+            term_q: &mut self.term_q,
+        };
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx") {
+            // SAFETY: the processor has AVX
+            unsafe { sums.add_avx(terms, dead) };
+        } else {
+            sums.add(terms, dead);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        sums.add(terms, dead);
+        for (slot, &f) in self.uniq.iter().enumerate() {
+            let (z, o) = self.zo[f as usize];
+            let e = o - z;
+            let recip = &self.recip[f as usize * np..][..np];
+            let within = &self.within[slot * np..][..np];
+            let mut acc = [0.0f64; 4];
+            for q in 0..np {
+                let v = within[q] / self.t[q] + e * recip[q] * (self.total[q] - within[q]);
+                acc[q % 4] += self.wf[q] * v;
+            }
+            let value_i = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+            if value_i != 0.0 {
+                sink.add(f as usize, value_i, value);
             }
         }
     }
-    // g[m] = Σ_j W_j / (m + j) for the sizes m of this component's terms
-    let mut g = vec![0.0; deg + 1];
-    for (m, gm) in g.iter_mut().enumerate().skip(1) {
-        *gm = w
-            .iter()
-            .enumerate()
-            .map(|(j, wj)| wj * s.inv[m + j])
-            .sum();
-    }
-    s.share.clear();
-    s.share.resize(comp.slots.len(), 0.0);
-    for &(mask, coef) in &comp.terms {
-        if mask == 0 {
-            continue;
+}
+
+/// A leaf's terms summed at the rule's points.
+struct TermSums<'a> {
+    /// Per slot and point: `o t / L(t)`.
+    rho: &'a [f64],
+    /// Per point: the sum of every term's expectation.
+    total: &'a mut [f64],
+    /// Per slot and point: the sum of the terms that hold the slot.
+    within: &'a mut [f64],
+    /// One term's expectation per point.
+    term_q: &'a mut [f64],
+}
+
+impl TermSums<'_> {
+    /// Adds the terms (those without a slot in `dead`).
+    #[inline(always)]
+    fn add(self, terms: &[(u128, f64)], dead: u128) {
+        let np = self.term_q.len();
+        for &(m, c) in terms {
+            if m & dead != 0 {
+                continue;
+            }
+            self.term_q.iter_mut().for_each(|v| *v = c);
+            let mut bits = m;
+            while bits != 0 {
+                let slot = bits.trailing_zeros() as usize;
+                let rho = &self.rho[slot * np..][..np];
+                for (v, r) in self.term_q.iter_mut().zip(rho) {
+                    *v *= r;
+                }
+                bits &= bits - 1;
+            }
+            for (v, q) in self.total.iter_mut().zip(self.term_q.iter()) {
+                *v += q;
+            }
+            let mut bits = m;
+            while bits != 0 {
+                let slot = bits.trailing_zeros() as usize;
+                let within = &mut self.within[slot * np..][..np];
+                for (v, q) in within.iter_mut().zip(self.term_q.iter()) {
+                    *v += q;
+                }
+                bits &= bits - 1;
+            }
         }
-        let v = coef * g[mask.count_ones() as usize];
-        let mut bits = mask;
-        while bits != 0 {
-            s.share[bits.trailing_zeros() as usize] += v;
-            bits &= bits - 1;
+    }
+
+    /// [`TermSums::add`] compiled for AVX (the same operations, four points a time).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx")]
+    unsafe fn add_avx(self, terms: &[(u128, f64)], dead: u128) {
+        self.add(terms, dead);
+    }
+}
+
+/// `Σ_q a_q b_q` over lengths that are multiples of 4, in four lanes summed in a fixed
+/// order (the same bits whatever instructions the compiler picks).
+#[inline]
+fn dot4(a: &[f64], b: &[f64]) -> f64 {
+    let mut acc = [0.0f64; 4];
+    for (a, b) in a.chunks_exact(4).zip(b.chunks_exact(4)) {
+        for l in 0..4 {
+            acc[l] += a[l] * b[l];
         }
     }
-    s.quotient = w;
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
+/// The points and weights of the `n`-point Gauss-Legendre rule on [0, 1] (exact for
+/// polynomials of degree up to `2n - 1`): the roots of the Legendre polynomial `P_n` by
+/// Newton's method from Tricomi's estimates.
+fn gauss_legendre(n: usize) -> (Vec<f64>, Vec<f64>) {
+    let (mut t, mut w) = (vec![0.0; n], vec![0.0; n]);
+    for i in 0..n {
+        let mut x = (std::f64::consts::PI * (i as f64 + 0.75) / (n as f64 + 0.5)).cos();
+        let mut dp = 1.0;
+        for _ in 0..100 {
+            // P_n(x) and P_n'(x) by the three-term recurrence
+            let (mut p0, mut p1) = (1.0, x);
+            for k in 2..=n {
+                let p2 = ((2 * k - 1) as f64 * x * p1 - (k - 1) as f64 * p0) / k as f64;
+                p0 = p1;
+                p1 = p2;
+            }
+            let (pn, pn1) = if n == 1 { (x, 1.0) } else { (p1, p0) };
+            dp = n as f64 * (x * pn - pn1) / (x * x - 1.0);
+            let step = pn / dp;
+            x -= step;
+            if step.abs() < 1e-16 {
+                break;
+            }
+        }
+        // on [-1, 1]: weight 2 / ((1 - x²) P_n'(x)²); mapped to [0, 1]: halved
+        t[i] = (1.0 - x) / 2.0;
+        w[i] = 1.0 / ((1.0 - x * x) * dp * dp);
+    }
+    (t, w)
 }

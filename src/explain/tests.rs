@@ -176,7 +176,11 @@ fn values_add_up_to_the_prediction_and_unused_features_get_zero() {
     let shap = forest
         .shap_values(x.view(), Game::PathDependent, 1)
         .unwrap();
-    assert!(shap.values.index_axis(ndarray::Axis(1), 4).iter().all(|&v| v == 0.0));
+    assert!(shap
+        .values
+        .index_axis(ndarray::Axis(1), 4)
+        .iter()
+        .all(|&v| v == 0.0));
 }
 
 #[test]
@@ -200,13 +204,19 @@ fn estimates_are_unbiased_and_keep_local_accuracy() {
             let est = forest.shap_values_with(rows.view(), game, tiny, 1).unwrap();
             if est.n_estimated == 0 {
                 // an axis tree's path-dependent values are polynomial: never estimated
-                assert!(name == "axis" && matches!(game, Game::PathDependent), "{name}");
+                assert!(
+                    name == "axis" && matches!(game, Game::PathDependent),
+                    "{name}"
+                );
                 assert_eq!(est.values, exact.values);
                 continue;
             }
             let se = est.std_err.as_ref().expect("estimated values carry errors");
             for ((e, x), s) in est.values.iter().zip(exact.values.iter()).zip(se.iter()) {
-                assert!((e - x).abs() <= 5.0 * s + 1e-9, "{name}: {e} vs {x} (se {s})");
+                assert!(
+                    (e - x).abs() <= 5.0 * s + 1e-9,
+                    "{name}: {e} vs {x} (se {s})"
+                );
             }
             for i in 0..rows.nrows() {
                 for c in 0..k {
@@ -222,8 +232,12 @@ fn estimates_are_unbiased_and_keep_local_accuracy() {
 #[test]
 fn the_values_do_not_depend_on_threads_and_bad_input_is_refused() {
     let (_, forest, x) = forests().swap_remove(2);
-    let one = forest.shap_values(x.view(), Game::PathDependent, 1).unwrap();
-    let two = forest.shap_values(x.view(), Game::PathDependent, 2).unwrap();
+    let one = forest
+        .shap_values(x.view(), Game::PathDependent, 1)
+        .unwrap();
+    let two = forest
+        .shap_values(x.view(), Game::PathDependent, 2)
+        .unwrap();
     assert_eq!(one.values, two.values);
     let narrow = Array2::<f32>::zeros((2, 3));
     assert!(matches!(
@@ -243,5 +257,7 @@ fn the_values_do_not_depend_on_threads_and_bad_input_is_refused() {
     assert!(err.to_string().contains("background"), "{err}");
     let mut inf = x.clone();
     inf[[0, 0]] = f32::INFINITY;
-    assert!(forest.shap_values(inf.view(), Game::PathDependent, 1).is_err());
+    assert!(forest
+        .shap_values(inf.view(), Game::PathDependent, 1)
+        .is_err());
 }

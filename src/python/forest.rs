@@ -276,6 +276,42 @@ impl PyForest {
         Ok(compute(py, || self.inner.predict_trees(x.features()?, n_jobs))?.into_pyarray(py))
     }
 
+    /// Shapley values (`Forest::shap_values_with`): the path-dependent game without a
+    /// background, else the interventional one; returns (values (n, p, outputs), expected
+    /// value (outputs,), standard errors or None, estimated count).
+    #[pyo3(signature = (x, background=None, n_jobs=1, max_terms=None, n_permutations=None))]
+    #[allow(clippy::type_complexity)]
+    fn shap_values<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f32>,
+        background: Option<PyReadonlyArray2<'py, f32>>,
+        n_jobs: i64,
+        max_terms: Option<usize>,
+        n_permutations: Option<usize>,
+    ) -> PyResult<(
+        Bound<'py, PyArray3<f64>>,
+        Bound<'py, PyArray1<f64>>,
+        Option<Bound<'py, PyArray3<f64>>>,
+        u64,
+    )> {
+        let mut limits = crate::explain::Limits::default();
+        limits.max_terms = max_terms.unwrap_or(limits.max_terms);
+        limits.n_permutations = n_permutations.unwrap_or(limits.n_permutations);
+        let (x, bg) = (x.as_array(), background.as_ref().map(|b| b.as_array()));
+        let game = match bg {
+            None => crate::explain::Game::PathDependent,
+            Some(background) => crate::explain::Game::Interventional { background },
+        };
+        let shap = compute(py, || self.inner.shap_values_with(x, game, limits, n_jobs))?;
+        Ok((
+            shap.values.into_pyarray(py),
+            shap.expected_value.into_pyarray(py),
+            shap.std_err.map(|e| e.into_pyarray(py)),
+            shap.n_estimated,
+        ))
+    }
+
     #[pyo3(signature = (x, n_jobs=1))]
     fn apply<'py>(
         &self,

@@ -83,6 +83,7 @@ pub struct ReadmeDoctests;
 
 pub use cancel::Cancel;
 pub use error::{Error, Result};
+pub use explain::{Game, Limits, Shap};
 pub use forest::{Forest, OobPrediction};
 pub use limits::MemoryLimit;
 pub use model::{ClassLabels, Estimator, Label, Model, Predictions, MODEL_FORMAT_VERSION};

@@ -37,6 +37,9 @@ if _typing.TYPE_CHECKING:  # for static tools; at run time they load on first us
     from .unsupervised import UnsupervisedRandomForest as UnsupervisedRandomForest
     from .unsupervised import IsolationForest as IsolationForest
 
+if _typing.TYPE_CHECKING:
+    from .explain import TreeExplainer as TreeExplainer
+
 # the estimators (obliqueforest._estimators.ESTIMATORS) load on first use
 __all__ = [
     "FORMAT_VERSION",
@@ -44,6 +47,7 @@ __all__ = [
     "ForestError",
     "ForestInternalError",
     *_ESTIMATORS,
+    "TreeExplainer",
     "datasets",
     "load",
     "memory_limit",
@@ -54,7 +58,7 @@ __all__ = [
 
 # Modules loaded on first use (they import more of scipy and scikit-learn); `dir()` lists
 # them with the names above.
-_LAZY_MODULES = ("autoencoder", "interpret", "plotting", "rotation", "tuning")
+_LAZY_MODULES = ("autoencoder", "explain", "interpret", "plotting", "rotation", "tuning")
 
 
 def __getattr__(name):
@@ -62,6 +66,10 @@ def __getattr__(name):
         cls = _estimator_class(name)
         globals()[name] = cls
         return cls
+    if name == "TreeExplainer":
+        from .explain import TreeExplainer
+
+        return TreeExplainer
     if name in _LAZY_MODULES:
         import importlib
 

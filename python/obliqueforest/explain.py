@@ -269,9 +269,7 @@ class TreeExplainer:
         n = data.shape[0]
         expected = np.asarray(self.expected_value, dtype=np.float64)
         base = np.broadcast_to(expected, (n, *expected.shape)).copy()
-        return shap.Explanation(
-            values=values, base_values=base, data=data, feature_names=names
-        )
+        return shap.Explanation(values=values, base_values=base, data=data, feature_names=names)
 
 
 def _core_forest(model):

@@ -56,6 +56,7 @@ pub use crate::serialize::MODEL_MAGIC;
 pub use crate::value::{ArrayData, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Game, Shap};
 use crate::forest::Forest;
 use crate::params::Task;
 use ndarray::{Array2, ArrayView2};
@@ -308,6 +309,53 @@ impl Model {
                 Ok(total)
             }
         }
+    }
+
+    /// Shapley values of [`Model::predict_raw`]'s outputs for every row of `x`: the
+    /// path-dependent game without a `background`, the interventional game against its
+    /// rows with one (see [`crate::explain`]). For a classifier, `values[[i, j, c]]` is
+    /// feature `j`'s share of row `i`'s probability of class `c`; each row's shares add up
+    /// to its output minus [`Shap::expected_value`].
+    ///
+    /// ```no_run
+    /// use ndarray::array;
+    /// use obliqueforest::model::Model;
+    ///
+    /// let model = Model::load("model.of")?;
+    /// let rows = array![[5.1, 3.5, 1.4, 0.2], [6.7, 3.0, 5.2, 2.3]];
+    /// let shap = model.shap_values(rows.view(), None)?;
+    /// for (j, name) in model.feature_names().unwrap_or_default().iter().enumerate() {
+    ///     println!("{name}: {:+.3}", shap.values[[0, j, 0]]);
+    /// }
+    /// # Ok::<(), obliqueforest::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Model::predict_raw`] for `x` and `background`; [`Error::InvalidInput`] for a
+    /// rotation ensemble (its trees read rotated features; not supported yet).
+    pub fn shap_values(
+        &self,
+        x: ArrayView2<'_, f64>,
+        background: Option<ArrayView2<'_, f64>>,
+    ) -> Result<Shap> {
+        let forest = match &self.file.body {
+            Body::Forest(f) => f,
+            Body::Encoder(e) => &e.forest,
+            Body::Rotation(_) => {
+                return Err(Error::InvalidInput(
+                    "Shapley values of a rotation ensemble are not supported yet".into(),
+                ))
+            }
+        };
+        let x = self.to_f32(x)?;
+        let background = background.map(|b| self.to_f32(b)).transpose()?;
+        let game = match &background {
+            None => Game::PathDependent,
+            Some(b) => Game::Interventional {
+                background: b.view(),
+            },
+        };
+        forest.shap_values(x.view(), game, self.n_jobs)
     }
 
     /// Class probabilities, shape (n_samples, n_classes), columns in the order of

@@ -424,3 +424,33 @@ fn crc_fixed_mutations_long_run() {
         "{loaded} loaded, {rejected} rejected"
     );
 }
+
+#[test]
+fn models_explain_their_raw_outputs_in_both_games() {
+    let models = fuzz_models();
+    let p = models[0].n_features();
+    let x = Array2::from_shape_fn((12, p), |(i, j)| ((i * 5 + j * 3) % 7) as f64 - 3.0);
+    let mut explained = 0;
+    for (case, m) in models.into_iter().enumerate() {
+        assert_eq!(m.n_features(), p);
+        if let Body::Rotation(_) = m.body() {
+            let err = m.shap_values(x.view(), None).unwrap_err();
+            assert!(err.to_string().contains("rotation"), "{err}");
+            continue;
+        }
+        let raw = m.predict_raw(x.view()).unwrap();
+        for background in [None, Some(x.slice(ndarray::s![..5, ..]))] {
+            let shap = m.shap_values(x.view(), background).unwrap();
+            assert_eq!(shap.n_estimated, 0);
+            for i in 0..x.nrows() {
+                for c in 0..raw.ncols() {
+                    let sum: f64 = shap.values.index_axis(ndarray::Axis(0), i).column(c).sum();
+                    let want = raw[[i, c]] - shap.expected_value[c];
+                    assert!((sum - want).abs() < 1e-9, "case {case}: {sum} vs {want}");
+                }
+            }
+        }
+        explained += 1;
+    }
+    assert!(explained >= 3, "{explained}");
+}

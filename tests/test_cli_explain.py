@@ -135,30 +135,27 @@ def test_explain_a_regressor_and_an_isolation_forest(run, tmp_path):
             assert np.allclose(-(2.0 ** -values[:, 0]), est.score_samples(X))
 
 
-def test_explain_refuses_what_it_cannot_explain(run, tmp_path):
+def test_explain_a_rotation_ensemble_and_refuse_what_predicts_nothing(run, tmp_path):
     data = tmp_path / "iris.csv"
     load_iris(as_frame=True).frame.to_csv(data, index=False)
-    model = tmp_path / "rot.of"
+    X = pd.read_csv(data).drop(columns="target")
+    model, out = tmp_path / "rot.of", tmp_path / "rot.csv"
+    fit = ("fit", data, "--target", "target", "--seed", "0", "-p", "n_estimators=10")
     code, _, err = run(
-        "fit",
-        data,
-        "--target",
-        "target",
-        "-e",
-        "rotation",
-        "-o",
-        model,
-        "--seed",
-        "0",
-        "-p",
-        "n_estimators=10",
-        "-p",
-        "n_rotations=2",
-        "-p",
-        "micro_forest_size=5",
+        *fit, "-e", "rotation", "-o", model, "-p", "n_rotations=2", "-p", "micro_forest_size=5"
     )
     assert code == 0, err
+    code, _, err = run("explain", model, data, "--target", "target", "-o", out)
+    assert code == 0, err
+    _, rows = _read(out)
+    cls = rows[:, 1].astype(int)
+    total = rows[:, 3:].astype(float).sum(axis=1) + rows[:, 2].astype(float)
+    proba = load(model).predict_proba(X)
+    assert np.allclose(total, proba[np.arange(len(X)), cls], atol=1e-9)
+    model = tmp_path / "urf.of"
+    code, _, err = run(*fit, "-e", "unsupervised", "-o", model)
+    assert code == 0, err
     code, _, err = run("explain", model, data, "--target", "target")
-    assert code == 2 and "rotation ensembles" in err
+    assert code == 2 and "predict nothing" in err
     code, _, err = run("explain", tmp_path / "missing.of", data)
     assert code == 2 and "no such model file" in err

@@ -707,11 +707,8 @@ def test_models_without_an_explainable_forest_are_refused():
     X, y = _data("clf", 5, n=80)
     with pytest.raises(TypeError, match="predicts nothing"):
         TreeExplainer(of.UnsupervisedRandomForest(3, random_state=0).fit(X))
-    rotation = of.RotationEnsembleClassifier(
-        4, n_rotations=2, micro_forest_size=2, random_state=0
-    ).fit(X, y)
-    with pytest.raises(TypeError, match="rotation ensemble"):
-        TreeExplainer(rotation)
+    with pytest.raises((TypeError, NotFittedError)):
+        TreeExplainer(of.RotationEnsembleClassifier(4))
     with pytest.raises((TypeError, NotFittedError)):
         TreeExplainer(of.SPORFClassifier(3))
     with pytest.raises((TypeError, NotFittedError)):
@@ -720,6 +717,37 @@ def test_models_without_an_explainable_forest_are_refused():
 
     with pytest.raises(TypeError):
         TreeExplainer(RandomForestRegressor(3).fit(X, y))
+
+
+# ---------------------------------------------------------------------------------------
+# rotation ensembles: the values of the original features
+
+
+@pytest.mark.parametrize("task", ["clf", "reg"])
+@pytest.mark.parametrize("scaling", ["minmax", "rank"])
+def test_rotation_ensembles_are_explained_on_the_original_features(task, scaling):
+    X, y = _data(task, 5, n=200, missing=0.1)
+    cls = of.RotationEnsembleClassifier if task == "clf" else of.RotationEnsembleRegressor
+    model = cls(12, n_rotations=3, micro_forest_size=4, scaling=scaling, random_state=0)
+    model.fit(X, y)
+    predict = model.predict_proba if task == "clf" else model.predict
+    rows, background = X[:4], X[100:106]
+    # interventional: all coalitions of hybrid rows, predicted by the ensemble itself
+    explainer = TreeExplainer(model, background)
+    got = _stack(explainer.shap_values(rows))
+    p = X.shape[1]
+    S = _coalitions(p)
+    for i in range(len(rows)):
+        hybrid = np.where(S[:, None, :], rows[i][None, None, :], background[None, :, :])
+        raw = predict(hybrid.reshape(-1, p)).reshape(2**p, len(background), -1).mean(axis=1)
+        np.testing.assert_allclose(got[i], _shapley(raw, p), rtol=0, atol=1e-9)
+    assert explainer.n_estimated_ == 0
+    # path-dependent: local accuracy on the ensemble's own predictions
+    explainer = TreeExplainer(model)
+    values = _stack(explainer.shap_values(X[:40]))
+    expected = np.atleast_1d(_stack_expected(explainer.expected_value))
+    total = values.sum(axis=1) + expected
+    np.testing.assert_allclose(total, predict(X[:40]).reshape(40, -1), rtol=0, atol=1e-9)
 
 
 # ---------------------------------------------------------------------------------------

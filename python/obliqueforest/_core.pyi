@@ -82,6 +82,18 @@ def orthogonal_factor(a: np.ndarray) -> np.ndarray:
     R's diagonal positive (Householder reflections in one fixed order: the same bits on
     every machine); Haar-distributed for a standard Gaussian ``a``."""
 
+def shap_values_rotated(
+    forests: list[Forest],
+    rotations: npt.NDArray[np.float64],
+    scaled: npt.NDArray[np.float64],
+    background: npt.NDArray[np.float64] | None = None,
+    n_jobs: int = 1,
+    max_terms: int | None = None,
+    n_permutations: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64] | None, int]:
+    """Shapley values of a rotation ensemble's mean over all its trees, on the original
+    features: ``forests[k]`` reads ``scaled @ rotations[k]`` (see ``Forest.shap_values``)."""
+
 def rotate(x: np.ndarray, q: np.ndarray, fortran: bool) -> np.ndarray:
     """``x @ q`` (float64) as float32, column-major when ``fortran``: sums over ascending
     k; a NaN term is left out and makes the value NaN where its weight is not 0."""

@@ -506,11 +506,11 @@ def _cmd_predict(args):
 def _explained_model(path):
     """A loaded model ``explain`` can explain, or a CLIError saying why not."""
     est = load_model(path)
-    if not hasattr(est, "_forest") or _without_targets(est) and not hasattr(est, "score_samples"):
+    explainable = hasattr(est, "_forest") or hasattr(est, "rotations_")
+    if not explainable or _without_targets(est) and not hasattr(est, "score_samples"):
         raise CLIError(
             f"{path} holds a {type(est).__name__}, whose predictions this command cannot "
-            "explain (rotation ensembles, autoencoders and unsupervised forests are not "
-            "supported; see docs/explain.md)"
+            "explain (autoencoders and unsupervised forests predict nothing to explain)"
         )
     if isinstance(getattr(est, "classes_", None), list) or getattr(est, "n_outputs_", 1) > 1:
         raise CLIError(

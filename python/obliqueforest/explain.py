@@ -29,6 +29,9 @@ the ``explain`` module of the crate, whose documentation derives the algorithms)
     hybrid row that takes ``S`` from ``x`` and the rest from ``b``; every projection is
     evaluated on the hybrid row itself.
 
+A rotation ensemble is explained on its original features: a split on a rotated
+coordinate is an oblique split on the (scaled) features with a nonzero loading in it.
+
 Where an exact computation would exceed the core's bounds (``max_terms`` terms for one
 tree and row — an oblique path joining many features, or an oblique node with more than
 12 differing features for the interventional game), that tree's values for that row are
@@ -46,6 +49,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils.validation import check_is_fitted
 
+from . import _core
 from ._validation import SPARSE_FORMATS, _validate_data, as_float32, resolve_n_jobs
 
 __all__ = ["TreeExplainer"]
@@ -64,9 +68,12 @@ class TreeExplainer:
     ----------
     model : fitted estimator
         A forest classifier or regressor of any family (``RandomForest*``, ``SPORF*``,
-        ``ObliqueForest*``, ``MORF*``, quantile and honest forests) or an
-        ``IsolationForest`` (whose explained output is the mean normalised path length
-        behind ``score_samples``: a negative value pushes a row towards the anomalies).
+        ``ObliqueForest*``, ``MORF*``, quantile and honest forests), a rotation ensemble
+        (``RotationEnsemble*``: its trees split rotated coordinates, which are oblique
+        splits on the original features, so the values are the original features'), or
+        an ``IsolationForest`` (whose explained output is the mean normalised path
+        length behind ``score_samples``: a negative value pushes a row towards the
+        anomalies). A quantile forest's values explain its mean prediction.
     data : array-like or DataFrame of shape (n_background, n_features), default=None
         Background rows for the interventional game. Around 100 rows is usual.
     feature_perturbation : {"auto", "interventional", "tree_path_dependent"}, default="auto"
@@ -109,7 +116,7 @@ class TreeExplainer:
         n_permutations=None,
     ):
         self.model = model
-        self._forest = _core_forest(model)
+        self._core = _Core(model)
         if feature_perturbation not in _GAMES:
             raise ValueError(
                 f"feature_perturbation must be one of {_GAMES}, got {feature_perturbation!r}"
@@ -146,7 +153,7 @@ class TreeExplainer:
             )
         names = getattr(model, "feature_names_in_", None)
         self.feature_names = None if names is None else [str(n) for n in names]
-        empty = np.empty((0, model.n_features_in_), dtype=np.float32)
+        empty = np.empty((0, model.n_features_in_), dtype=np.float64)
         _, expected, _, _ = self._call(empty)
         self.expected_value = self._layout_expected(expected)
         self.std_err_ = None
@@ -158,26 +165,12 @@ class TreeExplainer:
 
     def _rows(self, X, what):
         """X validated as the model validates it (feature count and names), dense
-        float32 in row order."""
-        X = _validate_data(
-            self.model,
-            X,
-            dtype=[np.float32, np.float64],
-            reset=False,
-            ensure_all_finite=False,
-            accept_sparse=SPARSE_FORMATS,
-        )
-        if sparse.issparse(X):
-            X = X.toarray()
-        return as_float32(np.asarray(X), "C")
+        float64 in row order."""
+        return self._core.rows(X)
 
     def _call(self, X):
-        return self._forest.shap_values(
-            X,
-            self.data,
-            self._threads(),
-            self.max_terms,
-            self.n_permutations,
+        return self._core.shap_values(
+            X, self.data, self._threads(), self.max_terms, self.n_permutations
         )
 
     def _layout(self, values):
@@ -235,7 +228,7 @@ class TreeExplainer:
         return self._layout(values)
 
     def _check_additivity(self, X, values, expected):
-        predicted = self._forest.predict(X, self._threads())
+        predicted = self._core.predict(X, self._threads())
         total = values.sum(axis=1) + expected[None, :]
         gap = np.abs(total - predicted)
         bound = 1e-6 * np.maximum(1.0, np.abs(predicted))
@@ -272,27 +265,71 @@ class TreeExplainer:
         return shap.Explanation(values=values, base_values=base, data=data, feature_names=names)
 
 
-def _core_forest(model):
-    """The fitted core forest of a model this explainer knows, or a TypeError saying
-    which models it knows."""
-    from .unsupervised import UnsupervisedRandomForest
+class _Core:
+    """The model's trees as the core explains them: a forest reading the features
+    directly, or a rotation ensemble's forests reading its scaled rows rotated (their
+    splits on rotated coordinates are oblique splits on the original features, so the
+    values are the original features' own)."""
 
-    forest = getattr(model, "_forest", None)
-    fitted_model = model._fitted() if hasattr(model, "_fitted") else model
-    if isinstance(model, UnsupervisedRandomForest):
-        raise TypeError(
-            "UnsupervisedRandomForest predicts nothing to explain; explain a forest fitted "
-            "on targets, or an IsolationForest's scores"
+    def __init__(self, model):
+        from .unsupervised import UnsupervisedRandomForest
+
+        if isinstance(model, UnsupervisedRandomForest):
+            raise TypeError(
+                "UnsupervisedRandomForest predicts nothing to explain; explain a forest "
+                "fitted on targets, or an IsolationForest's scores"
+            )
+        self.rotation = hasattr(model, "rotations_") or hasattr(type(model), "_rotate")
+        if not (hasattr(model, "_forest") or hasattr(model, "_forests") or self.rotation):
+            raise TypeError(
+                "TreeExplainer explains fitted obliqueforest forests, got "
+                f"{type(model).__name__} (an unfitted forest, or another kind of model)"
+            )
+        self.model = model._fitted() if hasattr(model, "_fitted") else model
+        check_is_fitted(self.model)
+        if self.rotation:
+            ks, forests = zip(*self.model._rotation_forests())
+            self.forests = list(forests)
+            self.rotations = np.ascontiguousarray(self.model.rotations_[list(ks)])
+        else:
+            self.forest = self.model._forest
+
+    def rows(self, X):
+        """X validated as the model validates it, dense float64 rows: scaled as the
+        ensemble scales them for a rotation ensemble."""
+        X = _validate_data(
+            self.model,
+            X,
+            dtype=[np.float32, np.float64],
+            reset=False,
+            ensure_all_finite=False,
+            accept_sparse=SPARSE_FORMATS,
         )
-    if forest is None and hasattr(model, "_forests"):
-        raise TypeError(
-            f"{type(model).__name__} is a rotation ensemble; TreeExplainer explains "
-            "forests whose trees read the input features directly"
+        if sparse.issparse(X):
+            X = X.toarray()
+        if self.rotation:
+            return np.ascontiguousarray(self.model._scale(np.asarray(X)), dtype=np.float64)
+        return np.ascontiguousarray(as_float32(np.asarray(X), "C"), dtype=np.float64)
+
+    def shap_values(self, X, background, n_jobs, max_terms, n_permutations):
+        if self.rotation:
+            return _core.shap_values_rotated(
+                self.forests, self.rotations, X, background, n_jobs, max_terms, n_permutations
+            )
+        as32 = None if background is None else background.astype(np.float32)
+        return self.forest.shap_values(
+            X.astype(np.float32), as32, n_jobs, max_terms, n_permutations
         )
-    if forest is None:
-        raise TypeError(
-            f"TreeExplainer explains fitted obliqueforest forests, got {type(model).__name__}"
-            " (an unfitted forest, or another kind of model)"
-        )
-    check_is_fitted(fitted_model)
-    return fitted_model._forest
+
+    def predict(self, X, n_jobs):
+        """The raw output the values explain (rows as :meth:`rows` gives them)."""
+        if self.rotation:
+            p = X.shape[1]
+            total = 0.0
+            n_trees = 0
+            for forest, q in zip(self.forests, self.rotations):
+                rotated = _core.rotate(X, q.reshape(p, p), False)
+                total = total + forest.n_trees * forest.predict(rotated, n_jobs)
+                n_trees += forest.n_trees
+            return total / n_trees
+        return self.forest.predict(X.astype(np.float32), n_jobs)

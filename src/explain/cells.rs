@@ -70,7 +70,7 @@ impl CellScratch {
 
 /// Whether `x` and `b` agree on a value (NaN agrees with NaN).
 #[inline]
-fn same(x: f32, b: f32) -> bool {
+fn same(x: f64, b: f64) -> bool {
     x == b || (x.is_nan() && b.is_nan())
 }
 
@@ -78,8 +78,8 @@ fn same(x: f32, b: f32) -> bool {
 /// row `b` (times the leaf values) to `sink`.
 pub(crate) fn explain(
     tree: &Prepared<'_>,
-    x: &[f32],
-    b: &[f32],
+    x: &[f64],
+    b: &[f64],
     limits: Limits,
     ln_fact: &[f64],
     s: &mut CellScratch,

@@ -18,7 +18,7 @@ pub(crate) trait TreeGame {
 /// The path-dependent game of a tree and a row.
 pub(crate) struct PathGame<'a, 'f> {
     pub(crate) tree: &'a Prepared<'f>,
-    pub(crate) x: &'a [f32],
+    pub(crate) x: &'a [f64],
 }
 
 impl TreeGame for PathGame<'_, '_> {
@@ -59,8 +59,8 @@ impl TreeGame for PathGame<'_, '_> {
 /// The interventional game of a tree, a row `x` and a background row `b`.
 pub(crate) struct HybridGame<'a, 'f> {
     pub(crate) tree: &'a Prepared<'f>,
-    pub(crate) x: &'a [f32],
-    pub(crate) b: &'a [f32],
+    pub(crate) x: &'a [f64],
+    pub(crate) b: &'a [f64],
 }
 
 impl TreeGame for HybridGame<'_, '_> {

@@ -113,10 +113,23 @@ pub struct Shap {
     pub n_estimated: u64,
 }
 
+/// How a tree reads the explained features.
+#[derive(Clone, Copy)]
+pub(crate) enum Input<'f> {
+    /// Directly (through its family's descriptors, if compact).
+    Direct(Option<&'f dyn CompactDescriptors>),
+    /// Through a rotation `Q` (p × p, row-major): the tree's feature `j` is the float32 of
+    /// `Σ_l s_l Q[l, j]`, summed in float64 in feature order over the nonzero weights (as
+    /// a rotation ensemble computes its trees' input from the scaled rows `s`).
+    Rotated(&'f [f64]),
+}
+
 /// What one tree brings to every explanation: each inner node's distinct features.
 pub(crate) struct Prepared<'f> {
     tree: &'f Tree,
-    descriptors: Option<&'f dyn CompactDescriptors>,
+    input: Input<'f>,
+    /// Features of the explained rows.
+    p: usize,
     /// Offsets into `feats` per node (`n_nodes + 1`; leaves have none).
     feat_ptr: Vec<u32>,
     /// Distinct features of each inner node's projection, ascending.
@@ -132,7 +145,11 @@ pub(crate) struct Prepared<'f> {
 }
 
 impl<'f> Prepared<'f> {
-    fn new(tree: &'f Tree, descriptors: Option<&'f dyn CompactDescriptors>, p: usize) -> Self {
+    fn new(tree: &'f Tree, input: Input<'f>, p: usize) -> Self {
+        let descriptors = match input {
+            Input::Direct(d) => d,
+            Input::Rotated(_) => None,
+        };
         let n = tree.n_nodes();
         let (mut feat_ptr, mut feats) = (Vec::with_capacity(n + 1), Vec::new());
         let mut node_feats = Vec::new();
@@ -141,8 +158,12 @@ impl<'f> Prepared<'f> {
         for node in 0..n {
             if !tree.is_leaf(node) {
                 node_feats.clear();
-                tree.proj(node, descriptors)
-                    .for_each(|j, _| node_feats.push(j as u32));
+                tree.proj(node, descriptors).for_each(|j, _| match input {
+                    Input::Direct(_) => node_feats.push(j as u32),
+                    Input::Rotated(q) => {
+                        node_feats.extend((0..p).filter(|&l| q[l * p + j] != 0.0).map(|l| l as u32))
+                    }
+                });
                 node_feats.sort_unstable();
                 node_feats.dedup();
                 for &j in &node_feats {
@@ -179,7 +200,8 @@ impl<'f> Prepared<'f> {
         let max_path_features = max_path.min(used.len());
         Prepared {
             tree,
-            descriptors,
+            input,
+            p,
             feat_ptr,
             feats,
             frac,
@@ -196,9 +218,34 @@ impl<'f> Prepared<'f> {
 
     /// The child a row whose feature `j` is `get(j)` goes to from inner node `node`.
     #[inline]
-    fn child_by(&self, node: usize, get: impl Fn(usize) -> f32) -> usize {
-        let v = self.tree.proj(node, self.descriptors).value_by(get);
+    fn child_by(&self, node: usize, get: impl Fn(usize) -> f64) -> usize {
+        let v = match self.input {
+            // the rows came as float32: the cast back is exact
+            Input::Direct(d) => self.tree.proj(node, d).value_by(|j| get(j) as f32),
+            Input::Rotated(q) => {
+                let p = self.p;
+                self.tree.proj(node, None).value_by(|j| {
+                    let mut s = 0.0f64;
+                    for l in 0..p {
+                        let w = q[l * p + j];
+                        if w != 0.0 {
+                            s += get(l) * w;
+                        }
+                    }
+                    s as f32
+                })
+            }
+        };
         self.tree.child(node, v)
+    }
+
+    /// The leaf values of the leaf a row whose feature `j` is `get(j)` reaches.
+    fn leaf_value_by(&self, get: impl Fn(usize) -> f64) -> &'f [f64] {
+        let mut node = 0;
+        while !self.tree.is_leaf(node) {
+            node = self.child_by(node, &get);
+        }
+        self.tree.leaf_value(node)
     }
 
     /// The path-dependent game's `v(∅)`: the leaves' values weighted by the product of
@@ -291,8 +338,8 @@ struct Scratch {
     path: path::PathScratch,
     cells: cells::CellScratch,
     est: estimate::EstimateScratch,
-    /// The row, as float32 (the layout prediction reads).
-    row: Vec<f32>,
+    /// The row.
+    row: Vec<f64>,
     /// Sampling variances of the row's estimated values (p × k), when some were.
     var: Vec<f64>,
 }
@@ -321,132 +368,211 @@ impl Forest {
         limits: Limits,
         n_jobs: i64,
     ) -> Result<Shap> {
-        let (p, k) = (self.n_features(), self.n_outputs());
-        check_rows(x, p, "x")?;
-        if limits.max_terms == 0 || limits.n_permutations == 0 {
-            return Err(Error::InvalidInput(
-                "max_terms and n_permutations must be at least 1".into(),
-            ));
-        }
+        let p = self.n_features();
+        check_rows(x.mapv(f64::from).view(), p, "x")?;
         let background = match game {
             Game::Interventional { background } => {
-                check_rows(background, p, "the background")?;
-                if background.nrows() == 0 {
-                    return Err(Error::InvalidInput(
-                        "the background needs at least one row".into(),
-                    ));
-                }
-                Some(background.as_standard_layout().to_owned())
+                check_rows(background.mapv(f64::from).view(), p, "the background")?;
+                Some(background.mapv(f64::from))
             }
             Game::PathDependent => None,
         };
         let trees: Vec<Prepared<'_>> = self
             .trees()
             .iter()
-            .map(|t| Prepared::new(t, self.descriptors(), p))
+            .map(|t| Prepared::new(t, Input::Direct(self.descriptors()), p))
             .collect();
-        let n_trees = trees.len().max(1) as f64;
-        let expected_value = match &background {
-            None => {
-                let mut ev = vec![0.0; k];
-                for t in &trees {
-                    for (e, v) in ev.iter_mut().zip(t.expected_value(k)) {
-                        *e += v / n_trees;
-                    }
-                }
-                ev
-            }
-            Some(b) => self
-                .predict(b.view(), n_jobs)?
-                .mean_axis(ndarray::Axis(0))
-                .map_or(vec![0.0; k], |m| m.to_vec()),
-        };
-        let n = x.nrows();
-        let width = p * k;
-        let mut values = alloc::table::<f64>(n, width, "the Shapley values")?;
-        let bg = background.as_ref().map(|b| b.view());
-        let scale = 1.0 / (n_trees * bg.map_or(1, |b| b.nrows()) as f64);
-        let variances = std::sync::Mutex::new(Vec::<(usize, Vec<f64>)>::new());
-        let estimated = std::sync::atomic::AtomicU64::new(0);
-        let ctx = Context {
-            trees: &trees,
-            background: bg,
+        let x = x.mapv(f64::from);
+        explain(
+            &trees,
+            self.n_outputs(),
+            x.view(),
+            background.as_ref().map(|b| b.view()),
             limits,
-            p,
-            k,
-            ln_fact: ln_factorials(p + 1),
-        };
-        let explain_row = |s: &mut Scratch, (i, out): (usize, &mut [f64])| {
-            if cancel::requested() {
-                return;
-            }
-            s.row.clear();
-            s.row.extend(x.row(i).iter().copied());
-            let n_est = ctx.row(i, s, out);
-            for v in out.iter_mut() {
-                *v *= scale;
-            }
-            if n_est > 0 {
-                estimated.fetch_add(n_est, std::sync::atomic::Ordering::Relaxed);
-                let var: Vec<f64> = s.var.iter().map(|v| v * scale * scale).collect();
-                s.var.fill(0.0);
-                variances
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .push((i, var));
-            }
-        };
-        let init = || Scratch {
-            sink: Sink::new(p, k),
-            path: path::PathScratch::new(p),
-            cells: cells::CellScratch::new(p),
-            est: estimate::EstimateScratch::new(p, k),
-            row: Vec::with_capacity(p),
-            var: vec![0.0; width],
-        };
-        let threads = n_threads(Some(n_jobs))?;
-        if width > 0 {
-            if threads == 1 || n < 2 {
-                let mut s = init();
-                values
-                    .chunks_mut(width)
-                    .enumerate()
-                    .for_each(|item| explain_row(&mut s, item));
-            } else {
-                let carried = cancel::carry();
-                cancel::install(&*thread_pool(threads)?, || {
-                    values
-                        .par_chunks_mut(width)
-                        .enumerate()
-                        .with_min_len(1)
-                        .for_each_init(init, |s, item| carried.run(|| explain_row(s, item)))
-                });
-            }
-        }
-        cancel::check()?;
-        let values = Array3::from_shape_vec((n, p, k), values)
-            .map_err(|e| Error::Internal(e.to_string()))?;
-        let variances = variances.into_inner().unwrap_or_else(|e| e.into_inner());
-        let std_err = (!variances.is_empty()).then(|| {
-            let mut se = Array3::<f64>::zeros((n, p, k));
-            for (i, var) in variances {
-                for (s, v) in se.index_axis_mut(ndarray::Axis(0), i).iter_mut().zip(var) {
-                    *s = v.sqrt();
-                }
-            }
-            se
-        });
-        Ok(Shap {
-            values,
-            expected_value,
-            std_err,
-            n_estimated: estimated.into_inner(),
-        })
+            n_jobs,
+        )
     }
 }
 
+/// The Shapley values of a rotation ensemble's mean over all its trees (`forests[k]`'s
+/// trees read `scaled @ rotations[k]`, `rotations` being the p × p matrices one after
+/// the other), on the original features: `scaled` holds the explained rows after the
+/// ensemble's per-feature scaling, which leaves a feature known or unknown as it was.
+///
+/// # Errors
+/// As [`Forest::shap_values_with`]; [`Error::InvalidInput`] for rotations of the wrong
+/// size.
+pub fn shap_values_rotated(
+    forests: &[&Forest],
+    rotations: &[f64],
+    scaled: ArrayView2<'_, f64>,
+    background: Option<ArrayView2<'_, f64>>,
+    limits: Limits,
+    n_jobs: i64,
+) -> Result<Shap> {
+    let p = scaled.ncols();
+    if forests.is_empty() || rotations.len() != forests.len() * p * p {
+        return Err(Error::InvalidInput(format!(
+            "{} forests need as many {p} x {p} rotations, got {} values",
+            forests.len(),
+            rotations.len()
+        )));
+    }
+    let k = forests[0].n_outputs();
+    let mut trees = Vec::new();
+    for (r, f) in forests.iter().enumerate() {
+        if f.n_features() != p || f.n_outputs() != k {
+            return Err(Error::InvalidInput(
+                "every rotation's forest needs the rows' features and the same outputs".into(),
+            ));
+        }
+        let q = &rotations[r * p * p..(r + 1) * p * p];
+        trees.extend(
+            f.trees()
+                .iter()
+                .map(|t| Prepared::new(t, Input::Rotated(q), p)),
+        );
+    }
+    check_rows(scaled, p, "x")?;
+    if let Some(b) = background {
+        check_rows(b, p, "the background")?;
+    }
+    explain(&trees, k, scaled, background, limits, n_jobs)
+}
+
+/// The Shapley values of the mean of `trees` (outputs `k` each) for the rows `x`: the
+/// path-dependent game, or the interventional one against `background`.
+fn explain(
+    trees: &[Prepared<'_>],
+    k: usize,
+    x: ArrayView2<'_, f64>,
+    background: Option<ArrayView2<'_, f64>>,
+    limits: Limits,
+    n_jobs: i64,
+) -> Result<Shap> {
+    let p = x.ncols();
+    if limits.max_terms == 0 || limits.n_permutations == 0 {
+        return Err(Error::InvalidInput(
+            "max_terms and n_permutations must be at least 1".into(),
+        ));
+    }
+    let background = match background {
+        Some(b) if b.nrows() == 0 => {
+            return Err(Error::InvalidInput(
+                "the background needs at least one row".into(),
+            ))
+        }
+        Some(b) => Some(b.as_standard_layout().to_owned()),
+        None => None,
+    };
+    let n_trees = trees.len().max(1) as f64;
+    let mut expected_value = vec![0.0; k];
+    match &background {
+        None => {
+            for t in trees {
+                for (e, v) in expected_value.iter_mut().zip(t.expected_value(k)) {
+                    *e += v / n_trees;
+                }
+            }
+        }
+        Some(b) => {
+            let w = 1.0 / (n_trees * b.nrows() as f64);
+            for row in b.rows() {
+                for t in trees {
+                    let leaf = t.leaf_value_by(|j| row[j]);
+                    expected_value
+                        .iter_mut()
+                        .zip(leaf)
+                        .for_each(|(e, v)| *e += w * v);
+                }
+            }
+        }
+    }
+    let n = x.nrows();
+    let width = p * k;
+    let mut values = alloc::table::<f64>(n, width, "the Shapley values")?;
+    let bg = background.as_ref().map(|b| b.view());
+    let scale = 1.0 / (n_trees * bg.map_or(1, |b| b.nrows()) as f64);
+    let variances = std::sync::Mutex::new(Vec::<(usize, Vec<f64>)>::new());
+    let estimated = std::sync::atomic::AtomicU64::new(0);
+    let ctx = Context {
+        trees,
+        background: bg,
+        limits,
+        p,
+        k,
+        ln_fact: ln_factorials(p + 1),
+    };
+    let explain_row = |s: &mut Scratch, (i, out): (usize, &mut [f64])| {
+        if cancel::requested() {
+            return;
+        }
+        s.row.clear();
+        s.row.extend(x.row(i).iter().copied());
+        let n_est = ctx.row(i, s, out);
+        for v in out.iter_mut() {
+            *v *= scale;
+        }
+        if n_est > 0 {
+            estimated.fetch_add(n_est, std::sync::atomic::Ordering::Relaxed);
+            let var: Vec<f64> = s.var.iter().map(|v| v * scale * scale).collect();
+            s.var.fill(0.0);
+            variances
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push((i, var));
+        }
+    };
+    let init = || Scratch {
+        sink: Sink::new(p, k),
+        path: path::PathScratch::new(p),
+        cells: cells::CellScratch::new(p),
+        est: estimate::EstimateScratch::new(p, k),
+        row: Vec::with_capacity(p),
+        var: vec![0.0; width],
+    };
+    let threads = n_threads(Some(n_jobs))?;
+    if width > 0 {
+        if threads == 1 || n < 2 {
+            let mut s = init();
+            values
+                .chunks_mut(width)
+                .enumerate()
+                .for_each(|item| explain_row(&mut s, item));
+        } else {
+            let carried = cancel::carry();
+            cancel::install(&*thread_pool(threads)?, || {
+                values
+                    .par_chunks_mut(width)
+                    .enumerate()
+                    .with_min_len(1)
+                    .for_each_init(init, |s, item| carried.run(|| explain_row(s, item)))
+            });
+        }
+    }
+    cancel::check()?;
+    let values =
+        Array3::from_shape_vec((n, p, k), values).map_err(|e| Error::Internal(e.to_string()))?;
+    let variances = variances.into_inner().unwrap_or_else(|e| e.into_inner());
+    let std_err = (!variances.is_empty()).then(|| {
+        let mut se = Array3::<f64>::zeros((n, p, k));
+        for (i, var) in variances {
+            for (s, v) in se.index_axis_mut(ndarray::Axis(0), i).iter_mut().zip(var) {
+                *s = v.sqrt();
+            }
+        }
+        se
+    });
+    Ok(Shap {
+        values,
+        expected_value,
+        std_err,
+        n_estimated: estimated.into_inner(),
+    })
+}
+
 /// Refuses rows of the wrong width or with infinite values (NaN is a missing value).
-fn check_rows(x: ArrayView2<'_, f32>, p: usize, what: &str) -> Result<()> {
+fn check_rows(x: ArrayView2<'_, f64>, p: usize, what: &str) -> Result<()> {
     if x.ncols() != p {
         return Err(Error::FeatureMismatch {
             expected: p,
@@ -473,7 +599,7 @@ fn ln_factorials(n: usize) -> Vec<f64> {
 /// What every row of one explanation shares.
 struct Context<'a, 'f> {
     trees: &'a [Prepared<'f>],
-    background: Option<ArrayView2<'a, f32>>,
+    background: Option<ArrayView2<'a, f64>>,
     limits: Limits,
     p: usize,
     k: usize,

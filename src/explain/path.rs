@@ -52,7 +52,7 @@ impl PathScratch {
 /// values) to `sink`.
 pub(crate) fn explain(
     tree: &Prepared<'_>,
-    x: &[f32],
+    x: &[f64],
     limits: Limits,
     s: &mut PathScratch,
     sink: &mut Sink,

@@ -79,13 +79,13 @@ fn forest_game<'a>(
     background: Option<&Array2<f32>>,
 ) -> impl Fn(&[bool]) -> Vec<f64> + 'a {
     let (p, k) = (forest.n_features(), forest.n_outputs());
-    let x = x.to_vec();
-    let background = background.cloned();
+    let x: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+    let background = background.map(|b| b.mapv(f64::from));
     move |in_s: &[bool]| {
         let trees: Vec<Prepared<'_>> = forest
             .trees()
             .iter()
-            .map(|t| Prepared::new(t, forest.descriptors(), p))
+            .map(|t| Prepared::new(t, Input::Direct(forest.descriptors()), p))
             .collect();
         let mut total = vec![0.0; k];
         let mut out = vec![0.0; k];
@@ -98,7 +98,7 @@ fn forest_game<'a>(
                 }
                 Some(bg) => {
                     for b in bg.rows() {
-                        let b = b.to_vec();
+                        let b: Vec<f64> = b.to_vec();
                         HybridGame { tree, x: &x, b: &b }.value(in_s, &mut stack, &mut out);
                         let w = 1.0 / bg.nrows() as f64;
                         total.iter_mut().zip(&out).for_each(|(t, o)| *t += w * o);

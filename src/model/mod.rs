@@ -330,9 +330,11 @@ impl Model {
     /// # Ok::<(), obliqueforest::Error>(())
     /// ```
     ///
+    /// A rotation ensemble's values are on the original features: its trees' splits on
+    /// rotated coordinates are oblique splits on them.
+    ///
     /// # Errors
-    /// As [`Model::predict_raw`] for `x` and `background`; [`Error::InvalidInput`] for a
-    /// rotation ensemble (its trees read rotated features; not supported yet).
+    /// As [`Model::predict_raw`] for `x` and `background`.
     pub fn shap_values(
         &self,
         x: ArrayView2<'_, f64>,
@@ -341,10 +343,27 @@ impl Model {
         let forest = match &self.file.body {
             Body::Forest(f) => f,
             Body::Encoder(e) => &e.forest,
-            Body::Rotation(_) => {
-                return Err(Error::InvalidInput(
-                    "Shapley values of a rotation ensemble are not supported yet".into(),
-                ))
+            Body::Rotation(r) => {
+                // the trees read the scaled rows rotated; the scaling keeps each feature
+                // known or unknown, so the game is played on the original features
+                let p = self.n_features();
+                let (mut forests, mut rotations) = (Vec::new(), Vec::new());
+                for (k, f) in r.forests.iter().enumerate() {
+                    if let Some(f) = f {
+                        forests.push(f);
+                        rotations.extend_from_slice(&r.rotations[k * p * p..(k + 1) * p * p]);
+                    }
+                }
+                let scaled = self.scaled(r, x)?;
+                let background = background.map(|b| self.scaled(r, b)).transpose()?;
+                return crate::explain::shap_values_rotated(
+                    &forests,
+                    &rotations,
+                    scaled.view(),
+                    background.as_ref().map(|b| b.view()),
+                    crate::explain::Limits::default(),
+                    self.n_jobs,
+                );
             }
         };
         let x = self.to_f32(x)?;

@@ -433,12 +433,11 @@ fn models_explain_their_raw_outputs_in_both_games() {
     let mut explained = 0;
     for (case, m) in models.into_iter().enumerate() {
         assert_eq!(m.n_features(), p);
-        if let Body::Rotation(_) = m.body() {
-            let err = m.shap_values(x.view(), None).unwrap_err();
-            assert!(err.to_string().contains("rotation"), "{err}");
-            continue;
-        }
-        let raw = m.predict_raw(x.view()).unwrap();
+        let raw = match (m.predict_raw(x.view()), m.body()) {
+            (Ok(raw), _) => raw,
+            (Err(_), Body::Rotation(_)) => continue, // rows beyond float32 once rotated
+            (Err(e), _) => panic!("case {case}: {e}"),
+        };
         for background in [None, Some(x.slice(ndarray::s![..5, ..]))] {
             let shap = m.shap_values(x.view(), background).unwrap();
             assert_eq!(shap.n_estimated, 0);
@@ -452,5 +451,5 @@ fn models_explain_their_raw_outputs_in_both_games() {
         }
         explained += 1;
     }
-    assert!(explained >= 3, "{explained}");
+    assert!(explained >= 4, "{explained}");
 }

@@ -52,6 +52,66 @@ pub(super) struct PyForest {
     pub(super) inner: Forest,
 }
 
+/// The explain module's bounds, the defaults where not given.
+fn explain_limits(
+    max_terms: Option<usize>,
+    n_permutations: Option<usize>,
+) -> crate::explain::Limits {
+    let mut limits = crate::explain::Limits::default();
+    limits.max_terms = max_terms.unwrap_or(limits.max_terms);
+    limits.n_permutations = n_permutations.unwrap_or(limits.n_permutations);
+    limits
+}
+
+/// Shapley values, expected value, standard errors and estimated count as Python takes them.
+#[allow(clippy::type_complexity)]
+fn shap_tuple<'py>(
+    py: Python<'py>,
+    shap: crate::explain::Shap,
+) -> (
+    Bound<'py, PyArray3<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Option<Bound<'py, PyArray3<f64>>>,
+    u64,
+) {
+    (
+        shap.values.into_pyarray(py),
+        shap.expected_value.into_pyarray(py),
+        shap.std_err.map(|e| e.into_pyarray(py)),
+        shap.n_estimated,
+    )
+}
+
+/// Shapley values of a rotation ensemble on its original features
+/// (`explain::shap_values_rotated`): `forests[k]` reads `scaled @ rotations[k]`.
+#[pyfunction]
+#[pyo3(signature = (forests, rotations, scaled, background=None, n_jobs=1, max_terms=None, n_permutations=None))]
+#[allow(clippy::type_complexity, clippy::too_many_arguments)]
+pub(super) fn shap_values_rotated<'py>(
+    py: Python<'py>,
+    forests: Vec<PyRef<'py, PyForest>>,
+    rotations: numpy::PyReadonlyArray3<'py, f64>,
+    scaled: PyReadonlyArray2<'py, f64>,
+    background: Option<PyReadonlyArray2<'py, f64>>,
+    n_jobs: i64,
+    max_terms: Option<usize>,
+    n_permutations: Option<usize>,
+) -> PyResult<(
+    Bound<'py, PyArray3<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Option<Bound<'py, PyArray3<f64>>>,
+    u64,
+)> {
+    let limits = explain_limits(max_terms, n_permutations);
+    let inner: Vec<&Forest> = forests.iter().map(|f| &f.inner).collect();
+    let rotations: Vec<f64> = rotations.as_array().iter().copied().collect();
+    let (x, bg) = (scaled.as_array(), background.as_ref().map(|b| b.as_array()));
+    let shap = compute(py, || {
+        crate::explain::shap_values_rotated(&inner, &rotations, x, bg, limits, n_jobs)
+    })?;
+    Ok(shap_tuple(py, shap))
+}
+
 /// The X's of a batched call as the core's features (a malformed sparse one refused).
 fn batch_features(views: Vec<XRef<'_>>) -> Result<Vec<Features<'_>>, Error> {
     views.into_iter().map(XRef::features).collect()
@@ -295,21 +355,14 @@ impl PyForest {
         Option<Bound<'py, PyArray3<f64>>>,
         u64,
     )> {
-        let mut limits = crate::explain::Limits::default();
-        limits.max_terms = max_terms.unwrap_or(limits.max_terms);
-        limits.n_permutations = n_permutations.unwrap_or(limits.n_permutations);
+        let limits = explain_limits(max_terms, n_permutations);
         let (x, bg) = (x.as_array(), background.as_ref().map(|b| b.as_array()));
         let game = match bg {
             None => crate::explain::Game::PathDependent,
             Some(background) => crate::explain::Game::Interventional { background },
         };
         let shap = compute(py, || self.inner.shap_values_with(x, game, limits, n_jobs))?;
-        Ok((
-            shap.values.into_pyarray(py),
-            shap.expected_value.into_pyarray(py),
-            shap.std_err.map(|e| e.into_pyarray(py)),
-            shap.n_estimated,
-        ))
+        Ok(shap_tuple(py, shap))
     }
 
     #[pyo3(signature = (x, n_jobs=1))]

@@ -27,8 +27,9 @@ estimator or ``-p`` parameter name is answered with the closest valid one.
 Output piped into a program that stops reading early (``| head``) ends the command quietly
 with exit status 141 (128 + SIGPIPE), as ``yes | head`` does in a shell.
 
-Table I/O lives in ``_cli_tables``, the demo simulations in ``_cli_demo``; this module holds
-the commands and the argument parser.
+Table I/O lives in ``_cli_tables``, the demo simulations in ``_cli_demo``, what the
+commands share about saved models and their columns in ``_cli_models``, the ``explain``
+command in ``_cli_explain``; this module holds the other commands and the argument parser.
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ import numpy as np
 
 from ._cli_demo import run_demo
 from ._estimators import CLI_NAMES, CLI_WITHOUT_TARGETS
+from ._cli_explain import _add_explain
+from ._cli_models import (
+    _chosen_columns,
+    _column_options,
+    _did_you_mean,
+    _is_regressor,
+    _n_jobs,
+    _prediction_matrix,
+    _without_targets,
+    load_model,
+)
 from ._cli_tables import CLIError, Table, _one_line, _quoted, read_table, write_csv
 
 __all__ = ["main", "run_demo", "read_table", "write_csv", "Table", "CLIError"]
@@ -84,15 +96,6 @@ _ESTIMATOR_CHOICES = [
     *(f"{k}-reg" for k in _ESTIMATORS),
     *CLI_WITHOUT_TARGETS,
 ]
-
-
-def _did_you_mean(name, candidates):
-    """``" (did you mean 'x'?)"`` for the candidate closest to a misspelt ``name``, or ``""``
-    when none is close (difflib's ratio of at least 0.6)."""
-    import difflib
-
-    close = difflib.get_close_matches(name, sorted(candidates), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _estimator_name(text):
@@ -200,15 +203,6 @@ def _n_features_hint(est):
     return int(np.prod(shape))
 
 
-def _is_regressor(est):
-    return getattr(est, "_estimator_type", None) == "regressor" or not hasattr(est, "predict_proba")
-
-
-def _without_targets(est):
-    """Whether ``est`` is grown on X alone (an isolation or unsupervised forest)."""
-    return not est.__sklearn_tags__().target_tags.required
-
-
 def _feature_table(table, target, required=True, drop=None, keep=None):
     """The feature columns: the table without ``target``, then without the ``drop``
     columns (``--drop``) or with only the ``keep`` columns (``--features``, in file order).
@@ -231,25 +225,6 @@ def _feature_table(table, target, required=True, drop=None, keep=None):
     if chosen and target in chosen:
         raise CLIError(f"{flag} names the target column {target!r}, which is never a feature")
     return _chosen_columns(features, table.names, drop, keep)
-
-
-def _chosen_columns(features, all_names, drop=None, keep=None):
-    """``features`` without the ``drop`` columns or with only the ``keep`` ones (in file
-    order); a name among neither ``features`` nor ``all_names`` (the file's columns) is an
-    error naming it."""
-    if not drop and not keep:
-        return features
-    chosen, flag = (drop, "--drop") if drop else (keep, "--features")
-    unknown = [n for n in chosen if n not in all_names]
-    if unknown:
-        hint = _did_you_mean(unknown[0], all_names) if len(unknown) == 1 else ""
-        raise CLIError(
-            f"{flag} names column(s) {_quoted(unknown)} not in the data{hint}; its columns "
-            f"are {_quoted(all_names, 10)}"
-        )
-    if drop:
-        return features.select([n for n in features.names if n not in set(drop)])
-    return features.select([n for n in features.names if n in set(keep)])
 
 
 def _target_vector(table, target, regression):
@@ -379,62 +354,6 @@ def _cmd_fit(args):
     return 0
 
 
-def load_model(path):
-    """Loads a model file, turning the expected failures into :class:`CLIError`."""
-    from . import ForestError, load
-
-    if not os.path.exists(path):
-        raise CLIError(f"no such model file: {path}")
-    try:
-        return load(path)
-    except ForestError as e:
-        raise CLIError(f"cannot load model {path}: {_one_line(e)}") from None
-    except OSError as e:
-        raise CLIError(f"cannot read model {path}: {e.strerror or e}") from None
-
-
-def _prediction_matrix(est, table, target, drop=None, keep=None):
-    """The feature matrix for ``est``, columns found by the names the model was fitted
-    with (in any order; other columns are ignored, and said so on stderr). A model fitted
-    without names (from an array in Python) takes the columns in file order, which then
-    must be exactly its features. ``drop`` (``--drop``) and ``keep`` (``--features``)
-    choose the columns first, as at fit."""
-    chosen = _chosen_columns(table.without(target), table.names, drop, keep)
-    names = getattr(est, "feature_names_in_", None)
-    if names is not None:
-        names = [str(n) for n in names]
-        missing = [n for n in names if n not in chosen.names]
-        removed = [n for n in missing if n in table.names and n != target]
-        if removed:
-            flag = "--drop removes" if drop else "--features leaves out"
-            raise CLIError(
-                f"{flag} column(s) {_quoted(removed)}, which the model was fitted on; its "
-                f"columns are {_quoted(names, 10)}"
-            )
-        if missing:
-            raise CLIError(
-                f"the data lacks column(s) {_quoted(missing)} the model was fitted on; its "
-                f"columns are {_quoted(names, 10)}"
-            )
-        extra = [n for n in chosen.names if n not in set(names)]
-        if extra:
-            print(
-                f"ignoring column(s) {_quoted(extra)}: not features of the model", file=sys.stderr
-            )
-        return chosen.select(names).numeric_matrix()
-    if len(chosen.names) != est.n_features_in_:
-        raise CLIError(
-            f"the data has {len(chosen.names)} feature columns, the model was fitted with "
-            f"{est.n_features_in_} and has no column names (name the target column with "
-            "--target, or other columns with --drop, to leave them out)"
-        )
-    print(
-        "the model has no column names (fitted on an array): taking the columns in file order",
-        file=sys.stderr,
-    )
-    return chosen.numeric_matrix()
-
-
 def _predict(est, X, proba, quantiles=None):
     """The predictions of ``est`` and what goes beside them: its class probabilities
     (``proba``), its ``quantiles``, or, for an isolation forest, its ``score_samples``."""
@@ -500,84 +419,6 @@ def _cmd_predict(args):
     write_csv(args.out, names, columns)
     if args.out != "-":
         print(f"wrote {len(pred)} predictions to {args.out}", file=sys.stderr)
-    return 0
-
-
-def _explained_model(path):
-    """A loaded model ``explain`` can explain, or a CLIError saying why not."""
-    est = load_model(path)
-    explainable = hasattr(est, "_forest") or hasattr(est, "rotations_")
-    if not explainable or _without_targets(est) and not hasattr(est, "score_samples"):
-        raise CLIError(
-            f"{path} holds a {type(est).__name__}, whose predictions this command cannot "
-            "explain (autoencoders and unsupervised forests predict nothing to explain)"
-        )
-    if isinstance(getattr(est, "classes_", None), list) or getattr(est, "n_outputs_", 1) > 1:
-        raise CLIError(
-            "explain writes one value per feature and row: for a multi-output model use "
-            "obliqueforest.explain.TreeExplainer in Python"
-        )
-    return est
-
-
-def _background_rows(est, args):
-    """The --background table's feature rows (at most --n-background of them, drawn
-    without replacement with seed 0), or None for the path-dependent game."""
-    if args.background is None:
-        return None
-    table = read_table(args.background)
-    rows = _prediction_matrix(est, table, args.target, args.drop, args.features)
-    if len(rows) > args.n_background:
-        keep = np.random.default_rng(0).choice(len(rows), args.n_background, replace=False)
-        rows = rows[np.sort(keep)]
-    return rows
-
-
-def _cmd_explain(args):
-    from . import ForestError
-    from .explain import TreeExplainer
-
-    est = _explained_model(args.model)
-    table = read_table(args.data)
-    X = _prediction_matrix(est, table, args.target, args.drop, args.features)
-    background = _background_rows(est, args)
-    try:
-        with warnings.catch_warnings():
-            warnings.filterwarnings("ignore", message="X does not have valid feature names")
-            explainer = TreeExplainer(est, background, n_jobs=args.n_jobs)
-            values = explainer.shap_values(X)
-            pred = est.predict(X)
-    except (ForestError, ValueError) as e:
-        raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
-    names = getattr(est, "feature_names_in_", None)
-    features = (
-        [str(n) for n in names] if names is not None else [f"x{j}" for j in range(X.shape[1])]
-    )
-    expected = np.asarray(explainer.expected_value, dtype=np.float64)
-    if values.ndim == 3:
-        # a classifier: each row's values towards its predicted class's probability
-        index = np.searchsorted(est.classes_, pred) if args.cls is None else None
-        if args.cls is not None:
-            labels = [str(c) for c in est.classes_]
-            if args.cls not in labels:
-                raise CLIError(f"--class {args.cls!r} is not a class of the model: {labels}")
-            index = np.full(len(pred), labels.index(args.cls))
-        rows = np.arange(len(pred))
-        values = values[rows, :, index]
-        head = ["prediction", "class", "expected_value"]
-        columns = [pred, est.classes_[index], expected[index]]
-    elif hasattr(est, "score_samples"):
-        # an isolation forest: the explained output is the mean normalised path length
-        head = ["normalised_path_length", "expected_value"]
-        columns = [values.sum(axis=1) + expected, np.full(len(pred), expected)]
-    else:
-        head = ["prediction", "expected_value"]
-        columns = [pred, np.full(len(pred), expected)]
-    columns += list(values.T)
-    write_csv(args.out, head + [f"shap_{f}" for f in features], columns)
-    if args.out != "-":
-        game = "interventional" if background is not None else "path-dependent"
-        print(f"wrote {game} Shapley values of {len(X)} rows to {args.out}", file=sys.stderr)
     return 0
 
 
@@ -705,47 +546,11 @@ def _quantile_name(q):
     return short if float(short) == q else repr(q)
 
 
-def _column_list(text):
-    names = [n.strip() for n in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"expected column names separated by commas, got {text!r}")
-    return names
-
-
-def _n_jobs(text):
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value == 0:
-        raise argparse.ArgumentTypeError("n_jobs must be a positive number or -1, not 0")
-    return value
-
-
 class _Parser(argparse.ArgumentParser):
     """argparse with the CLI's own error form: one line on stderr, exit status 2."""
 
     def error(self, message):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _column_options(p, note=""):
-    """--drop or --features (one of them) on subcommand ``p``."""
-    group = p.add_mutually_exclusive_group()
-    group.add_argument(
-        "--drop",
-        type=_column_list,
-        action="extend",
-        metavar="COL[,COL]",
-        help=f"columns to leave out of the features (an id, a leak){note}; repeatable",
-    )
-    group.add_argument(
-        "--features",
-        type=_column_list,
-        action="extend",
-        metavar="COL[,COL]",
-        help=f"the only columns to use as features, in file order{note}",
-    )
 
 
 def _model_options(p):
@@ -844,42 +649,6 @@ def _add_predict(sub):
         "-p store_leaf_values=True)",
     )
     p.set_defaults(func=_cmd_predict)
-
-
-def _add_explain(sub):
-    """The ``explain`` subcommand."""
-    p = sub.add_parser(
-        "explain",
-        help="Shapley values (SHAP) of a saved model's predictions, one column per feature",
-        description="Exact Shapley values of each row's prediction: for a classifier, of "
-        "the probability of the predicted class (or of --class); for an isolation forest, "
-        "of the mean normalised path length behind its score. Without --background, the "
-        "path-dependent game (shap's tree_path_dependent); with it, the interventional "
-        "game against those rows. Each row's values add up to its prediction (or class "
-        "probability) minus expected_value. Columns are found by name as in predict.",
-    )
-    p.add_argument("model", metavar="MODEL", help="model file written by fit")
-    p.add_argument("data", metavar="DATA", help="CSV (header row) or Parquet file of rows")
-    p.add_argument("--out", "-o", default="-", metavar="SHAP.csv", help="output CSV (default -)")
-    p.add_argument("--target", metavar="COL", help="target column to drop if present")
-    _column_options(p, ", as given to fit")
-    p.add_argument(
-        "--background",
-        metavar="DATA",
-        help="table of background rows: the interventional game (e.g. the training data)",
-    )
-    p.add_argument(
-        "--n-background",
-        type=int,
-        default=100,
-        metavar="N",
-        help="background rows used at most, drawn with seed 0 (default 100)",
-    )
-    p.add_argument(
-        "--class", dest="cls", metavar="LABEL", help="explain this class (default: predicted)"
-    )
-    p.add_argument("--n-jobs", type=_n_jobs, default=-1, help="threads (default -1: all)")
-    p.set_defaults(func=_cmd_explain)
 
 
 def _add_evaluate(sub):

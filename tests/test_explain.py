@@ -559,6 +559,64 @@ def test_values_equal_shap_tree_explainer_on_axis_trees(name, game):
     )
 
 
+@pytest.mark.parametrize("name", ["rf-reg", "rf-clf"])
+def test_interaction_values_equal_shap_on_axis_trees(name):
+    shap = pytest.importorskip("shap")
+    model, X, _ = _fitted(name, 6, 8, 7)
+    x = _f32(X[:15])
+    expected = np.asarray(shap.TreeExplainer(_shap_dict_model(model)).shap_interaction_values(x))
+    got = TreeExplainer(model).shap_interaction_values(x)
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "rf-clf",
+        "sporf-reg",
+        "sporf-clf",
+        "gaussian-reg",
+        "morf-clf",
+        "isolation-sporf",
+        "sporf-multi-clf",
+    ],
+)
+def test_interaction_values_add_up_to_the_values_and_are_symmetric(name):
+    model, X, _ = _fitted(name, BRUTE_P, 6, None)
+    explainer = TreeExplainer(model)
+    rows = X[:12]
+    inter = _stack_interactions(explainer.shap_interaction_values(rows))
+    values = _stack(explainer.shap_values(rows))
+    np.testing.assert_allclose(inter.sum(axis=2), values, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(inter, inter.transpose(0, 2, 1, 3), rtol=0, atol=1e-12)
+
+
+def _stack_interactions(values):
+    if isinstance(values, list):
+        return np.concatenate(values, axis=3)
+    values = np.asarray(values)
+    return values[..., None] if values.ndim == 3 else values
+
+
+def test_interaction_values_need_the_path_dependent_game_and_the_bound():
+    model, X, _ = _fitted("sporf-clf", BRUTE_P, 6, None)
+    with pytest.raises(ValueError, match="path-dependent"):
+        TreeExplainer(model, X[:5]).shap_interaction_values(X[:2])
+    with pytest.raises(of.ForestError, match="max_terms"):
+        TreeExplainer(model, max_terms=1).shap_interaction_values(X[:2])
+
+
+def test_rotation_ensemble_interaction_values_add_up():
+    X, y = _data("clf", 5, n=150)
+    model = of.RotationEnsembleClassifier(
+        8, n_rotations=2, micro_forest_size=4, random_state=0
+    ).fit(X, y)
+    explainer = TreeExplainer(model)
+    inter = explainer.shap_interaction_values(X[:6])
+    np.testing.assert_allclose(inter.sum(axis=2), explainer.shap_values(X[:6]), rtol=0, atol=1e-9)
+
+
 # ---------------------------------------------------------------------------------------
 # shap.Explanation
 

@@ -82,6 +82,16 @@ def orthogonal_factor(a: np.ndarray) -> np.ndarray:
     R's diagonal positive (Householder reflections in one fixed order: the same bits on
     every machine); Haar-distributed for a standard Gaussian ``a``."""
 
+def shap_interaction_values_rotated(
+    forests: list[Forest],
+    rotations: npt.NDArray[np.float64],
+    scaled: npt.NDArray[np.float64],
+    n_jobs: int = 1,
+    max_terms: int | None = None,
+) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+    """Path-dependent Shapley interaction values of a rotation ensemble on its original
+    features, (values (n, p, p, outputs), expected value)."""
+
 def shap_values_rotated(
     forests: list[Forest],
     rotations: npt.NDArray[np.float64],
@@ -308,6 +318,11 @@ class Forest:
         """Shapley values of the trees' mean output: path-dependent without a background,
         interventional with one; (values (n, p, outputs), expected value (outputs,),
         standard errors where some values were estimated or None, estimated count)."""
+    def shap_interaction_values(
+        self, x: npt.NDArray[np.float32], n_jobs: int = 1, max_terms: int | None = None
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Path-dependent Shapley interaction values, (values (n, p, p, outputs), expected
+        value); ForestError when a tree needs more than ``max_terms`` terms."""
     def apply(self, x: CoreX, n_jobs: int = 1) -> npt.NDArray[np.int64]:
         """Leaf node index (within its tree) per tree, shape (n_samples, n_trees)."""
     def in_bag_counts(self, tree: int, n_samples: int) -> npt.NDArray[np.uint32]:

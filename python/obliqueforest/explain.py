@@ -227,6 +227,43 @@ class TreeExplainer:
             self._check_additivity(X, values, expected)
         return self._layout(values)
 
+    def shap_interaction_values(self, X):
+        """Shapley interaction values of the path-dependent game (shap's
+        ``shap_interaction_values``), exact.
+
+        Entry ``[r, i, j]`` for ``i != j`` is half the Shapley interaction index of
+        features ``i`` and ``j`` in row ``r`` (the same at ``[r, j, i]``); the diagonal
+        ``[r, i, i]`` is feature ``i``'s Shapley value minus its interactions, so the
+        entries of ``[r, i, :]`` add up to ``shap_values(X)[r, i]``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        values : ndarray or list of ndarray
+            (n_samples, n_features, n_features) for a single-output regressor or an
+            isolation forest, with a trailing class (output) axis for a classifier
+            (multi-output regressor), a list per output for a multi-output classifier.
+            A memory error names the size when n_samples * n_features**2 * outputs
+            values do not fit.
+        """
+        if self.feature_perturbation != "tree_path_dependent":
+            raise ValueError(
+                "interaction values are those of the path-dependent game: create the "
+                "explainer without data (feature_perturbation='tree_path_dependent')"
+            )
+        X = self._rows(X, "X")
+        values, _ = self._core.shap_interaction_values(X, self._threads(), self.max_terms)
+        classes = getattr(self.model, "classes_", None)
+        if classes is None:
+            return values[..., 0] if values.shape[3] == 1 else values
+        if isinstance(classes, list):
+            bounds = np.cumsum([0, *(len(c) for c in classes)])
+            return [values[..., a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+        return values
+
     def _check_additivity(self, X, values, expected):
         predicted = self._core.predict(X, self._threads())
         total = values.sum(axis=1) + expected[None, :]
@@ -320,6 +357,13 @@ class _Core:
         return self.forest.shap_values(
             X.astype(np.float32), as32, n_jobs, max_terms, n_permutations
         )
+
+    def shap_interaction_values(self, X, n_jobs, max_terms):
+        if self.rotation:
+            return _core.shap_interaction_values_rotated(
+                self.forests, self.rotations, X, n_jobs, max_terms
+            )
+        return self.forest.shap_interaction_values(X.astype(np.float32), n_jobs, max_terms)
 
     def predict(self, X, n_jobs):
         """The raw output the values explain (rows as :meth:`rows` gives them)."""

@@ -50,7 +50,10 @@
 
 mod cells;
 mod estimate;
+mod interactions;
 mod path;
+
+pub use interactions::{shap_interaction_values_rotated, Interactions};
 
 use crate::alloc;
 use crate::cancel;
@@ -411,6 +414,21 @@ pub fn shap_values_rotated(
     n_jobs: i64,
 ) -> Result<Shap> {
     let p = scaled.ncols();
+    let (trees, k) = rotated_trees(forests, rotations, p)?;
+    check_rows(scaled, p, "x")?;
+    if let Some(b) = background {
+        check_rows(b, p, "the background")?;
+    }
+    explain(&trees, k, scaled, background, limits, n_jobs)
+}
+
+/// The trees of a rotation ensemble's forests, each reading its rotation of `p` scaled
+/// features, and their outputs.
+fn rotated_trees<'f>(
+    forests: &[&'f Forest],
+    rotations: &'f [f64],
+    p: usize,
+) -> Result<(Vec<Prepared<'f>>, usize)> {
     if forests.is_empty() || rotations.len() != forests.len() * p * p {
         return Err(Error::InvalidInput(format!(
             "{} forests need as many {p} x {p} rotations, got {} values",
@@ -433,11 +451,7 @@ pub fn shap_values_rotated(
                 .map(|t| Prepared::new(t, Input::Rotated(q), p)),
         );
     }
-    check_rows(scaled, p, "x")?;
-    if let Some(b) = background {
-        check_rows(b, p, "the background")?;
-    }
-    explain(&trees, k, scaled, background, limits, n_jobs)
+    Ok((trees, k))
 }
 
 /// The Shapley values of the mean of `trees` (outputs `k` each) for the rows `x`: the
@@ -466,28 +480,7 @@ fn explain(
         None => None,
     };
     let n_trees = trees.len().max(1) as f64;
-    let mut expected_value = vec![0.0; k];
-    match &background {
-        None => {
-            for t in trees {
-                for (e, v) in expected_value.iter_mut().zip(t.expected_value(k)) {
-                    *e += v / n_trees;
-                }
-            }
-        }
-        Some(b) => {
-            let w = 1.0 / (n_trees * b.nrows() as f64);
-            for row in b.rows() {
-                for t in trees {
-                    let leaf = t.leaf_value_by(|j| row[j]);
-                    expected_value
-                        .iter_mut()
-                        .zip(leaf)
-                        .for_each(|(e, v)| *e += w * v);
-                }
-            }
-        }
-    }
+    let expected_value = expected_value(trees, k, background.as_ref().map(|b| b.view()));
     let n = x.nrows();
     let width = p * k;
     let mut values = alloc::table::<f64>(n, width, "the Shapley values")?;
@@ -587,6 +580,36 @@ fn check_rows(x: ArrayView2<'_, f64>, p: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// The game's value of the empty coalition for the mean of `trees`: the cover-weighted
+/// mean leaf (path-dependent), or the mean output over the `background` rows.
+fn expected_value(
+    trees: &[Prepared<'_>],
+    k: usize,
+    background: Option<ArrayView2<'_, f64>>,
+) -> Vec<f64> {
+    let n_trees = trees.len().max(1) as f64;
+    let mut ev = vec![0.0; k];
+    match background {
+        None => {
+            for t in trees {
+                for (e, v) in ev.iter_mut().zip(t.expected_value(k)) {
+                    *e += v / n_trees;
+                }
+            }
+        }
+        Some(b) => {
+            let w = 1.0 / (n_trees * b.nrows() as f64);
+            for row in b.rows() {
+                for t in trees {
+                    let leaf = t.leaf_value_by(|j| row[j]);
+                    ev.iter_mut().zip(leaf).for_each(|(e, v)| *e += w * v);
+                }
+            }
+        }
+    }
+    ev
+}
+
 /// `ln(m!)` for `m` in `0..=n`.
 fn ln_factorials(n: usize) -> Vec<f64> {
     let mut out = vec![0.0; n + 1];
@@ -615,7 +638,8 @@ impl Context<'_, '_> {
         for (t, tree) in self.trees.iter().enumerate() {
             match self.background {
                 None => {
-                    if path::explain(tree, &x, self.limits, &mut s.path, &mut s.sink).is_ok() {
+                    if path::explain(tree, &x, self.limits, &mut s.path, &mut s.sink, None).is_ok()
+                    {
                         s.sink.commit(out);
                     } else {
                         s.sink.discard();

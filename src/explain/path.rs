@@ -56,6 +56,7 @@ pub(crate) fn explain(
     limits: Limits,
     s: &mut PathScratch,
     sink: &mut Sink,
+    mut pairs: Option<&mut [f64]>,
 ) -> Result<(), TooBig> {
     let t = tree.tree;
     if s.xgo.len() < t.n_nodes() {
@@ -79,6 +80,9 @@ pub(crate) fn explain(
         let node = node as usize;
         if t.is_leaf(node) {
             s.path.leaf(depth, sink, t.leaf_value(node));
+            if let Some(out) = pairs.as_deref_mut() {
+                s.path.leaf_pairs(depth, out, s.p, t.leaf_value(node));
+            }
             continue;
         }
         s.xgo[node] = tree.child_by(node, |j| x[j]) as u32;
@@ -382,6 +386,98 @@ impl PathState {
             let value_i = (acc[0] + acc[1]) + (acc[2] + acc[3]);
             if value_i != 0.0 {
                 sink.add(f as usize, value_i, value);
+            }
+        }
+    }
+}
+
+impl PathState {
+    /// The Shapley interaction values `Φ_ij = ½ ∫₀¹ ∂_i ∂_j V(t) dt` (`i ≠ j`, the
+    /// Shapley interaction index by Owen's extension, as shap's TreeSHAP interaction
+    /// values) of the leaf at `depth`, times `value`, added to `out` (p × p × outputs).
+    /// A term's mixed derivative is its value times `a_i a_j`, with `a_f = 1 / t` for a
+    /// feature of its set and `(o_f - z_f) / L_f(t)` otherwise; summed over the terms
+    /// through their totals: all, holding `i`, holding `i` and `j`.
+    fn leaf_pairs(&mut self, depth: u32, out: &mut [f64], p: usize, value: &[f64]) {
+        let np = self.t.len();
+        let k = value.len();
+        let full = &self.full[depth as usize * np..(depth as usize + 1) * np];
+        self.wf.clear();
+        self.wf.extend(self.w.iter().zip(full).map(|(w, f)| w * f));
+        let start = self.levels.last().expect("a level").1;
+        let ns = self.uniq.len();
+        if ns < 2 || self.terms.len() == start {
+            return;
+        }
+        // g_i(q) = (o_i - z_i) / L_i(t_q) per slot
+        let mut g = vec![0.0; ns * np];
+        for (slot, &f) in self.uniq.iter().enumerate() {
+            let (z, o) = self.zo[f as usize];
+            let recip = &self.recip[f as usize * np..][..np];
+            for q in 0..np {
+                g[slot * np + q] = (o - z) * recip[q];
+            }
+        }
+        // per point: the total, per slot the terms holding it, per pair those holding both
+        let (mut total, mut within, mut both) =
+            (vec![0.0; np], vec![0.0; ns * np], vec![0.0; ns * ns * np]);
+        let mut term_q = vec![0.0; np];
+        let mut slots = Vec::new();
+        for &(m, c) in &self.terms[start..] {
+            term_q.iter_mut().for_each(|v| *v = c);
+            slots.clear();
+            let mut bits = m;
+            while bits != 0 {
+                let slot = bits.trailing_zeros() as usize;
+                let (f, o) = (
+                    self.uniq[slot] as usize,
+                    self.zo[self.uniq[slot] as usize].1,
+                );
+                let recip = &self.recip[f * np..][..np];
+                for q in 0..np {
+                    term_q[q] *= o * self.t[q] * recip[q];
+                }
+                slots.push(slot);
+                bits &= bits - 1;
+            }
+            for q in 0..np {
+                total[q] += term_q[q];
+            }
+            for &a in &slots {
+                for q in 0..np {
+                    within[a * np + q] += term_q[q];
+                }
+                for &b in &slots {
+                    for q in 0..np {
+                        both[(a * ns + b) * np + q] += term_q[q];
+                    }
+                }
+            }
+        }
+        for a in 0..ns {
+            for b in a + 1..ns {
+                let mut acc = 0.0;
+                for q in 0..np {
+                    let (ga, gb, t) = (g[a * np + q], g[b * np + q], self.t[q]);
+                    let (wa, wb, tab) = (
+                        within[a * np + q],
+                        within[b * np + q],
+                        both[(a * ns + b) * np + q],
+                    );
+                    let v = ga * gb * (total[q] - wa - wb + tab)
+                        + (gb * (wa - tab) + ga * (wb - tab)) / t
+                        + tab / (t * t);
+                    acc += self.wf[q] * v;
+                }
+                let half = 0.5 * acc;
+                if half == 0.0 {
+                    continue;
+                }
+                let (fa, fb) = (self.uniq[a] as usize, self.uniq[b] as usize);
+                for c in 0..k {
+                    out[(fa * p + fb) * k + c] += half * value[c];
+                    out[(fb * p + fa) * k + c] += half * value[c];
+                }
             }
         }
     }

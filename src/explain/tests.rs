@@ -261,3 +261,88 @@ fn the_values_do_not_depend_on_threads_and_bad_input_is_refused() {
         .shap_values(inf.view(), Game::PathDependent, 1)
         .is_err());
 }
+
+/// shap's interaction values by the definition: for `i ≠ j`, the Shapley interaction index
+/// halved; the diagonal, the Shapley value minus the row's interactions.
+fn brute_force_interactions(p: usize, k: usize, v: &dyn Fn(&[bool]) -> Vec<f64>) -> Vec<f64> {
+    let values: Vec<Vec<f64>> = (0..1usize << p)
+        .map(|mask| v(&(0..p).map(|j| mask >> j & 1 == 1).collect::<Vec<_>>()))
+        .collect();
+    let fact = |m: usize| (1..=m).map(|i| i as f64).product::<f64>();
+    let mut out = vec![0.0; p * p * k];
+    for i in 0..p {
+        for j in 0..p {
+            if i == j {
+                continue;
+            }
+            for mask in 0..1usize << p {
+                if mask >> i & 1 == 1 || mask >> j & 1 == 1 {
+                    continue;
+                }
+                let s = (mask as u32).count_ones() as usize;
+                let w = fact(s) * fact(p - s - 2) / (2.0 * fact(p - 1));
+                for c in 0..k {
+                    let d = values[mask | 1 << i | 1 << j][c]
+                        - values[mask | 1 << i][c]
+                        - values[mask | 1 << j][c]
+                        + values[mask][c];
+                    out[(i * p + j) * k + c] += w * d;
+                }
+            }
+        }
+    }
+    let phi = brute_force(p, k, v);
+    for i in 0..p {
+        for c in 0..k {
+            let off: f64 = (0..p)
+                .filter(|&j| j != i)
+                .map(|j| out[(i * p + j) * k + c])
+                .sum();
+            out[(i * p + i) * k + c] = phi[i * k + c] - off;
+        }
+    }
+    out
+}
+
+#[test]
+fn interaction_values_match_brute_force_for_every_family() {
+    for (name, forest, x) in forests() {
+        let (p, k) = (forest.n_features(), forest.n_outputs());
+        let rows = x.slice(ndarray::s![0..5, ..]).to_owned();
+        let got = forest
+            .shap_interaction_values(rows.view(), Limits::default(), 2)
+            .unwrap();
+        let shap = forest
+            .shap_values(rows.view(), Game::PathDependent, 1)
+            .unwrap();
+        assert_eq!(got.expected_value, shap.expected_value);
+        for i in 0..rows.nrows() {
+            let row = rows.row(i).to_vec();
+            let want = brute_force_interactions(p, k, &forest_game(&forest, &row, None));
+            for a in 0..p {
+                for b in 0..p {
+                    for c in 0..k {
+                        let g = got.values[[i, a, b, c]];
+                        let w = want[(a * p + b) * k + c];
+                        assert!(
+                            (g - w).abs() < 1e-9,
+                            "{name} row {i} ({a},{b},{c}): {g} vs {w}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let (_, forest, x) = forests().swap_remove(2);
+    let err = forest
+        .shap_interaction_values(
+            x.view(),
+            Limits {
+                max_terms: 1,
+                ..Limits::default()
+            },
+            1,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("max_terms"), "{err}");
+}

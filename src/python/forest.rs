@@ -112,6 +112,33 @@ pub(super) fn shap_values_rotated<'py>(
     Ok(shap_tuple(py, shap))
 }
 
+/// Interaction values of a rotation ensemble on its original features
+/// (`explain::shap_interaction_values_rotated`); returns (values (n, p, p, outputs),
+/// expected value).
+#[pyfunction]
+#[pyo3(signature = (forests, rotations, scaled, n_jobs=1, max_terms=None))]
+#[allow(clippy::type_complexity)]
+pub(super) fn shap_interaction_values_rotated<'py>(
+    py: Python<'py>,
+    forests: Vec<PyRef<'py, PyForest>>,
+    rotations: numpy::PyReadonlyArray3<'py, f64>,
+    scaled: PyReadonlyArray2<'py, f64>,
+    n_jobs: i64,
+    max_terms: Option<usize>,
+) -> PyResult<(Bound<'py, numpy::PyArray4<f64>>, Bound<'py, PyArray1<f64>>)> {
+    let limits = explain_limits(max_terms, None);
+    let inner: Vec<&Forest> = forests.iter().map(|f| &f.inner).collect();
+    let rotations: Vec<f64> = rotations.as_array().iter().copied().collect();
+    let x = scaled.as_array();
+    let out = compute(py, || {
+        crate::explain::shap_interaction_values_rotated(&inner, &rotations, x, limits, n_jobs)
+    })?;
+    Ok((
+        out.values.into_pyarray(py),
+        out.expected_value.into_pyarray(py),
+    ))
+}
+
 /// The X's of a batched call as the core's features (a malformed sparse one refused).
 fn batch_features(views: Vec<XRef<'_>>) -> Result<Vec<Features<'_>>, Error> {
     views.into_iter().map(XRef::features).collect()
@@ -363,6 +390,26 @@ impl PyForest {
         };
         let shap = compute(py, || self.inner.shap_values_with(x, game, limits, n_jobs))?;
         Ok(shap_tuple(py, shap))
+    }
+
+    /// Shapley interaction values of the path-dependent game
+    /// (`Forest::shap_interaction_values`): (values (n, p, p, outputs), expected value).
+    #[pyo3(signature = (x, n_jobs=1, max_terms=None))]
+    #[allow(clippy::type_complexity)]
+    fn shap_interaction_values<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f32>,
+        n_jobs: i64,
+        max_terms: Option<usize>,
+    ) -> PyResult<(Bound<'py, numpy::PyArray4<f64>>, Bound<'py, PyArray1<f64>>)> {
+        let limits = explain_limits(max_terms, None);
+        let x = x.as_array();
+        let out = compute(py, || self.inner.shap_interaction_values(x, limits, n_jobs))?;
+        Ok((
+            out.values.into_pyarray(py),
+            out.expected_value.into_pyarray(py),
+        ))
     }
 
     #[pyo3(signature = (x, n_jobs=1))]

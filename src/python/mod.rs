@@ -434,6 +434,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(orthogonal_factor, m)?)?;
     m.add_function(wrap_pyfunction!(rotate, m)?)?;
     m.add_function(wrap_pyfunction!(forest::shap_values_rotated, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        forest::shap_interaction_values_rotated,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(rotate_csr, m)?)?;
     m.add_function(wrap_pyfunction!(set_memory_limit, m)?)?;
     m.add_function(wrap_pyfunction!(memory_limit, m)?)?;

@@ -825,3 +825,18 @@ def test_sparse_rows_give_the_dense_values(game, fmt):
     got = TreeExplainer(model, sparse_background, game).shap_values(as_sparse(x))
     np.testing.assert_array_equal(got, dense)
     assert sparse.csr_matrix(x).nnz < x.size
+
+
+def test_outputs_over_the_memory_limit_are_refused_by_size():
+    model, X, _ = _fitted("rf-clf", BRUTE_P, 4, 4)
+    before = of.memory_limit()
+    of.set_memory_limit(1000)
+    try:
+        for call in (
+            lambda: TreeExplainer(model).shap_values(X),
+            lambda: TreeExplainer(model).shap_interaction_values(X),
+        ):
+            with pytest.raises(of.ForestError, match="in batches"):
+                call()
+    finally:
+        of.set_memory_limit(before)

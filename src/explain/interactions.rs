@@ -85,6 +85,7 @@ fn interactions(
         .checked_mul(p)
         .and_then(|w| w.checked_mul(k))
         .ok_or_else(|| Error::OutOfMemory("the interaction values overflow".into()))?;
+    super::check_output(n, width, "the Shapley interaction values")?;
     let mut values = alloc::table::<f64>(n, width, "the Shapley interaction values")?;
     let scale = 1.0 / trees.len().max(1) as f64;
     let failed = Mutex::new(None);

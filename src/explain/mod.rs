@@ -483,6 +483,7 @@ fn explain(
     let expected_value = expected_value(trees, k, background.as_ref().map(|b| b.view()));
     let n = x.nrows();
     let width = p * k;
+    check_output(n, width, "the Shapley values")?;
     let mut values = alloc::table::<f64>(n, width, "the Shapley values")?;
     let bg = background.as_ref().map(|b| b.view());
     let scale = 1.0 / (n_trees * bg.map_or(1, |b| b.nrows()) as f64);
@@ -608,6 +609,24 @@ fn expected_value(
         }
     }
     ev
+}
+
+/// Refuses an output of `n` rows of `width` float64 values over the memory limit
+/// ([`crate::limits::memory_limit`]), naming its size: explain fewer rows a call.
+///
+/// # Errors
+/// [`Error::ResourceLimit`].
+pub(crate) fn check_output(n: usize, width: usize, what: &str) -> Result<()> {
+    let bytes = (n as u64).saturating_mul(width as u64).saturating_mul(8);
+    match crate::limits::budget_bytes() {
+        Some(budget) if bytes > budget => Err(Error::ResourceLimit(format!(
+            "{what} of {n} rows need {:.2} GiB, over the memory limit of {:.2} GiB; explain \
+             the rows in batches, or raise the limit (obliqueforest.set_memory_limit)",
+            bytes as f64 / (1u64 << 30) as f64,
+            budget as f64 / (1u64 << 30) as f64
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `ln(m!)` for `m` in `0..=n`.

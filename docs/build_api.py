@@ -35,6 +35,7 @@ SECTIONS = [
     ("obliqueforest", "Model files", ["load", "ForestError"]),
     ("obliqueforest.datasets", "Data sets (the papers' simulations)", None),
     ("obliqueforest.interpret", "Interpretation", None),
+    ("obliqueforest.explain", "Explaining predictions (SHAP)", None),
 ]  # fmt: skip
 
 

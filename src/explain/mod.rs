@@ -1,6 +1,7 @@
 //! Shapley values of a forest's predictions (SHAP): for every row, how much each feature
 //! moved the forest's output away from its expected value, for every tree family (axis,
-//! sparse and dense oblique, patches, pooled filters, dictionaries, user projections).
+//! sparse and dense oblique, patches, pooled filters, dictionaries, user projections) and
+//! rotation ensembles.
 //!
 //! A forest's output is the mean of its trees' leaf values, so its Shapley values are the
 //! mean of each tree's; each tree is explained exactly by one of two games.
@@ -16,13 +17,18 @@
 //!
 //!   Exact algorithm (`path`): on one root-to-leaf path a leaf's weight is a product of
 //!   node factors `r + (a - r)·[F ⊆ S]` (`r` the cover fraction, `a` whether the row goes
-//!   that way, `F` the node's features). Features that share a node are joined into
-//!   components; each component's factors multiply out into a Möbius sum over unions of
-//!   its nodes' feature sets (`Σ c_M [M ⊆ S]`), and a product of unanimity games gives a
-//!   feature `i` the value `Σ c / |M|` over the terms whose union `M` holds `i`. With one
-//!   feature per component (every axis tree) that is a polynomial in the union's size and
-//!   costs `O(D²)` a leaf (`D` distinct features on its path), as TreeSHAP does. An oblique
-//!   component costs its distinct unions, at most [`Limits::max_terms`].
+//!   that way, `F` the node's features). One-feature nodes fold into per-feature zero and
+//!   one fractions (TreeSHAP's); nodes of several features multiply out into merged terms
+//!   `c·[M ⊆ S]`. Owen's formula — a feature's Shapley value is the integral over
+//!   `t ∈ [0, 1]` of the derivative of the game's multilinear extension at `(t, …, t)` —
+//!   then costs a Gauss-Legendre rule exact for the path's degree: for an axis tree
+//!   `O(D)` a feature and leaf (`D` distinct features on the path), TreeSHAP's order; an
+//!   oblique path costs its terms, at most [`Limits::max_terms`] (up to two to the power
+//!   of its several-feature splits: the game is a product of AND gates over shared
+//!   features, and no polynomial algorithm is known for those).
+//!
+//!   Interaction values ([`Forest::shap_interaction_values`], shap's
+//!   `shap_interaction_values`) are the mixed derivatives' integrals on the same rule.
 //!
 //! * **Interventional** ([`Game::Interventional`], shap's `interventional`).
 //!   `v(S) = mean_b f(x_S, b_rest)` over background rows `b`: the hybrid row takes the
@@ -43,6 +49,11 @@
 //! ([`Shap::std_err`]) and counted ([`Shap::n_estimated`]). Sampled or exact, the values
 //! of a row add up to its prediction minus the expected value (local accuracy), and a
 //! feature no split uses gets exactly 0.
+//!
+//! A rotation ensemble ([`shap_values_rotated`]) is explained on its original features:
+//! its trees read `scaled @ Q`, so each split on a rotated coordinate is an oblique split
+//! on the scaled features with a nonzero loading in it, evaluated exactly as the ensemble
+//! computes it (the per-feature scaling keeps a feature known or unknown).
 //!
 //! Rows are explained in parallel, each by one thread in tree order, so the values do not
 //! depend on the number of threads; the estimates' random streams are keyed by the row,

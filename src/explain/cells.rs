@@ -81,7 +81,7 @@ pub(crate) fn explain(
     x: &[f64],
     b: &[f64],
     limits: Limits,
-    ln_fact: &[f64],
+    weights: &CellWeights,
     s: &mut CellScratch,
     sink: &mut Sink,
 ) -> Result<(), TooBig> {
@@ -107,7 +107,7 @@ pub(crate) fn explain(
             if cells > limits.max_terms {
                 break Err(TooBig);
             }
-            leaf_cell(s, ln_fact, sink, t.leaf_value(node));
+            leaf_cell(s, weights, sink, t.leaf_value(node));
             continue;
         }
         s.open.clear();
@@ -135,7 +135,22 @@ pub(crate) fn explain(
             s.state[f as usize] = OPEN;
         }
         let back = s.decided.len() as u32;
-        push_cubes(s, back, u);
+        let at = s.arena.len() as u32;
+        match (u, s.sides.as_slice()) {
+            // nothing to decide, or one feature the side does not depend on
+            (0, &[child]) | (1, &[child, _]) if u == 0 || s.sides[0] == s.sides[1] => {
+                s.stack.push((child, back, at, at));
+            }
+            // one feature deciding the side (every split of an axis tree)
+            (1, &[from_b, from_x]) => {
+                let f = s.open[0];
+                s.arena.push((f, FROM_B));
+                s.stack.push((from_b, back, at, at + 1));
+                s.arena.push((f, FROM_X));
+                s.stack.push((from_x, back, at + 1, at + 2));
+            }
+            _ => push_cubes(s, back, u),
+        }
     };
     s.undo_to(0);
     result
@@ -197,26 +212,71 @@ fn depends_on(sides: &[u32], u: usize, fixed: u32, vals: u32, w: usize) -> bool 
     })
 }
 
-/// The Shapley values of the cell `[A ⊆ S, B ∩ S = ∅]` times the leaf's values: each of
-/// the `a` features of `A` gets `(a-1)! b! / (a+b)!`, each of the `b` of `B` minus
-/// `a! (b-1)! / (a+b)!`.
-fn leaf_cell(s: &CellScratch, ln_fact: &[f64], sink: &mut Sink, value: &[f64]) {
+/// The Shapley values of a cell `[A ⊆ S, B ∩ S = ∅]` by its sizes `(|A|, |B|)`: each
+/// feature of `A` gets `(a-1)! b! / (a+b)!`, each of `B` minus `a! (b-1)! / (a+b)!`; a
+/// table for the usual sizes, logarithms of factorials beyond it.
+pub(crate) struct CellWeights {
+    ln_fact: Vec<f64>,
+    side: usize,
+    table: Vec<(f64, f64)>,
+}
+
+impl CellWeights {
+    /// Weights for cells of up to `p` decided features.
+    pub(crate) fn new(p: usize) -> Self {
+        let mut ln_fact = vec![0.0; p + 2];
+        for m in 1..ln_fact.len() {
+            ln_fact[m] = ln_fact[m - 1] + (m as f64).ln();
+        }
+        let side = p.min(64) + 1;
+        let mut w = CellWeights {
+            ln_fact,
+            side,
+            table: Vec::new(),
+        };
+        w.table = (0..side * side)
+            .map(|i| w.computed(i / side, i % side))
+            .collect();
+        w
+    }
+
+    fn computed(&self, a: usize, b: usize) -> (f64, f64) {
+        if a + b >= self.ln_fact.len() {
+            return (0.0, 0.0); // a cell no path can make
+        }
+        let f = &self.ln_fact;
+        let total = f[a + b];
+        let wa = if a > 0 {
+            (f[a - 1] + f[b] - total).exp()
+        } else {
+            0.0
+        };
+        let wb = if b > 0 {
+            -(f[a] + f[b - 1] - total).exp()
+        } else {
+            0.0
+        };
+        (wa, wb)
+    }
+
+    #[inline]
+    fn get(&self, a: usize, b: usize) -> (f64, f64) {
+        if a < self.side && b < self.side {
+            self.table[a * self.side + b]
+        } else {
+            self.computed(a, b)
+        }
+    }
+}
+
+/// The Shapley values of the cell `[A ⊆ S, B ∩ S = ∅]` times the leaf's values.
+fn leaf_cell(s: &CellScratch, weights: &CellWeights, sink: &mut Sink, value: &[f64]) {
     let a = s.n_from_x;
     let bn = s.decided.len() - a;
     if a + bn == 0 {
         return;
     }
-    let total = ln_fact[a + bn];
-    let wa = if a > 0 {
-        (ln_fact[a - 1] + ln_fact[bn] - total).exp()
-    } else {
-        0.0
-    };
-    let wb = if bn > 0 {
-        -(ln_fact[a] + ln_fact[bn - 1] - total).exp()
-    } else {
-        0.0
-    };
+    let (wa, wb) = weights.get(a, bn);
     for &f in &s.decided {
         let w = if s.state[f as usize] == FROM_X {
             wa

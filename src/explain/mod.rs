@@ -506,7 +506,7 @@ fn explain(
         limits,
         p,
         k,
-        ln_fact: ln_factorials(p + 1),
+        weights: cells::CellWeights::new(p),
     };
     let explain_row = |s: &mut Scratch, (i, out): (usize, &mut [f64])| {
         if cancel::requested() {
@@ -640,15 +640,6 @@ pub(crate) fn check_output(n: usize, width: usize, what: &str) -> Result<()> {
     }
 }
 
-/// `ln(m!)` for `m` in `0..=n`.
-fn ln_factorials(n: usize) -> Vec<f64> {
-    let mut out = vec![0.0; n + 1];
-    for m in 1..=n {
-        out[m] = out[m - 1] + (m as f64).ln();
-    }
-    out
-}
-
 /// What every row of one explanation shares.
 struct Context<'a, 'f> {
     trees: &'a [Prepared<'f>],
@@ -656,7 +647,7 @@ struct Context<'a, 'f> {
     limits: Limits,
     p: usize,
     k: usize,
-    ln_fact: Vec<f64>,
+    weights: cells::CellWeights,
 }
 
 impl Context<'_, '_> {
@@ -688,7 +679,7 @@ impl Context<'_, '_> {
                             &x,
                             brow,
                             self.limits,
-                            &self.ln_fact,
+                            &self.weights,
                             &mut s.cells,
                             &mut s.sink,
                         );

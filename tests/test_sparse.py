@@ -313,6 +313,10 @@ NOT_X = {
     "fit_many",
     "fit_more_many",
     "apply_leaves_with_rules",  # takes latent rows z (float64), not X
+    # dense float32 rows: TreeExplainer densifies sparse X first
+    # (test_explain.py::test_sparse_rows_give_the_dense_values)
+    "shap_values",
+    "shap_interaction_values",
     # a forest without targets' method: test_unsupervised.py::test_missing_values_and_sparse_x
     "score_samples",
     "copy",

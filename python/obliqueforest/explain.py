@@ -32,9 +32,10 @@ the ``explain`` module of the crate, whose documentation derives the algorithms)
 A rotation ensemble is explained on its original features: a split on a rotated
 coordinate is an oblique split on the (scaled) features with a nonzero loading in it.
 
-Where an exact computation would exceed the core's bounds (``max_terms`` terms for one
-tree and row — an oblique path joining many features, or an oblique node with more than
-12 differing features for the interventional game), that tree's values for that row are
+Where an exact computation would exceed the core's bounds (``max_terms``: the terms of
+one tree's path for a row — many splits of several features on it — or, for the
+interventional game, the cells and hybrid sides of one row and background row, with at
+most 10 differing features decided at one node), that tree's values for that row are
 estimated by antithetic permutation sampling instead — unbiased, their standard errors in
 :attr:`TreeExplainer.std_err_`, with a warning. Exact or estimated, each row's values add
 up to its prediction minus :attr:`TreeExplainer.expected_value` (local accuracy), and a

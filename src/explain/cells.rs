@@ -90,7 +90,8 @@ pub(crate) fn explain(
     s.stack.clear();
     s.arena.clear();
     s.stack.push((0, 0, 0, 0));
-    let mut cells = 0usize;
+    // cells reached plus hybrid sides evaluated: the exact attempt's work, bounded
+    let mut work = 0usize;
     let result = loop {
         let Some((node, back, a0, a1)) = s.stack.pop() else {
             break Ok(());
@@ -103,8 +104,8 @@ pub(crate) fn explain(
         s.arena.truncate(a0 as usize);
         let node = node as usize;
         if t.is_leaf(node) {
-            cells += 1;
-            if cells > limits.max_terms {
+            work += 1;
+            if work > limits.max_terms {
                 break Err(TooBig);
             }
             leaf_cell(s, weights, sink, t.leaf_value(node));
@@ -118,7 +119,8 @@ pub(crate) fn explain(
             }
         }
         let u = s.open.len();
-        if u > limits.max_node_features {
+        work += 1 << u.min(limits.max_node_features + 1);
+        if u > limits.max_node_features || work > limits.max_terms {
             break Err(TooBig);
         }
         // the side of each assignment of the open features (bit i: open[i] from x)

@@ -40,8 +40,8 @@
 //!   (`(|A|-1)!|B|!/(|A|+|B|)!` to each feature of `A`, minus `|A|!(|B|-1)!/(|A|+|B|)!` to
 //!   each of `B`). For an axis tree every node decides at most one feature and the cubes
 //!   are the leaves the hybrids reach, as in shap's algorithm; an oblique node decides at
-//!   most [`Limits::max_node_features`] at once, and a pair at most
-//!   [`Limits::max_terms`] cubes.
+//!   most [`Limits::max_node_features`] at once, and a pair's cells and evaluated sides
+//!   number at most [`Limits::max_terms`].
 //!
 //! Where an exact computation would exceed those bounds, that one tree's values for that
 //! row (and background row) are estimated instead (`estimate`): antithetic permutation
@@ -92,8 +92,9 @@ pub enum Game<'a> {
 /// exactly.
 #[derive(Clone, Copy, Debug)]
 pub struct Limits {
-    /// Terms one exact computation may hold: Möbius terms of a path's component
-    /// (path-dependent), or cubes of one (row, background row) pair (interventional).
+    /// Terms one exact computation may hold: the terms of a path (path-dependent), or the
+    /// cells reached and hybrid sides evaluated for one (row, background row) pair
+    /// (interventional).
     pub max_terms: usize,
     /// Undecided features an interventional node may decide at once (it evaluates
     /// `2^k` hybrid sides).
@@ -106,7 +107,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             max_terms: 1 << 14,
-            max_node_features: 12,
+            max_node_features: 10,
             n_permutations: 64,
         }
     }

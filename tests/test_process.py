@@ -165,6 +165,25 @@ CASES = {
         "urf.proximity(X)",
         3.5,
     ),
+    "shap-values-sporf": (
+        2000,
+        "clf = of.SPORFClassifier(n_estimators=100, random_state=0).fit(X, y); "
+        "ex = of.TreeExplainer(clf); X = np.tile(X, (10, 1))",
+        "ex.shap_values(X)",
+    ),
+    # one row against 1,000 background rows: the work is inside a single row
+    "shap-values-one-row-large-background": (
+        2000,
+        "clf = of.RandomForestClassifier(n_estimators=1000, max_depth=12, n_jobs=2, "
+        "random_state=0).fit(X, y); ex = of.TreeExplainer(clf, X[:1000], n_jobs=1)",
+        "ex.shap_values(X[:2])",
+    ),
+    "shap-interaction-values": (
+        2000,
+        "clf = of.SPORFClassifier(n_estimators=100, random_state=0).fit(X, y); "
+        "ex = of.TreeExplainer(clf)",
+        "ex.shap_interaction_values(np.tile(X, (5, 1)))",
+    ),
     "rotation-fit-threads": (
         20000,
         "",

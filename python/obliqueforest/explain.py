@@ -217,10 +217,11 @@ class TreeExplainer:
         self.std_err_ = None if std_err is None else self._layout(std_err)
         if n_estimated:
             warnings.warn(
-                f"{n_estimated} tree explanation(s) exceeded the exact algorithm's bound "
-                f"(max_terms={self.max_terms or 16384}) and were estimated by permutation "
-                "sampling: unbiased, standard errors in std_err_ (raise max_terms for more "
-                "exact ones)",
+                f"{n_estimated} tree explanation(s) exceeded the exact algorithm's bounds "
+                f"(max_terms={self.max_terms or 16384} terms; for the interventional game "
+                "also 10 differing features decided at one oblique node) and were "
+                "estimated by permutation sampling: unbiased, standard errors in "
+                "std_err_ (a larger max_terms makes more of them exact)",
                 UserWarning,
                 stacklevel=2,
             )

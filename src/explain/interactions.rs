@@ -98,6 +98,9 @@ fn interactions(
         let row: Vec<f64> = x.row(i).to_vec();
         main.fill(0.0);
         for (t, tree) in trees.iter().enumerate() {
+            if cancel::requested() {
+                return;
+            }
             if path::explain(tree, &row, limits, scratch, sink, Some(&mut *out)).is_err() {
                 sink.discard();
                 *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(format!(

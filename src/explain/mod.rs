@@ -658,6 +658,9 @@ impl Context<'_, '_> {
         let mut n_est = 0u64;
         let x = std::mem::take(&mut s.row);
         for (t, tree) in self.trees.iter().enumerate() {
+            if cancel::requested() {
+                break; // the call returns Cancelled: a row may hold many trees' work
+            }
             match self.background {
                 None => {
                     if path::explain(tree, &x, self.limits, &mut s.path, &mut s.sink, None).is_ok()

@@ -27,6 +27,6 @@ def test_every_page_block_is_run_or_a_bench_command():
     assert len(BLOCKS) >= 6
     assert all(mode(b) in ("run", "slow", "bench") for b in BLOCKS), [b.id for b in BLOCKS]
     # a block prints what the text quotes, or draws one of the page's figures
-    assert all(
-        b.output is not None or "savefig" in b.body for b in BLOCKS if mode(b) == "run"
-    ), [b.id for b in BLOCKS if mode(b) == "run" and b.output is None]
+    assert all(b.output is not None or "savefig" in b.body for b in BLOCKS if mode(b) == "run"), [
+        b.id for b in BLOCKS if mode(b) == "run" and b.output is None
+    ]

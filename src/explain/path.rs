@@ -124,6 +124,7 @@ struct PathState {
     total: Vec<f64>,
     within: Vec<f64>,
     next: Vec<(u128, f64)>,
+    spill: Vec<(u128, f64)>,
 }
 
 /// Slots a term's set can name.
@@ -276,7 +277,10 @@ impl PathState {
                 dead |= 1u128 << i;
             }
         }
+        // the level's terms are sorted by set: those that keep their set stay in order,
+        // those moved to M ∪ F are sorted apart, and the two lists merge
         self.next.clear();
+        self.spill.clear();
         for &(m, c) in &self.terms[depth_start..] {
             if m & dead != 0 {
                 continue;
@@ -286,13 +290,23 @@ impl PathState {
             } else {
                 self.next.push((m, c * r));
                 if (m | fm) & dead == 0 {
-                    self.next.push((m | fm, c * d));
+                    self.spill.push((m | fm, c * d));
                 }
             }
         }
-        self.next.sort_unstable_by_key(|t| t.0);
+        self.spill.sort_unstable_by_key(|t| t.0);
         let start = self.terms.len();
-        for &(m, c) in &self.next {
+        let (mut i, mut j) = (0, 0);
+        while i < self.next.len() || j < self.spill.len() {
+            let take_next =
+                j == self.spill.len() || (i < self.next.len() && self.next[i].0 <= self.spill[j].0);
+            let (m, c) = if take_next {
+                i += 1;
+                self.next[i - 1]
+            } else {
+                j += 1;
+                self.spill[j - 1]
+            };
             let n_new = self.terms.len() - start;
             match self.terms.last_mut() {
                 Some(last) if n_new > 0 && last.0 == m => last.1 += c,

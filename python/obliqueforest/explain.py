@@ -136,7 +136,7 @@ class TreeExplainer:
             )
         self.feature_perturbation = feature_perturbation
         for name, value in (("max_terms", max_terms), ("n_permutations", n_permutations)):
-            if value is not None and (not isinstance(value, int | np.integer) or value < 1):
+            if value is not None and (not isinstance(value, (int, np.integer)) or value < 1):
                 raise ValueError(f"{name} must be a positive integer or None, got {value!r}")
         self.max_terms = max_terms
         self.n_permutations = n_permutations

@@ -11,9 +11,7 @@ use crate::alloc;
 use crate::cancel;
 use crate::error::{Error, Result};
 use crate::forest::Forest;
-use crate::threads::{n_threads, thread_pool};
 use ndarray::{Array4, ArrayView2};
-use rayon::prelude::*;
 use std::sync::Mutex;
 
 /// Shapley interaction values of a forest's outputs.
@@ -125,24 +123,7 @@ fn interactions(
         out.iter_mut().for_each(|v| *v *= scale);
     };
     let init = || (Sink::new(p, k), path::PathScratch::new(p), vec![0.0; p * k]);
-    let threads = n_threads(Some(n_jobs))?;
-    if width > 0 {
-        if threads == 1 || n < 2 {
-            let mut s = init();
-            values
-                .chunks_mut(width)
-                .enumerate()
-                .for_each(|item| explain_row(&mut s, item));
-        } else {
-            let carried = cancel::carry();
-            cancel::install(&*thread_pool(threads)?, || {
-                values
-                    .par_chunks_mut(width)
-                    .enumerate()
-                    .for_each_init(init, |s, item| carried.run(|| explain_row(s, item)))
-            });
-        }
-    }
+    super::rows_in_parallel(&mut values, width, n_jobs, init, explain_row)?;
     cancel::check()?;
     if let Some(msg) = failed.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(Error::InvalidInput(msg));

@@ -537,25 +537,7 @@ fn explain(
         row: Vec::with_capacity(p),
         var: vec![0.0; width],
     };
-    let threads = n_threads(Some(n_jobs))?;
-    if width > 0 {
-        if threads == 1 || n < 2 {
-            let mut s = init();
-            values
-                .chunks_mut(width)
-                .enumerate()
-                .for_each(|item| explain_row(&mut s, item));
-        } else {
-            let carried = cancel::carry();
-            cancel::install(&*thread_pool(threads)?, || {
-                values
-                    .par_chunks_mut(width)
-                    .enumerate()
-                    .with_min_len(1)
-                    .for_each_init(init, |s, item| carried.run(|| explain_row(s, item)))
-            });
-        }
-    }
+    rows_in_parallel(&mut values, width, n_jobs, init, explain_row)?;
     cancel::check()?;
     let values =
         Array3::from_shape_vec((n, p, k), values).map_err(|e| Error::Internal(e.to_string()))?;
@@ -575,6 +557,42 @@ fn explain(
         std_err,
         n_estimated: estimated.into_inner(),
     })
+}
+
+/// Runs `f` on every row of `values` (`width` values each) with a per-thread state from
+/// `init`: rows in parallel over `n_jobs` threads, each row by one thread, or in order on
+/// one; the cancel token carried into the pool's threads.
+///
+/// # Errors
+/// As [`crate::threads::n_threads`] and the pool's creation.
+fn rows_in_parallel<S>(
+    values: &mut [f64],
+    width: usize,
+    n_jobs: i64,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, (usize, &mut [f64])) + Sync + Send,
+) -> Result<()> {
+    if width == 0 {
+        return Ok(());
+    }
+    let threads = n_threads(Some(n_jobs))?;
+    if threads == 1 || values.len() < 2 * width {
+        let mut s = init();
+        values
+            .chunks_mut(width)
+            .enumerate()
+            .for_each(|item| f(&mut s, item));
+    } else {
+        let carried = cancel::carry();
+        cancel::install(&*thread_pool(threads)?, || {
+            values
+                .par_chunks_mut(width)
+                .enumerate()
+                .with_min_len(1)
+                .for_each_init(&init, |s, item| carried.run(|| f(s, item)))
+        });
+    }
+    Ok(())
 }
 
 /// Refuses rows of the wrong width or with infinite values (NaN is a missing value).

@@ -63,17 +63,17 @@ fn explain_limits(
     limits
 }
 
-/// Shapley values, expected value, standard errors and estimated count as Python takes them.
-#[allow(clippy::type_complexity)]
-fn shap_tuple<'py>(
-    py: Python<'py>,
-    shap: crate::explain::Shap,
-) -> (
+/// Shapley values, expected value, standard errors (where some were estimated) and the
+/// estimated count, as Python takes them.
+type ShapTuple<'py> = (
     Bound<'py, PyArray3<f64>>,
     Bound<'py, PyArray1<f64>>,
     Option<Bound<'py, PyArray3<f64>>>,
     u64,
-) {
+);
+
+/// [`crate::explain::Shap`] as Python takes it.
+fn shap_tuple<'py>(py: Python<'py>, shap: crate::explain::Shap) -> ShapTuple<'py> {
     (
         shap.values.into_pyarray(py),
         shap.expected_value.into_pyarray(py),
@@ -96,12 +96,7 @@ pub(super) fn shap_values_rotated<'py>(
     n_jobs: i64,
     max_terms: Option<usize>,
     n_permutations: Option<usize>,
-) -> PyResult<(
-    Bound<'py, PyArray3<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    Option<Bound<'py, PyArray3<f64>>>,
-    u64,
-)> {
+) -> PyResult<ShapTuple<'py>> {
     let limits = explain_limits(max_terms, n_permutations);
     let inner: Vec<&Forest> = forests.iter().map(|f| &f.inner).collect();
     let rotations: Vec<f64> = rotations.as_array().iter().copied().collect();
@@ -376,12 +371,7 @@ impl PyForest {
         n_jobs: i64,
         max_terms: Option<usize>,
         n_permutations: Option<usize>,
-    ) -> PyResult<(
-        Bound<'py, PyArray3<f64>>,
-        Bound<'py, PyArray1<f64>>,
-        Option<Bound<'py, PyArray3<f64>>>,
-        u64,
-    )> {
+    ) -> PyResult<ShapTuple<'py>> {
         let limits = explain_limits(max_terms, n_permutations);
         let (x, bg) = (x.as_array(), background.as_ref().map(|b| b.as_array()));
         let game = match bg {

@@ -632,7 +632,10 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
     def _rotated_inputs(self, X):
         """(k, core forest, X rotated by rotation k) of every rotation holding trees, in
         rotation order; X is validated and scaled once."""
-        X_scaled = self._scaled_input(X)
+        yield from self._rotated_scaled(self._scaled_input(X))
+
+    def _rotated_scaled(self, X_scaled):
+        """:meth:`_rotated_inputs` of rows already validated and scaled."""
         with one_blas_thread():
             for k, forest in self._rotation_forests():
                 yield k, forest, self._rotate(X_scaled, k)
@@ -640,9 +643,14 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
     def _mean_prediction(self, X):
         """Mean over all trees of their leaf values on their rotated inputs (of the state
         the fit left, read on ``self``: call it on ``_fitted()``)."""
+        return self._mean_of_scaled(self._scaled_input(X))
+
+    def _mean_of_scaled(self, X_scaled):
+        """:meth:`_mean_prediction` of rows already validated and scaled (the rows
+        ``obliqueforest.explain`` explains)."""
         n_jobs = self._n_threads()
         total = None
-        for k, forest, X_rot in self._rotated_inputs(X):
+        for k, forest, X_rot in self._rotated_scaled(X_scaled):
             mean_k = self.n_trees_per_rotation_[k] * forest.predict(X_rot, n_jobs)
             total = mean_k if total is None else total + mean_k
         return total / self.n_trees_per_rotation_.sum()

@@ -141,7 +141,7 @@ class TreeExplainer:
         self.max_terms = max_terms
         self.n_permutations = n_permutations
         self.n_jobs = n_jobs
-        self.data = None if data is None else self._rows(data, "data")
+        self.data = None if data is None else self._rows(data)
         if self.data is not None and self.data.shape[0] == 0:
             raise ValueError("data (the background) needs at least one row")
         if self.data is not None and self.data.shape[0] > _LARGE_BACKGROUND:
@@ -164,7 +164,7 @@ class TreeExplainer:
         n_jobs = self.n_jobs if self.n_jobs is not None else getattr(self.model, "n_jobs", None)
         return resolve_n_jobs(n_jobs)
 
-    def _rows(self, X, what):
+    def _rows(self, X):
         """X validated as the model validates it (feature count and names), dense
         float64 in row order."""
         return self._core.rows(X)
@@ -175,14 +175,15 @@ class TreeExplainer:
         )
 
     def _layout(self, values):
-        """Core values (n, p, outputs) in shap's layout for the model."""
+        """Core values with the outputs last ((n, p, outputs), or (n, p, p, outputs) for
+        interactions) in shap's layout for the model: the output axis dropped for one
+        output of a regressor, cut per output for a multi-output classifier."""
         classes = getattr(self.model, "classes_", None)
         if classes is None:
-            n_outputs = values.shape[2]
-            return values[:, :, 0] if n_outputs == 1 else values
+            return values[..., 0] if values.shape[-1] == 1 else values
         if isinstance(classes, list):
             bounds = np.cumsum([0, *(len(c) for c in classes)])
-            return [values[:, :, a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+            return [values[..., a:b] for a, b in zip(bounds[:-1], bounds[1:])]
         return values
 
     def _layout_expected(self, expected):
@@ -211,14 +212,14 @@ class TreeExplainer:
             (n_samples, n_features, n_outputs) for a multi-output regressor, and a list
             of (n_samples, n_features, n_classes[o]) for a multi-output classifier.
         """
-        X = self._rows(X, "X")
+        X = self._rows(X)
         values, expected, std_err, n_estimated = self._call(X)
         self.n_estimated_ = int(n_estimated)
         self.std_err_ = None if std_err is None else self._layout(std_err)
         if n_estimated:
             warnings.warn(
                 f"{n_estimated} tree explanation(s) exceeded the exact algorithm's bounds "
-                f"(max_terms={self.max_terms or 16384} terms; for the interventional game "
+                f"(max_terms={self.max_terms or 'the default'} terms; for the interventional game "
                 "also 10 differing features decided at one oblique node) and were "
                 "estimated by permutation sampling: unbiased, standard errors in "
                 "std_err_ (a larger max_terms makes more of them exact)",
@@ -256,15 +257,9 @@ class TreeExplainer:
                 "interaction values are those of the path-dependent game: create the "
                 "explainer without data (feature_perturbation='tree_path_dependent')"
             )
-        X = self._rows(X, "X")
+        X = self._rows(X)
         values, _ = self._core.shap_interaction_values(X, self._threads(), self.max_terms)
-        classes = getattr(self.model, "classes_", None)
-        if classes is None:
-            return values[..., 0] if values.shape[3] == 1 else values
-        if isinstance(classes, list):
-            bounds = np.cumsum([0, *(len(c) for c in classes)])
-            return [values[..., a:b] for a, b in zip(bounds[:-1], bounds[1:])]
-        return values
+        return self._layout(values)
 
     def _check_additivity(self, X, values, expected):
         predicted = self._core.predict(X, self._threads())
@@ -289,7 +284,7 @@ class TreeExplainer:
             ) from e
         frame_names = getattr(X, "columns", None)
         values = self.shap_values(X)
-        data = self._rows(X, "X")
+        data = self._rows(X)
         names = self.feature_names or (
             None if frame_names is None else [str(c) for c in frame_names]
         )
@@ -368,14 +363,8 @@ class _Core:
         return self.forest.shap_interaction_values(X.astype(np.float32), n_jobs, max_terms)
 
     def predict(self, X, n_jobs):
-        """The raw output the values explain (rows as :meth:`rows` gives them)."""
+        """The raw output the values explain (rows as :meth:`rows` gives them): the
+        ensemble's own mean over its rotations' trees, or the forest's."""
         if self.rotation:
-            p = X.shape[1]
-            total = 0.0
-            n_trees = 0
-            for forest, q in zip(self.forests, self.rotations):
-                rotated = _core.rotate(X, q.reshape(p, p), False)
-                total = total + forest.n_trees * forest.predict(rotated, n_jobs)
-                n_trees += forest.n_trees
-            return total / n_trees
+            return self.model._mean_of_scaled(X)
         return self.forest.predict(X.astype(np.float32), n_jobs)

@@ -70,7 +70,7 @@ impl CellScratch {
 
 /// Whether `x` and `b` agree on a value (NaN agrees with NaN).
 #[inline]
-fn same(x: f64, b: f64) -> bool {
+pub(crate) fn same(x: f64, b: f64) -> bool {
     x == b || (x.is_nan() && b.is_nan())
 }
 

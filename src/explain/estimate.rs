@@ -66,10 +66,13 @@ pub(crate) struct HybridGame<'a, 'f> {
 impl TreeGame for HybridGame<'_, '_> {
     fn players(&self, out: &mut Vec<u32>) {
         out.clear();
-        out.extend(self.tree.used.iter().copied().filter(|&f| {
-            let (x, b) = (self.x[f as usize], self.b[f as usize]);
-            !(x == b || (x.is_nan() && b.is_nan()))
-        }));
+        out.extend(
+            self.tree
+                .used
+                .iter()
+                .copied()
+                .filter(|&f| !super::cells::same(self.x[f as usize], self.b[f as usize])),
+        );
     }
 
     fn value(&self, in_s: &[bool], _: &mut Vec<(u32, f64)>, out: &mut [f64]) {

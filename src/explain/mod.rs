@@ -384,11 +384,14 @@ impl Forest {
         n_jobs: i64,
     ) -> Result<Shap> {
         let p = self.n_features();
-        check_rows(x.mapv(f64::from).view(), p, "x")?;
+        // the rows as float64 once (exact), then checked
+        let x = x.mapv(f64::from);
+        check_rows(x.view(), p, "x")?;
         let background = match game {
             Game::Interventional { background } => {
-                check_rows(background.mapv(f64::from).view(), p, "the background")?;
-                Some(background.mapv(f64::from))
+                let b = background.mapv(f64::from);
+                check_rows(b.view(), p, "the background")?;
+                Some(b)
             }
             Game::PathDependent => None,
         };
@@ -397,7 +400,6 @@ impl Forest {
             .iter()
             .map(|t| Prepared::new(t, Input::Direct(self.descriptors()), p))
             .collect();
-        let x = x.mapv(f64::from);
         explain(
             &trees,
             self.n_outputs(),

@@ -48,6 +48,7 @@
 
 pub mod alloc;
 pub mod cancel;
+pub mod columns;
 pub mod data;
 pub mod error;
 pub mod explain;

@@ -230,7 +230,13 @@ pub fn tree_bytes(t: &Tree) -> u64 {
     let nodes = t.n_nodes() as u64;
     let terms = t.proj_idx.len() as u64;
     let leaf_rows = t.leaf_rows.as_ref().map_or(0, |r| r.n_bytes());
-    nodes * (NODE_BYTES + PACKED_NODE_BYTES) + terms * 16 + t.value.len() as u64 * 8 + leaf_rows
+    // level maps twice: the tree's, and the packed layout's copy
+    let maps = 2 * t.level_maps.n_bytes();
+    nodes * (NODE_BYTES + PACKED_NODE_BYTES)
+        + terms * 16
+        + t.value.len() as u64 * 8
+        + leaf_rows
+        + maps
 }
 
 /// A lower bound of the memory a forest of `params` grown on `n_samples` rows takes, with

@@ -259,6 +259,19 @@ pub struct ForestParams {
     /// regression only. Carried like `honest_fraction`.
     #[serde(skip)]
     pub store_leaf_values: bool,
+    /// The kind of each column: its number of levels for a categorical column (values are
+    /// the level codes `0..levels`, NaN for missing), 0 for a numeric one; empty when every
+    /// column is numeric. See [`crate::columns`]. Not part of the plain serde encoding: the
+    /// formats carry it in a column section, written only when it is not empty (so models
+    /// of numeric data keep their bytes).
+    #[serde(skip)]
+    pub categorical: Vec<u32>,
+    /// The names of each categorical column's levels (the strings behind codes
+    /// `0..levels`), empty for a numeric column; empty when not given. Carried with
+    /// `categorical`, so a model file can read rows of strings
+    /// ([`crate::model::Model::encode_cells`]).
+    #[serde(skip)]
+    pub level_names: Vec<Vec<String>>,
     /// How the trees are grown beyond what they are ([`Growth`]): never part of a model's
     /// bytes; a warm start is given it whole ([`crate::Forest::grow_more`]).
     #[serde(skip)]
@@ -290,6 +303,11 @@ pub struct Growth {
     /// node (with its exact threshold). `None` scores every candidate on every row. For
     /// the splitters "best" and "hist" of forests with targets.
     pub candidate_samples: Option<usize>,
+    /// Categorical columns: at a node, the levels with fewer in-bag rows than this are
+    /// taken together as one group when the levels are ordered ([`crate::columns`]), so a
+    /// column of many rare levels cannot split a node by the noise of its levels. 1 gives
+    /// the exact optimal partition (Fisher 1958; Breiman et al. 1984).
+    pub min_category_samples: usize,
 }
 
 impl ForestParams {
@@ -334,10 +352,15 @@ impl Growth {
                 self.candidate_samples = Some(v)
             }
             ("candidate_samples", _) => return Err(wrong("must be None or a count")),
+            ("min_category_samples", Value::Int(v)) => {
+                self.min_category_samples =
+                    usize::try_from(*v).map_err(|_| wrong("must be a count"))?
+            }
+            ("min_category_samples", _) => return Err(wrong("must be a count")),
             _ => {
                 return Err(crate::Error::InvalidInput(format!(
                     "{name:?} is no growth setting (ccp_alpha, monotonic_cst, n_jobs, \
-                     candidate_samples)"
+                     candidate_samples, min_category_samples)"
                 )))
             }
         }
@@ -353,9 +376,13 @@ impl Default for Growth {
             monotonic_cst: Vec::new(),
             n_jobs: 1,
             candidate_samples: None,
+            min_category_samples: DEFAULT_MIN_CATEGORY_SAMPLES,
         }
     }
 }
+
+/// The default of [`Growth::min_category_samples`].
+pub const DEFAULT_MIN_CATEGORY_SAMPLES: usize = 5;
 
 /// The data's shape: at least one row and one feature, at most [`MAX_FEATURES`] features.
 fn check_data(n_samples: usize, n_features: usize) -> Result<()> {
@@ -401,6 +428,8 @@ impl ForestParams {
             seed: 0,
             honest_fraction: 0.0,
             store_leaf_values: false,
+            categorical: Vec::new(),
+            level_names: Vec::new(),
             growth: Growth::default(),
         }
     }
@@ -431,6 +460,7 @@ impl ForestParams {
         let tree_features = self.check_unsupervised(n_features)?;
         crate::threads::n_threads(Some(self.growth.n_jobs))?;
         self.projection.check_candidates(n_features, n_candidates)?;
+        crate::columns::check(self, n_features)?;
         Ok(TreeConfig {
             n_features,
             n_outputs: self.task.n_outputs(),
@@ -449,6 +479,8 @@ impl ForestParams {
             monotonic_cst: self.growth.monotonic_cst.clone(),
             honest_fraction: self.honest_fraction,
             candidate_samples: self.growth.candidate_samples,
+            categorical: self.categorical.clone(),
+            min_category_samples: self.growth.min_category_samples,
         })
     }
 
@@ -833,6 +865,10 @@ pub struct TreeConfig {
     pub(crate) honest_fraction: f64,
     /// Rows on which a large node's candidates are compared ([`ForestParams::candidate_samples`]).
     pub(crate) candidate_samples: Option<usize>,
+    /// Levels per column, 0 for numeric ones; empty when all are numeric.
+    pub(crate) categorical: Vec<u32>,
+    /// [`Growth::min_category_samples`].
+    pub(crate) min_category_samples: usize,
 }
 
 impl TreeConfig {
@@ -907,11 +943,13 @@ mod tests {
             .unwrap();
         g.set("n_jobs", &Value::Int(-1)).unwrap();
         g.set("candidate_samples", &Value::Int(64)).unwrap();
+        g.set("min_category_samples", &Value::Int(3)).unwrap();
         let want = Growth {
             ccp_alpha: 2.0,
             monotonic_cst: vec![1, -1, 0],
             n_jobs: -1,
             candidate_samples: Some(64),
+            min_category_samples: 3,
         };
         assert_eq!(g, want);
         g.set("candidate_samples", &Value::None).unwrap();

@@ -64,6 +64,8 @@ fn params(task: Task, criterion: Criterion, projection: Projection) -> ForestPar
         seed: 11,
         honest_fraction: 0.0,
         store_leaf_values: false,
+        categorical: Vec::new(),
+        level_names: Vec::new(),
         growth: Growth::default(),
     }
 }

@@ -74,6 +74,21 @@ pub fn prune_cost_complexity(tree: Tree, alpha: f64) -> Tree {
                 out.proj_w.extend_from_slice(&tree.proj_w[a..b]);
             }
         }
+        if !tree.level_maps.node_ptr.is_empty() {
+            // a kept split keeps its categorical terms' level maps
+            let (a, b) = if leaf {
+                (0, 0)
+            } else {
+                let ptr = &tree.level_maps.node_ptr;
+                (ptr[i] as usize, ptr[i + 1] as usize)
+            };
+            let maps = &mut out.level_maps;
+            if maps.node_ptr.is_empty() {
+                maps.node_ptr.push(0);
+            }
+            maps.extend_from(&tree.level_maps, (a, b));
+            maps.node_ptr.push(maps.n_maps() as u32);
+        }
         out.proj_ptr.push(out.proj_idx.len() as u32);
         out.impurity.push(tree.impurity[i]);
         out.n_node_samples.push(tree.n_node_samples[i]);

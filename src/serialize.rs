@@ -64,7 +64,13 @@ pub(crate) const CANCEL_STRIDE: u64 = 1 << 20;
 /// Version 4 is version 3 (its missing section always present) followed by a kind section
 /// (`KindSection`); it is written only for honest forests and forests that keep leaf
 /// values.
-pub const FORMAT_VERSION: u32 = 4;
+///
+/// Version 5 is version 4 (its kind section always present) followed by a column section
+/// (`ColumnSection`: the columns' kinds and each tree's level maps); it is written only
+/// for forests grown with categorical columns.
+pub const FORMAT_VERSION: u32 = 5;
+/// The core forest version with missing and kind sections and no column section.
+pub(crate) const FORMAT_VERSION_KIND: u32 = 4;
 /// The core forest version with a missing-value section and no kind section.
 pub(crate) const FORMAT_VERSION_MISSING: u32 = 3;
 /// The core forest version without a missing-value section.
@@ -89,12 +95,69 @@ pub(crate) struct KindSection {
     leaf_rows: Vec<Option<LeafRows>>,
 }
 
+/// What categorical columns add to a forest's encoding: each column's number of levels
+/// (see [`crate::params::ForestParams::categorical`]) and each tree's level maps.
+#[derive(Serialize)]
+pub(crate) struct ColumnSectionRef<'a> {
+    categorical: &'a [u32],
+    level_names: &'a [Vec<String>],
+    maps: Vec<&'a crate::columns::LevelMaps>,
+}
+
+/// [`ColumnSectionRef`] as read.
+#[derive(Deserialize)]
+pub(crate) struct ColumnSection {
+    categorical: Vec<u32>,
+    level_names: Vec<Vec<String>>,
+    maps: Vec<crate::columns::LevelMaps>,
+}
+
 impl Forest {
+    /// The forest's column section, `None` for a forest of numeric columns, whose bytes
+    /// are those of the versions before column sections.
+    pub(crate) fn column_section(&self) -> Option<ColumnSectionRef<'_>> {
+        if self.params.categorical.is_empty() {
+            return None;
+        }
+        Some(ColumnSectionRef {
+            categorical: &self.params.categorical,
+            level_names: &self.params.level_names,
+            maps: self.trees.iter().map(|t| &t.level_maps).collect(),
+        })
+    }
+
+    /// Gives the forest what its column section read (validation comes after).
+    ///
+    /// # Errors
+    /// [`Error::CorruptModel`] when the section does not have one entry per tree.
+    pub(crate) fn attach_columns(&mut self, section: ColumnSection) -> Result<()> {
+        if section.maps.len() != self.trees.len() {
+            return Err(corrupt(format!(
+                "the column section has {} map tables for {} trees",
+                section.maps.len(),
+                self.trees.len()
+            )));
+        }
+        self.params.categorical = section.categorical;
+        self.params.level_names = section.level_names;
+        for (t, maps) in self.trees.iter_mut().zip(section.maps) {
+            t.level_maps = maps;
+        }
+        Ok(())
+    }
+
     /// The forest's kind section, `None` for a forest of the plain kind (not honest, no
-    /// leaf values), whose bytes are those of the versions before kind sections.
+    /// leaf values) unless `always`: its bytes are then those of the versions before kind
+    /// sections.
     pub(crate) fn kind_section(&self) -> Option<KindSectionRef<'_>> {
+        self.kind_section_if(self.column_section().is_some())
+    }
+
+    /// [`Self::kind_section`], present whatever the kind when `always`.
+    fn kind_section_if(&self, always: bool) -> Option<KindSectionRef<'_>> {
         let p = &self.params;
-        if p.honest_fraction == 0.0 && !p.store_leaf_values && self.leaf_targets.is_none() {
+        let plain = p.honest_fraction == 0.0 && !p.store_leaf_values && self.leaf_targets.is_none();
+        if plain && !always {
             return None;
         }
         Some(KindSectionRef {
@@ -432,6 +495,7 @@ impl Forest {
         let encode = |e: postcard::Error| Error::Internal(format!("encode: {e}"));
         let mut payload = postcard::to_stdvec(self).map_err(encode)?;
         let kind = self.kind_section();
+        let columns = self.column_section();
         let section = missing_section(self.trees.iter(), self.beyond_v2() || kind.is_some());
         if let Some(section) = &section {
             payload.extend(postcard::to_stdvec(section).map_err(encode)?);
@@ -439,10 +503,14 @@ impl Forest {
         if let Some(kind) = &kind {
             payload.extend(postcard::to_stdvec(kind).map_err(encode)?);
         }
-        let version = match (&section, &kind) {
-            (_, Some(_)) => FORMAT_VERSION,
-            (Some(_), None) => FORMAT_VERSION_MISSING,
-            (None, None) => FORMAT_VERSION_PLAIN,
+        if let Some(columns) = &columns {
+            payload.extend(postcard::to_stdvec(columns).map_err(encode)?);
+        }
+        let version = match (&section, &kind, &columns) {
+            (_, _, Some(_)) => FORMAT_VERSION,
+            (_, Some(_), None) => FORMAT_VERSION_KIND,
+            (Some(_), None, None) => FORMAT_VERSION_MISSING,
+            (None, None, None) => FORMAT_VERSION_PLAIN,
         };
         let mut out = Vec::with_capacity(HEADER + payload.len());
         out.extend_from_slice(&frame_header(
@@ -482,13 +550,25 @@ impl Forest {
             FORMAT_VERSION_MISSING => Sections::Missing,
             _ => Sections::MissingAndKind,
         };
-        let (mut forest, missing, kind): Decoded<Forest, KindSection> =
-            decode_slice(payload, sections)?;
+        // version 5: the kind section is followed by the column section (postcard encodes
+        // a pair as its two parts in turn)
+        let (mut forest, missing, kind, columns) = if version == FORMAT_VERSION {
+            let (f, m, k): Decoded<Forest, (KindSection, ColumnSection)> =
+                decode_slice(payload, sections)?;
+            let (k, c) = k.map_or((None, None), |(k, c)| (Some(k), Some(c)));
+            (f, m, k, c)
+        } else {
+            let (f, m, k): Decoded<Forest, KindSection> = decode_slice(payload, sections)?;
+            (f, m, k, None)
+        };
         if let Some(section) = missing {
             attach_missing(forest.trees.iter_mut(), section)?;
         }
         if let Some(kind) = kind {
             forest.attach_kind(kind)?;
+        }
+        if let Some(columns) = columns {
+            forest.attach_columns(columns)?;
         }
         validate_forest(&forest)?;
         Ok(forest)

@@ -268,6 +268,7 @@ fn with_x<'a>(
                 .into(),
         ));
     }
+    crate::columns::check_codes(&cfg.categorical, x.n_samples, |i, j| x.get(i, j))?;
     // an honest leaf's value comes from rows the constrained split search did not see, so
     // the constraints' bounds would not hold
     if params.honest_fraction > 0.0 && !cfg.monotonic_cst.is_empty() {

@@ -230,7 +230,10 @@ fn kinds_round_trip_their_bytes_and_plain_forests_keep_theirs() {
         let sw: Vec<f64> = (0..200).map(|i| 1.0 + (i % 3) as f64).collect();
         let f = Forest::fit(&p, x.view(), &y, Some(&sw)).unwrap();
         let bytes = f.to_bytes().unwrap();
-        assert_eq!(bytes[8..12], crate::serialize::FORMAT_VERSION.to_le_bytes());
+        assert_eq!(
+            bytes[8..12],
+            crate::serialize::FORMAT_VERSION_KIND.to_le_bytes()
+        );
         let back = Forest::from_bytes(&bytes).unwrap();
         assert_eq!(back, f);
         assert_eq!(back.params().honest_fraction, honest);

@@ -349,7 +349,7 @@ impl Forest {
     /// fitted trees are read by (see [`Forest::grow_more_with`]), naming the parameter.
     fn check_extension(&self, given: &ForestParams) -> Result<()> {
         let own = &self.params;
-        let fixed: [(&'static str, bool, &str); 8] = [
+        let fixed: [(&'static str, bool, &str); 9] = [
             ("y", given.task == own.task, "the targets' task or classes"),
             (
                 "projection",
@@ -381,6 +381,11 @@ impl Forest {
                 "class_weight",
                 given.class_weight_subsample == own.class_weight_subsample,
                 "class weighting per bootstrap sample (balanced_subsample)",
+            ),
+            (
+                "categorical_features",
+                given.categorical == own.categorical && given.level_names == own.level_names,
+                "which columns are categorical, and their levels",
             ),
         ];
         match fixed.into_iter().find(|&(_, same, _)| !same) {
@@ -578,6 +583,14 @@ impl Forest {
                 crate::params::MAX_FEATURES
             )));
         }
+        let kinds = &self.params.categorical;
+        if !kinds.is_empty()
+            && (kinds.len() != self.n_features
+                || kinds.iter().any(|&l| l > crate::columns::MAX_LEVELS)
+                || crate::columns::level_names_mismatch(kinds, &self.params.level_names).is_some())
+        {
+            return Err(Error::CorruptModel("column kinds".into()));
+        }
         match &self.params.task {
             Task::Classification { n_classes: 0 } => {
                 return Err(Error::CorruptModel("zero classes".into()))
@@ -656,6 +669,8 @@ impl Forest {
 #[cfg(test)]
 mod tests;
 
+#[cfg(test)]
+mod categorical_tests;
 #[cfg(test)]
 mod kinds_tests;
 #[cfg(test)]

@@ -337,10 +337,10 @@ fn missing_directions_in_bytes_are_validated_and_absent_without_nan() {
     }
     // an older reader refuses the version with the section by its number
     let mut newer = f.to_bytes().unwrap();
-    newer[8] = 5;
+    newer[8] = 6;
     assert!(matches!(
         Forest::from_bytes(&newer),
-        Err(Error::UnsupportedVersion { found: 5, .. })
+        Err(Error::UnsupportedVersion { found: 6, .. })
     ));
 }
 

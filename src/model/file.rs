@@ -30,7 +30,13 @@ use std::path::Path;
 /// section per forest, in [`Body::forests`] order (`None` for a forest of the plain kind;
 /// see [`crate::serialize`]); it is written only when some forest is honest or keeps leaf
 /// values.
-pub const MODEL_FORMAT_VERSION: u32 = 3;
+///
+/// Version 4 is version 3 followed by one column section per forest (`None` for a forest
+/// of numeric columns); it is written only when some forest was grown with categorical
+/// columns.
+pub const MODEL_FORMAT_VERSION: u32 = 4;
+/// The model file version with kind sections and no column sections.
+pub(super) const MODEL_FORMAT_VERSION_KIND: u32 = 3;
 /// The model file version with a missing-value section and no kind sections.
 pub(super) const MODEL_FORMAT_VERSION_MISSING: u32 = 2;
 /// The model file version without a missing-value section.
@@ -38,6 +44,8 @@ pub(super) const MODEL_FORMAT_VERSION_PLAIN: u32 = 1;
 
 /// The kind sections of a model file, one per forest.
 type KindSections = Vec<Option<serialize::KindSection>>;
+/// The column sections of a model file, one per forest.
+type ColumnSections = Vec<Option<serialize::ColumnSection>>;
 
 /// Writes `file` (after [`check`]) as a model frame to `w`, streaming the payload: the
 /// forests are never copied into a buffer.
@@ -77,7 +85,12 @@ pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
         .iter()
         .map(|f| (*f).borrow().kind_section())
         .collect();
-    let with_kinds = kinds.iter().any(Option::is_some);
+    let columns: Vec<_> = forests
+        .iter()
+        .map(|f| (*f).borrow().column_section())
+        .collect();
+    let with_columns = columns.iter().any(Option::is_some);
+    let with_kinds = with_columns || kinds.iter().any(Option::is_some);
     // (the header's task is every forest's; checked too for a model without forests)
     let required = with_kinds
         || file.header.task.n_targets() > 1
@@ -96,10 +109,16 @@ pub fn write_unchecked<F: Borrow<Forest> + Serialize, W: Write + Seek>(
             return Err(encode(e, cw.failure.take()));
         }
     }
-    let version = match (&section, with_kinds) {
-        (_, true) => MODEL_FORMAT_VERSION,
-        (Some(_), false) => MODEL_FORMAT_VERSION_MISSING,
-        (None, false) => MODEL_FORMAT_VERSION_PLAIN,
+    if with_columns {
+        if let Err(e) = postcard::to_io(&columns, &mut cw) {
+            return Err(encode(e, cw.failure.take()));
+        }
+    }
+    let version = match (&section, with_kinds, with_columns) {
+        (_, _, true) => MODEL_FORMAT_VERSION,
+        (_, true, false) => MODEL_FORMAT_VERSION_KIND,
+        (Some(_), false, _) => MODEL_FORMAT_VERSION_MISSING,
+        (None, false, _) => MODEL_FORMAT_VERSION_PLAIN,
     };
     cw.flush().map_err(io)?;
     let (len, crc) = (cw.len, cw.hasher.clone().finalize());
@@ -167,8 +186,15 @@ fn sections_of(version: u32) -> serialize::Sections {
 /// A decoded payload with its missing-value section given to its trees and its kind
 /// sections to its forests.
 fn with_section(
-    (mut file, section, kinds): serialize::Decoded<ModelFile<Forest>, KindSections>,
+    (mut file, section, sections): serialize::Decoded<
+        ModelFile<Forest>,
+        (KindSections, Option<ColumnSections>),
+    >,
 ) -> Result<ModelFile<Forest>> {
+    let (kinds, columns) = match sections {
+        Some((k, c)) => (Some(k), c),
+        None => (None, None),
+    };
     let mut forests: Vec<&mut Forest> = match &mut file.body {
         Body::Forest(f) => vec![f],
         Body::Rotation(r) => r.forests.iter_mut().flatten().collect(),
@@ -186,9 +212,23 @@ fn with_section(
                 forests.len()
             )));
         }
-        for (forest, kind) in forests.into_iter().zip(kinds) {
+        for (forest, kind) in forests.iter_mut().zip(kinds) {
             if let Some(kind) = kind {
                 forest.attach_kind(kind)?;
+            }
+        }
+    }
+    if let Some(columns) = columns {
+        if columns.len() != forests.len() {
+            return Err(corrupt(format!(
+                "{} column sections for {} forests",
+                columns.len(),
+                forests.len()
+            )));
+        }
+        for (forest, c) in forests.into_iter().zip(columns) {
+            if let Some(c) = c {
+                forest.attach_columns(c)?;
             }
         }
     }
@@ -236,12 +276,21 @@ pub(super) fn read_path(path: &Path) -> Result<ModelFile<Forest>> {
     }
     serialize::check_crc(BufReader::new(&mut file), &frame)?;
     file.seek(SeekFrom::Start(HEADER as u64)).map_err(io)?;
-    with_section(serialize::decode_reader(
-        BufReader::with_capacity(1 << 16, file),
-        frame.len,
-        sections_of(version),
-    )?)
+    let reader = BufReader::with_capacity(1 << 16, file);
+    let sections = sections_of(version);
+    with_section(if version == MODEL_FORMAT_VERSION {
+        let (f, m, k): Decoded<(KindSections, ColumnSections)> =
+            serialize::decode_reader(reader, frame.len, sections)?;
+        (f, m, k.map(|(k, c)| (k, Some(c))))
+    } else {
+        let (f, m, k): Decoded<KindSections> =
+            serialize::decode_reader(reader, frame.len, sections)?;
+        (f, m, k.map(|k| (k, None)))
+    })
 }
+
+/// A decoded model payload with the sections of type `K` after it.
+type Decoded<K> = serialize::Decoded<ModelFile<Forest>, K>;
 
 /// Reads (not yet checks) a model from the bytes of a model file.
 ///
@@ -258,5 +307,13 @@ pub(super) fn read_bytes(bytes: &[u8]) -> Result<ModelFile<Forest>> {
         )));
     }
     serialize::check_crc(payload, &frame)?;
-    with_section(serialize::decode_slice(payload, sections_of(version))?)
+    let sections = sections_of(version);
+    with_section(if version == MODEL_FORMAT_VERSION {
+        let (f, m, k): Decoded<(KindSections, ColumnSections)> =
+            serialize::decode_slice(payload, sections)?;
+        (f, m, k.map(|(k, c)| (k, Some(c))))
+    } else {
+        let (f, m, k): Decoded<KindSections> = serialize::decode_slice(payload, sections)?;
+        (f, m, k.map(|k| (k, None)))
+    })
 }

@@ -39,11 +39,13 @@
 //! [`Model`] and its predictions.
 
 mod atomic;
+mod cells;
 mod check;
 mod file;
 mod header;
 mod schema;
 
+pub use self::cells::Cell;
 pub use self::check::check;
 pub use self::file::{
     save_file, save_file_unchecked, write, write_unchecked, MODEL_FORMAT_VERSION,
@@ -866,7 +868,10 @@ mod tests {
             .unwrap()
             .to_bytes()
             .unwrap();
-        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
+        assert_eq!(
+            bytes[8..12],
+            super::file::MODEL_FORMAT_VERSION_KIND.to_le_bytes()
+        );
         let again = Model::from_bytes(&bytes).unwrap();
         let xf = x.mapv(|v| v as f64);
         assert_eq!(
@@ -890,5 +895,51 @@ mod tests {
         let model = Model::new(header(2), Body::Forest(f)).unwrap();
         let err = Forest::from_bytes(&model.to_bytes().unwrap()).unwrap_err();
         assert!(err.to_string().contains("model file"));
+    }
+}
+
+#[cfg(test)]
+mod cells_tests {
+    use super::tests::header;
+    use super::*;
+    use crate::params::ForestParams;
+
+    #[test]
+    fn rows_of_strings_predict_through_the_level_names() {
+        // column 0: a category of three levels; class "yes" for level "b"
+        let x = Array2::from_shape_fn((90, 3), |(i, j)| match j {
+            0 => (i % 3) as f32,
+            _ => ((i * 7 + j * 13) % 17) as f32,
+        });
+        let y: Vec<f64> = (0..90).map(|i| f64::from(u8::from(i % 3 == 1))).collect();
+        let mut p = ForestParams::classification(2);
+        p.n_estimators = 4;
+        p.categorical = vec![3, 0, 0];
+        p.level_names = vec![vec!["a".into(), "b".into(), "c".into()], vec![], vec![]];
+        let f = Forest::fit(&p, x.view(), &y, None).unwrap();
+        let model = Model::from_bytes(
+            &Model::new(header(2), Body::Forest(f))
+                .unwrap()
+                .to_bytes()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(model.level_names()[0], ["a", "b", "c"]);
+        let cells = vec![
+            vec![Cell::Str("b"), Cell::Num(1.0), Cell::Str("2")],
+            vec![Cell::Str("c"), Cell::Missing, Cell::Str("")],
+            vec![Cell::Str("never seen"), Cell::Num(0.0), Cell::Num(0.0)],
+        ];
+        let xs = model.encode_cells(&cells).unwrap();
+        assert_eq!(xs[[0, 0]], 1.0);
+        assert!(xs[[2, 0]].is_nan() && xs[[1, 2]].is_nan());
+        let Predictions::Classes(c) = model.predict(xs.view()).unwrap() else {
+            panic!("a classifier predicts classes")
+        };
+        assert_eq!(c[..2], [1, 0]);
+        let err = model
+            .encode_cells(&[vec![Cell::Str("a"), Cell::Str("x"), Cell::Num(0.0)]])
+            .unwrap_err();
+        assert!(err.to_string().contains("row 0, column 1"), "{err}");
     }
 }

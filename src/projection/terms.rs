@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use crate::columns::TermMaps;
 use crate::rng::IndexPool;
 
 /// How a family with compact stored descriptors (patches, dictionary atoms) reads them.
@@ -193,6 +194,16 @@ pub enum ProjRef<'a> {
         /// Weights, parallel to `idx`.
         w: &'a [f32],
     },
+    /// Explicit terms some of which are categorical: such a term's value is its column's
+    /// level read through the node's map ([`crate::columns`]).
+    Coded {
+        /// Feature indices.
+        idx: &'a [u32],
+        /// Weights, parallel to `idx`.
+        w: &'a [f32],
+        /// The maps of the categorical terms.
+        maps: TermMaps<'a>,
+    },
     /// A compact descriptor, read by its family.
     Compact {
         /// The stored descriptor.
@@ -217,7 +228,7 @@ impl<'a> ProjRef<'a> {
     #[inline]
     pub fn for_each(&self, mut f: impl FnMut(usize, f32)) {
         match *self {
-            ProjRef::Sparse { idx, w } => {
+            ProjRef::Sparse { idx, w } | ProjRef::Coded { idx, w, .. } => {
                 for (&i, &w) in idx.iter().zip(w) {
                     f(i as usize, w)
                 }
@@ -226,11 +237,30 @@ impl<'a> ProjRef<'a> {
         }
     }
 
+    /// The maps of its categorical terms, `None` for a projection without any.
+    #[inline]
+    pub fn maps(&self) -> Option<TermMaps<'a>> {
+        match *self {
+            ProjRef::Coded { maps, .. } => Some(maps),
+            _ => None,
+        }
+    }
+
+    /// The projection with the maps `maps` for its categorical terms (`None`: none). An
+    /// explicit projection only.
+    #[inline]
+    pub fn with_maps(self, maps: Option<TermMaps<'a>>) -> Self {
+        match (self, maps) {
+            (ProjRef::Sparse { idx, w }, Some(maps)) => ProjRef::Coded { idx, w, maps },
+            (p, _) => p,
+        }
+    }
+
     /// How the projection combines its terms: `None` for a linear one (their sum).
     #[inline]
     pub fn pooling(&self) -> Option<Pooling> {
         match *self {
-            ProjRef::Sparse { .. } => None,
+            ProjRef::Sparse { .. } | ProjRef::Coded { .. } => None,
             ProjRef::Compact { desc, family } => family.pooling(desc),
         }
     }
@@ -240,6 +270,9 @@ impl<'a> ProjRef<'a> {
     /// Every value prediction computes is this one (or the same sums in the same order).
     #[inline]
     pub fn value_by(&self, get: impl Fn(usize) -> f32) -> f32 {
+        if let ProjRef::Coded { idx, w, maps } = *self {
+            return maps.value_by(idx, w, get);
+        }
         match self.pooling() {
             None => {
                 let mut s = 0.0f32;
@@ -265,7 +298,7 @@ impl<'a> ProjRef<'a> {
                 }
                 s
             }
-            ProjRef::Compact { .. } => self.value_by(|i| row[i]),
+            ProjRef::Coded { .. } | ProjRef::Compact { .. } => self.value_by(|i| row[i]),
         }
     }
 }

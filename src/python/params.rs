@@ -69,7 +69,8 @@ impl PyForestParams {
         n_estimators, max_depth, min_samples_split, min_samples_leaf,
         min_weight_fraction_leaf, min_impurity_decrease, max_leaf_nodes, bootstrap,
         max_samples, class_weight_subsample, oob, seed, growth, n_outputs=None,
-        honest_fraction=0.0, store_leaf_values=false, tree_features=None
+        honest_fraction=0.0, store_leaf_values=false, tree_features=None, categorical=None,
+        level_names=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -97,6 +98,8 @@ impl PyForestParams {
         honest_fraction: f64,
         store_leaf_values: bool,
         tree_features: Option<&Bound<'_, PyAny>>,
+        categorical: Option<Vec<u32>>,
+        level_names: Option<Vec<Vec<String>>>,
     ) -> PyResult<Self> {
         // n_classes: a count, or one count per output (multi-output classification)
         let per_output =
@@ -181,6 +184,8 @@ impl PyForestParams {
                 seed,
                 honest_fraction,
                 store_leaf_values,
+                categorical: categorical.unwrap_or_default(),
+                level_names: level_names.unwrap_or_default(),
                 growth: settings,
             },
         })
@@ -195,7 +200,13 @@ impl PyForestParams {
         let p = &slf.get().inner;
         // with the fields a model's plain encoding leaves out (they matter to a fit on a
         // worker): the kind section's and the growth
-        let bytes = postcard::to_stdvec(&(p, p.honest_fraction, p.store_leaf_values, &p.growth))
+        let fields = (
+            p.honest_fraction,
+            p.store_leaf_values,
+            &p.categorical,
+            &p.level_names,
+        );
+        let bytes = postcard::to_stdvec(&(p, fields, &p.growth))
             .map_err(|e| PyErr::from(Error::Internal(format!("encode: {e}"))))?;
         let from_bytes = slf.get_type().getattr("_from_bytes")?;
         Ok((from_bytes, (PyBytes::new(py, &bytes),)))
@@ -203,12 +214,15 @@ impl PyForestParams {
 
     #[staticmethod]
     fn _from_bytes(data: &[u8]) -> PyResult<Self> {
-        type Encoded = (ForestParams, f64, bool, Growth);
-        let (mut inner, honest_fraction, store_leaf_values, growth): Encoded =
+        type Fields = (f64, bool, Vec<u32>, Vec<Vec<String>>);
+        type Encoded = (ForestParams, Fields, Growth);
+        let (mut inner, (honest_fraction, store_leaf_values, categorical, names), growth): Encoded =
             postcard::from_bytes(data)
                 .map_err(|e| PyErr::from(Error::CorruptModel(format!("decode parameters: {e}"))))?;
         inner.honest_fraction = honest_fraction;
         inner.store_leaf_values = store_leaf_values;
+        inner.categorical = categorical;
+        inner.level_names = names;
         inner.growth = growth;
         Ok(PyForestParams { inner })
     }
@@ -223,6 +237,12 @@ impl PyForestParams {
     #[getter]
     fn n_estimators(&self) -> usize {
         self.inner.n_estimators
+    }
+
+    /// Levels per column (0 for a numeric one); empty when every column is numeric.
+    #[getter]
+    fn categorical(&self) -> Vec<u32> {
+        self.inner.categorical.clone()
     }
 
     fn __repr__(&self) -> String {

@@ -7,6 +7,7 @@
 //! previous order. Node `i`'s statistics, value and projection wait in the
 //! workspace until the tree is laid out at the end of [`Builder::grow`].
 
+use super::categorical::maps_of;
 use super::criterion::{
     average_path_length, AbsoluteError, Criterion, Entropy, FriedmanMse, Gini, MultiEntropy,
     MultiGini, MultiSquaredError, Poisson, SquaredError, Unlabelled, ValueRule,
@@ -38,6 +39,8 @@ struct Pending {
     improvement: f64,
     threshold: f32,
     proj: (usize, usize),
+    /// The range of its projection's level maps in `ws.arena_maps` (empty: none).
+    maps: (usize, usize),
     /// Bounds of the node's values under monotonic constraints, and its split's direction.
     bounds: Bounds,
     dir: i8,
@@ -161,7 +164,7 @@ impl Grower<'_> {
                 x: self.x,
                 crit,
                 weights,
-                zeros_as_block: self.x.is_sparse() && exact,
+                zeros_as_block: self.x.is_sparse() && exact && self.cfg.categorical.is_empty(),
                 any_tie_order: exact,
                 packing: Packing::of(&crit, self.cfg.n_outputs, weights),
             },
@@ -330,6 +333,8 @@ impl<C: Criterion> Builder<'_, C> {
         ws.arena_idx.clear();
         ws.arena_w.clear();
         ws.node_proj.clear();
+        ws.node_maps.clear();
+        ws.arena_maps.clear();
         ws.node_values.clear();
         let mut tree = Tree {
             n_outputs: k,
@@ -370,6 +375,14 @@ impl<C: Criterion> Builder<'_, C> {
             }
             tree.proj_ptr.push(tree.proj_idx.len() as u32);
         }
+        if ws.arena_maps.n_maps() > 0 {
+            let maps = &mut tree.level_maps;
+            maps.node_ptr.push(0);
+            for &(a, b) in &ws.node_maps {
+                maps.extend_from(&ws.arena_maps, (a as usize, b as usize));
+                maps.node_ptr.push(maps.n_maps() as u32);
+            }
+        }
         tree.shrink_to_fit();
         tree
     }
@@ -403,6 +416,7 @@ impl<C: Criterion> Builder<'_, C> {
             }
             let node = p.node as usize;
             ws.node_proj[node] = (p.proj.0 as u32, p.proj.1 as u32);
+            ws.node_maps[node] = (p.maps.0 as u32, p.maps.1 as u32);
             tree.threshold[node] = p.threshold;
             let mid = p.start + n_left;
             let (bounds_l, bounds_r) = if p.dir == 0 {
@@ -542,6 +556,7 @@ impl<C: Criterion> Builder<'_, C> {
         tree.weighted_n_node_samples.push(w_node);
         tree.depth.push(depth);
         ws.node_proj.push((0, 0));
+        ws.node_maps.push((0, 0));
         // every node's value waits here; the tree keeps the leaves' only
         crit.push_value(&ws.node_sums, w_node, &mut ws.node_values);
         if !cfg.monotonic_cst.is_empty() {
@@ -588,6 +603,9 @@ impl<C: Criterion> Builder<'_, C> {
         if sampler.descriptors().is_none() {
             ws.arena_w.extend_from_slice(&ws.cand.w[a..b]);
         }
+        let m0 = ws.arena_maps.n_maps();
+        ws.arena_maps
+            .extend_from(&ws.cat.best, (0, ws.cat.best.n_maps()));
         Some(Pending {
             node: node as u32,
             start,
@@ -596,6 +614,7 @@ impl<C: Criterion> Builder<'_, C> {
             improvement,
             threshold: best.threshold,
             proj: (at, ws.arena_idx.len()),
+            maps: (m0, ws.arena_maps.n_maps()),
             bounds,
             dir: best.dir,
             missing: best.missing,
@@ -653,7 +672,8 @@ impl<C: Criterion> Builder<'_, C> {
         } else {
             &ws.arena_w[p.proj.0..p.proj.1]
         };
-        let proj = ProjRef::new(&ws.arena_idx[p.proj.0..p.proj.1], w, family);
+        let proj = ProjRef::new(&ws.arena_idx[p.proj.0..p.proj.1], w, family)
+            .with_maps(maps_of(&ws.arena_maps, p.maps));
         project(
             self.search.x,
             proj,

@@ -55,6 +55,7 @@
 
 mod bins;
 pub(crate) mod builder;
+mod categorical;
 pub(crate) mod criterion;
 mod fill;
 pub(crate) mod monotonic;
@@ -75,6 +76,7 @@ pub(crate) use fill::Fill;
 pub use packed::PackedTree;
 pub(crate) use workspace::Workspace;
 
+use crate::columns::LevelMaps;
 use crate::error::{Error, Result};
 use crate::projection::{CompactDescriptors, ProjRef};
 use serde::{Deserialize, Serialize};
@@ -121,6 +123,11 @@ pub struct Tree {
     /// kind section, written only for such forests.
     #[serde(skip)]
     pub leaf_rows: Option<LeafRows>,
+    /// The level maps of the categorical terms of its nodes' projections
+    /// ([`crate::columns`]); empty for a tree grown on numeric columns. Not part of the
+    /// serde encoding: the formats carry it in their column section.
+    #[serde(skip)]
+    pub level_maps: LevelMaps,
 }
 
 /// The training rows that fill each leaf of a tree (a forest grown with
@@ -225,7 +232,7 @@ impl Tree {
         } else {
             &self.proj_w[a..b]
         };
-        ProjRef::new(&self.proj_idx[a..b], w, family)
+        ProjRef::new(&self.proj_idx[a..b], w, family).with_maps(self.level_maps.of_node(node))
     }
 
     /// Releases the spare capacity growth left in every table.
@@ -242,6 +249,7 @@ impl Tree {
         self.depth.shrink_to_fit();
         self.value.shrink_to_fit();
         self.missing_flip.shrink_to_fit();
+        self.level_maps.shrink_to_fit();
         if let Some(r) = &mut self.leaf_rows {
             r.ptr.shrink_to_fit();
             r.rows.shrink_to_fit();
@@ -528,7 +536,13 @@ impl Tree {
                 _ => {}
             }
         }
-        Ok(())
+        if self.level_maps.n_maps() > 0
+            && (descriptors.is_some() || self.proj_idx.len() >= MAX_CODED_TERMS)
+        {
+            return bad("level maps on compact descriptors, or too many terms");
+        }
+        self.level_maps
+            .validate(n, |i| (self.proj_ptr[i + 1] - self.proj_ptr[i]) as usize)
     }
 
     /// Checks that every leaf of a classification tree holds, for each output (blocks of
@@ -562,6 +576,9 @@ impl Tree {
 /// Flags the packed `a` field of a node whose projection has several features; a tree's
 /// projection entries stay below it so that every offset can be packed.
 pub(crate) const MULTI: u32 = 1 << 31;
+/// The most projection terms of a tree with level maps (its packed layout flags coded
+/// nodes with a bit below [`MULTI`]).
+const MAX_CODED_TERMS: usize = 1 << 29;
 
 pub(crate) fn normalise(v: &mut [f64]) {
     let s: f64 = v.iter().sum();

@@ -16,6 +16,12 @@ use crate::projection::{CompactDescriptors, Pool, PoolSum, Pooling};
 /// With [`MULTI`]: the node's projection is pooled; its packed entries open with a header
 /// (piece length, 1.0 for [`Pool::Min`] else 0.0).
 const POOLED: u32 = 1 << 30;
+/// With [`MULTI`]: the node's projection has categorical terms; a packed entry whose
+/// feature has [`CAT_TERM`] reads its column through the packed level map whose index is
+/// the bits of its weight ([`PackedTree::project_coded`]).
+const CODED: u32 = 1 << 29;
+/// In a coded node's entry: the term is categorical.
+const CAT_TERM: u32 = 1 << 31;
 use crate::sparse::Row;
 
 /// Rows [`PackedTree::leaves`] sends down a node together ([`PackedTree::leaves_grouped`]);
@@ -209,6 +215,12 @@ pub struct PackedTree {
     /// that order (dense projections over every feature: Gaussian's), else 0: such a tree
     /// reads a row's first `m` features as a slice ([`dense_sums`]).
     dense: u32,
+    /// The level maps of coded nodes' categorical terms, each level's value multiplied
+    /// by its term's weight (the product training computes): map `m` is
+    /// `map_levels[map_ptr[m]..map_ptr[m + 1]]`. Empty for a tree of numeric splits.
+    map_ptr: Vec<u32>,
+    map_levels: Vec<u32>,
+    map_values: Vec<f32>,
 }
 
 impl PackedTree {
@@ -221,6 +233,9 @@ impl PackedTree {
                 .map(|i| u8::from(!tree.is_leaf(i) && !tree.missing_goes_left(i)))
                 .collect(),
             dense: 0,
+            map_ptr: Vec::new(),
+            map_levels: Vec::new(),
+            map_values: Vec::new(),
         };
         // the length of every inner node's dense projection so far (None before the first)
         let mut dense: Option<usize> = None;
@@ -248,8 +263,14 @@ impl PackedTree {
                     let min = f32::from(u8::from(pl.pool == Pool::Min));
                     p.proj.push((pl.piece_len as u32, min));
                 }
+                let maps = proj.maps();
                 proj.for_each(|j, w| p.proj.push((j as u32, w)));
-                let (a, b) = if pooling.is_some() {
+                if let Some(maps) = maps {
+                    p.pack_maps(start, maps);
+                }
+                let (a, b) = if maps.is_some() {
+                    (MULTI | CODED | start as u32, (p.proj.len() - start) as u32)
+                } else if pooling.is_some() {
                     (MULTI | POOLED | start as u32, (p.proj.len() - start) as u32)
                 } else if p.proj.len() - start == 1 {
                     let (j, w) = p.proj.pop().unwrap_or((0, 0.0));
@@ -258,7 +279,7 @@ impl PackedTree {
                     (MULTI | start as u32, (p.proj.len() - start) as u32)
                 };
                 let terms = &p.proj[start..];
-                let contiguous = a & (MULTI | POOLED) == MULTI
+                let contiguous = a & (MULTI | POOLED | CODED) == MULTI
                     && terms.iter().enumerate().all(|(k, &(j, _))| j as usize == k);
                 dense = match dense {
                     _ if !contiguous => Some(0),
@@ -283,11 +304,50 @@ impl PackedTree {
     fn project<R: Row>(&self, nd: PackedNode, row: R) -> f32 {
         if nd.a & MULTI == 0 {
             f32::from_bits(nd.b) * row.at(nd.a as usize)
-        } else if nd.a & POOLED == 0 {
+        } else if nd.a & (POOLED | CODED) == 0 {
             self.linear(nd, row)
-        } else {
+        } else if nd.a & POOLED != 0 {
             self.project_pooled(nd, row)
+        } else {
+            self.project_coded(nd, row)
         }
+    }
+
+    /// Marks the categorical terms of the node whose entries start at `start` and packs
+    /// their maps (values times the term's weight).
+    fn pack_maps(&mut self, start: usize, maps: crate::columns::TermMaps<'_>) {
+        if self.map_ptr.is_empty() {
+            self.map_ptr.push(0);
+        }
+        for (m, &k) in maps.term.iter().enumerate() {
+            let entry = &mut self.proj[start + k as usize];
+            let (levels, values) = maps.map(m);
+            let index = (self.map_ptr.len() - 1) as u32;
+            self.map_levels.extend_from_slice(levels);
+            self.map_values.extend(values.iter().map(|&v| entry.1 * v));
+            self.map_ptr.push(self.map_levels.len() as u32);
+            *entry = (entry.0 | CAT_TERM, f32::from_bits(index));
+        }
+    }
+
+    /// [`Self::project`] of a node with categorical terms: the products added in term
+    /// order, a categorical term's product looked up from its packed map (NaN for a level
+    /// it does not hold), as [`crate::columns::TermMaps::value_by`] computes them.
+    #[inline(never)]
+    fn project_coded<R: Row>(&self, nd: PackedNode, row: R) -> f32 {
+        let start = (nd.a & !(MULTI | CODED)) as usize;
+        let mut s = 0.0f32;
+        for &(j, w) in &self.proj[start..start + nd.b as usize] {
+            if j & CAT_TERM == 0 {
+                s += w * row.at(j as usize);
+            } else {
+                let m = w.to_bits() as usize;
+                let (a, b) = (self.map_ptr[m] as usize, self.map_ptr[m + 1] as usize);
+                let x = row.at((j & !CAT_TERM) as usize);
+                s += crate::columns::encode(&self.map_levels[a..b], &self.map_values[a..b], x);
+            }
+        }
+        s
     }
 
     /// [`Self::project`] of a linear node of several terms: their sum in order.
@@ -546,13 +606,13 @@ impl PackedTree {
                         place(r, w * row(r).at(j));
                     }
                 }
-            } else if nd.a & POOLED == 0 {
+            } else if nd.a & (POOLED | CODED) == 0 {
                 for &r in src {
                     place(r, self.linear(nd, row(r)));
                 }
             } else {
                 for &r in src {
-                    place(r, self.project_pooled(nd, row(r)));
+                    place(r, self.project(nd, row(r)));
                 }
             }
             let left = nd.left as usize;

@@ -22,6 +22,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let m = self.cfg.candidate_samples?;
         let applies = node.n() > 2 * m
             && self.crit.value_rule().is_none()
+            && self.cfg.categorical.is_empty()
             && !matches!(self.cfg.splitter, Splitter::Random);
         applies.then_some(m)
     }

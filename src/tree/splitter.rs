@@ -115,6 +115,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             self.enter_sparse_node(ws, node);
         }
         ws.packed_for = None;
+        ws.cat.best.clear();
         // the candidates leave the workspace while its buffers are borrowed by the search
         let mut cand = std::mem::take(&mut ws.cand);
         let best = self.search_candidates(ws, &mut cand, rng, node);
@@ -204,12 +205,14 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 continue; // scores what its original scored (which set `varied` if it varies)
             }
             let to_beat = best.as_ref().map(|b| b.proxy);
+            ws.cat.start_candidate();
             let Some(found) = self.score_candidate(ws, cand, c, rng, node, to_beat) else {
                 continue; // constant on the node, or refused by the constraints
             };
             varied = true;
             if found.is_some() {
                 best = found;
+                ws.cat.keep_as_best(); // its level maps, if it has categorical terms
             }
         }
         ws.term_batch.reset();
@@ -220,7 +223,10 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// the repeats) in one batch ([`super::term_batch::TermBatch`]), where the candidates
     /// are explicit projections on dense X; the loop that scores them resets it.
     pub(super) fn batch_terms(&self, ws: &mut Workspace, cand: &mut ProjectionBuf, node: Node<'_>) {
-        if self.x.is_sparse() || !self.sampler.shares_features(self.cfg.n_candidates) {
+        if self.x.is_sparse()
+            || !self.sampler.shares_features(self.cfg.n_candidates)
+            || !self.cfg.categorical.is_empty()
+        {
             return; // no batch to share (axis-aligned candidates, compact descriptors)
         }
         let at = node.start..node.end;
@@ -321,8 +327,13 @@ impl<C: Criterion> SplitSearch<'_, C> {
             let found = self.sparse_split(ws, node, proj, mono)?;
             return Some(found.map(|(proxy, threshold)| (proxy, threshold, None)));
         }
-        let batched = ws.pooled.values(c, &(start..end));
-        if let Some(vals) = batched.or_else(|| ws.term_batch.values(c, &(start..end))) {
+        if self.project_categorical(ws, rng, node, proj) {
+            // categorical terms: read through the node's level maps (`super::categorical`)
+        } else if let Some(vals) = ws
+            .pooled
+            .values(c, &(start..end))
+            .or_else(|| ws.term_batch.values(c, &(start..end)))
+        {
             ws.vals.clear();
             ws.vals.extend_from_slice(vals);
         } else {

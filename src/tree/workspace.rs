@@ -7,6 +7,7 @@
 //! workspace carries no state from one tree to the next.
 
 use super::bins::Bins;
+use super::categorical::CatScratch;
 use super::criterion::Criterion;
 use super::pooled_batch::PooledBatch;
 use super::repeats::Repeats;
@@ -34,6 +35,10 @@ pub(crate) struct Workspace {
     pub(super) arena_idx: Vec<u32>,
     pub(super) arena_w: Vec<f32>,
     pub(super) node_proj: Vec<(u32, u32)>,
+    /// The level maps of the chosen projections' categorical terms, and each node's range
+    /// in them.
+    pub(super) arena_maps: crate::columns::LevelMaps,
+    pub(super) node_maps: Vec<(u32, u32)>,
     pub(super) node_values: Vec<f64>,
     pub(super) right_rows: Vec<u32>,
     /// Scratch of [`project`].
@@ -65,6 +70,9 @@ pub(crate) struct Workspace {
     pub(super) packed_for: Option<(usize, usize)>,
     /// The candidates of the node's draw that repeat an earlier one ([`Repeats`]).
     pub(super) repeats: Repeats,
+    /// The categorical part's memory, and the level maps of the best candidate
+    /// ([`super::categorical`]).
+    pub(super) cat: CatScratch,
 }
 
 impl Workspace {
@@ -116,6 +124,16 @@ pub(super) fn project(
     gather: &mut Gather,
     out: &mut Vec<f32>,
 ) {
+    if proj.maps().is_some() {
+        // categorical terms, read through the node's level maps: as prediction reads them
+        out.clear();
+        out.extend(
+            samples
+                .iter()
+                .map(|&s| proj.value_by(|j| x.get(s as usize, j))),
+        );
+        return;
+    }
     gather.terms.clear();
     proj.for_each(|j, w| gather.terms.push((j, w)));
     let Some(pooling) = proj.pooling() else {

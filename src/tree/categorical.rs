@@ -1,0 +1,356 @@
+//! The categorical part of the split search: a candidate projection with categorical
+//! terms is read at a node through level maps computed from the node's in-bag rows (the
+//! rule is [`crate::columns`]'), and its projected values go on to the same scans as any
+//! other candidate's. The maps of the best candidate so far are kept
+//! ([`CatScratch::best`]), and the builder stores them with the node it splits.
+//!
+//! Invariant: a row's projected value here is [`crate::projection::ProjRef::value_by`] of
+//! the node's projection with these maps, which is what prediction computes for it.
+
+use super::criterion::Criterion;
+use super::splitter::{Node, SplitSearch};
+use super::workspace::Workspace;
+use crate::columns::{LevelMaps, TermMaps};
+use crate::projection::ProjRef;
+use crate::rng::Rng;
+
+/// Power iterations for the first principal direction of the level statistics.
+const POWER_STEPS: usize = 48;
+
+/// Memory the categorical part reuses from node to node.
+#[derive(Default)]
+pub(crate) struct CatScratch {
+    /// The maps of the candidate being scored (empty for one without categorical terms).
+    pub(super) cur: LevelMaps,
+    /// The maps of the best candidate so far at this node.
+    pub(crate) best: LevelMaps,
+    /// (level, sample) of the node's rows with a present level, sorted.
+    pairs: Vec<(u32, u32)>,
+    rows: Vec<u32>,
+    sums: Vec<f64>,
+    rare_sums: Vec<f64>,
+    rare_rows: Vec<u32>,
+    /// Each present level: (level, weight, whether pooled as rare).
+    groups: Vec<(u32, f64, bool)>,
+    /// Each present level's statistic (a row of `width`).
+    stats: Vec<f64>,
+    value: Vec<f64>,
+    scores: Vec<f64>,
+    numeric: Vec<f32>,
+}
+
+impl CatScratch {
+    /// Called before each candidate: no maps yet.
+    #[inline]
+    pub(super) fn start_candidate(&mut self) {
+        self.cur.clear();
+    }
+
+    /// The candidate just scored became the best: its maps (maybe none) are kept.
+    #[inline]
+    pub(super) fn keep_as_best(&mut self) {
+        std::mem::swap(&mut self.cur, &mut self.best);
+    }
+}
+
+impl<C: Criterion> SplitSearch<'_, C> {
+    /// When candidate `proj` has categorical terms: computes their maps at `node` into
+    /// `ws.cat.cur` and the node's projected values into `ws.vals`, and returns true;
+    /// false (nothing done) for a candidate on numeric columns only.
+    pub(super) fn project_categorical(
+        &self,
+        ws: &mut Workspace,
+        rng: &mut Rng,
+        node: Node<'_>,
+        proj: ProjRef<'_>,
+    ) -> bool {
+        let kinds = &self.cfg.categorical;
+        let ProjRef::Sparse { idx, w } = proj else {
+            return false;
+        };
+        if kinds.is_empty() || !idx.iter().any(|&j| kinds[j as usize] > 0) {
+            return false;
+        }
+        ws.cat.cur.clear();
+        for (k, &j) in idx.iter().enumerate() {
+            if kinds[j as usize] > 0 {
+                self.level_scores(ws, rng, node, j as usize);
+                let cat = &mut ws.cat;
+                let pairs = cat.groups.iter().zip(&cat.scores);
+                cat.cur
+                    .push(k as u32, pairs.map(|(&(l, _, _), &s)| (l, s as f32)));
+            }
+        }
+        self.scale_to_numeric_part(ws, node, idx, w);
+        let samples = &ws.samples[node.start..node.end];
+        let maps = ws.cat.cur.range((0, ws.cat.cur.n_maps()));
+        ws.vals.clear();
+        ws.vals.extend(
+            samples
+                .iter()
+                .map(|&s| maps.value_by(idx, w, |j| self.x.get(s as usize, j))),
+        );
+        true
+    }
+
+    /// The standardised score of each level of column `j` present at `node`: levels
+    /// (ascending) in `ws.cat.groups`, scores in `ws.cat.scores`.
+    fn level_scores(&self, ws: &mut Workspace, rng: &mut Rng, node: Node<'_>, j: usize) {
+        let cat = &mut ws.cat;
+        cat.pairs.clear();
+        for &s in &ws.samples[node.start..node.end] {
+            let v = self.x.get(s as usize, j);
+            if v >= 0.0 {
+                cat.pairs.push((v as u32, s)); // codes were checked at fit: NaN or 0..levels
+            }
+        }
+        cat.pairs.sort_unstable();
+        cat.groups.clear();
+        cat.stats.clear();
+        cat.scores.clear();
+        if cat.pairs.is_empty() {
+            return;
+        }
+        if self.crit.value_rule().is_some() {
+            // no targets: the levels in a random order
+            let mut k = 0;
+            while k < cat.pairs.len() {
+                let level = cat.pairs[k].0;
+                let mut w = 0.0;
+                while k < cat.pairs.len() && cat.pairs[k].0 == level {
+                    w += self.weights[cat.pairs[k].1 as usize];
+                    k += 1;
+                }
+                cat.groups.push((level, w, false));
+                cat.scores.push(rng.unit());
+            }
+            standardise(&cat.groups, &mut cat.scores);
+            return;
+        }
+        self.level_statistics(cat);
+        let width = cat.stats.len() / cat.groups.len();
+        level_numbers(
+            &cat.groups,
+            &cat.stats,
+            width,
+            self.crit_is_binary(width),
+            &mut cat.scores,
+        );
+        standardise(&cat.groups, &mut cat.scores);
+    }
+
+    /// Whether the statistic of width `width` is a two-class distribution (scored by the
+    /// proportion of the second class).
+    fn crit_is_binary(&self, width: usize) -> bool {
+        width == 2
+            && matches!(
+                self.cfg.criterion,
+                crate::params::Criterion::Gini | crate::params::Criterion::Entropy
+            )
+    }
+
+    /// Each present level's statistic (the criterion's leaf value of its rows, or of the
+    /// pooled rare levels' rows), from the sorted `cat.pairs`.
+    fn level_statistics(&self, cat: &mut CatScratch) {
+        let len = self.crit.stat_len(self.cfg.n_outputs);
+        let min_rows = self.cfg.min_category_samples;
+        cat.rare_sums.clear();
+        cat.rare_sums.resize(len, 0.0);
+        cat.rare_rows.clear();
+        let mut rare_w = 0.0;
+        let mut k = 0;
+        while k < cat.pairs.len() {
+            let level = cat.pairs[k].0;
+            let start = k;
+            while k < cat.pairs.len() && cat.pairs[k].0 == level {
+                k += 1;
+            }
+            cat.rows.clear();
+            cat.rows.extend(cat.pairs[start..k].iter().map(|&(_, s)| s));
+            let w: f64 = cat.rows.iter().map(|&s| self.weights[s as usize]).sum();
+            let rare = k - start < min_rows;
+            if rare {
+                for &s in &cat.rows {
+                    let ws = self.weights[s as usize];
+                    self.crit.add_sample(&mut cat.rare_sums, s as usize, ws);
+                }
+                cat.rare_rows.extend_from_slice(&cat.rows);
+                rare_w += w;
+                cat.groups.push((level, w, true));
+                continue;
+            }
+            cat.sums.clear();
+            cat.sums.resize(len, 0.0);
+            for &s in &cat.rows {
+                self.crit
+                    .add_sample(&mut cat.sums, s as usize, self.weights[s as usize]);
+            }
+            self.crit
+                .finish_node(&mut cat.sums, &cat.rows, self.weights);
+            cat.value.clear();
+            self.crit.push_value(&cat.sums, w, &mut cat.value);
+            cat.groups.push((level, w, false));
+            cat.stats.extend_from_slice(&cat.value);
+        }
+        // the pooled levels' statistic, given to each of them in level order
+        let width = self.crit_width(cat);
+        let mut rare_value = vec![0.0; width];
+        if !cat.rare_rows.is_empty() {
+            cat.rare_rows.sort_unstable();
+            self.crit
+                .finish_node(&mut cat.rare_sums, &cat.rare_rows, self.weights);
+            cat.value.clear();
+            self.crit.push_value(&cat.rare_sums, rare_w, &mut cat.value);
+            rare_value.copy_from_slice(&cat.value[..width]);
+        }
+        let mut full = Vec::with_capacity(cat.groups.len() * width);
+        let mut next = 0;
+        for &(_, _, rare) in &cat.groups {
+            if rare {
+                full.extend_from_slice(&rare_value);
+            } else {
+                full.extend_from_slice(&cat.stats[next * width..(next + 1) * width]);
+                next += 1;
+            }
+        }
+        cat.stats = full;
+    }
+
+    /// The width of a level's statistic (the criterion's leaf value).
+    fn crit_width(&self, cat: &mut CatScratch) -> usize {
+        let len = self.crit.stat_len(self.cfg.n_outputs);
+        cat.sums.clear();
+        cat.sums.resize(len, 0.0);
+        cat.value.clear();
+        self.crit.push_value(&cat.sums, 1.0, &mut cat.value);
+        cat.value.len()
+    }
+
+    /// In a projection with numeric terms too: scales the maps in `ws.cat.cur` by the
+    /// weighted standard deviation of the numeric part over the node's rows (left as they
+    /// are when that spread is 0 or not finite).
+    fn scale_to_numeric_part(&self, ws: &mut Workspace, node: Node<'_>, idx: &[u32], w: &[f32]) {
+        let kinds = &self.cfg.categorical;
+        if idx.iter().all(|&j| kinds[j as usize] > 0) {
+            return;
+        }
+        let cat = &mut ws.cat;
+        cat.numeric.clear();
+        let samples = &ws.samples[node.start..node.end];
+        for &s in samples {
+            let mut v = 0.0f32;
+            for (&j, &wk) in idx.iter().zip(w) {
+                if kinds[j as usize] == 0 {
+                    v += wk * self.x.get(s as usize, j as usize);
+                }
+            }
+            cat.numeric.push(v);
+        }
+        let (mut sw, mut s1, mut s2) = (0.0f64, 0.0f64, 0.0f64);
+        for (&s, &v) in samples.iter().zip(&cat.numeric) {
+            if v.is_finite() {
+                let wt = self.weights[s as usize];
+                sw += wt;
+                s1 += wt * f64::from(v);
+                s2 += wt * f64::from(v) * f64::from(v);
+            }
+        }
+        if sw <= 0.0 {
+            return;
+        }
+        let mean = s1 / sw;
+        let sd = (s2 / sw - mean * mean).max(0.0).sqrt();
+        if !(sd > 0.0 && sd.is_finite()) {
+            return;
+        }
+        for v in &mut cat.cur.values {
+            *v = (f64::from(*v) * sd) as f32;
+        }
+    }
+}
+
+/// One number per level from its statistic (rows of `width` in `stats`): the value for a
+/// width of 1, the second class's proportion for a binary distribution, else the
+/// coordinate on the first principal direction of the weighted statistics.
+fn level_numbers(
+    groups: &[(u32, f64, bool)],
+    stats: &[f64],
+    width: usize,
+    binary: bool,
+    out: &mut Vec<f64>,
+) {
+    out.clear();
+    if width == 1 || binary {
+        let at = usize::from(binary);
+        out.extend((0..groups.len()).map(|g| stats[g * width + at]));
+        return;
+    }
+    let total: f64 = groups.iter().map(|g| g.1).sum();
+    let mut mean = vec![0.0; width];
+    if total > 0.0 {
+        for (g, &(_, w, _)) in groups.iter().enumerate() {
+            for c in 0..width {
+                mean[c] += w * stats[g * width + c] / total;
+            }
+        }
+    }
+    // power iteration on the weighted covariance, from a fixed start
+    let mut u: Vec<f64> = (0..width).map(|c| 1.0 + c as f64).collect();
+    let mut next = vec![0.0; width];
+    for _ in 0..POWER_STEPS {
+        next.iter_mut().for_each(|v| *v = 0.0);
+        for (g, &(_, w, _)) in groups.iter().enumerate() {
+            let row = &stats[g * width..(g + 1) * width];
+            let dot: f64 = (0..width).map(|c| (row[c] - mean[c]) * u[c]).sum();
+            for c in 0..width {
+                next[c] += w * dot * (row[c] - mean[c]);
+            }
+        }
+        let norm = next.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if !(norm > 0.0 && norm.is_finite()) {
+            out.extend(std::iter::repeat_n(0.0, groups.len()));
+            return;
+        }
+        u.iter_mut().zip(&next).for_each(|(a, b)| *a = b / norm);
+    }
+    out.extend((0..groups.len()).map(|g| {
+        (0..width)
+            .map(|c| (stats[g * width + c] - mean[c]) * u[c])
+            .sum::<f64>()
+    }));
+}
+
+/// Standardises `scores` over the levels' weights (mean 0, standard deviation 1); all 0
+/// when they do not vary.
+fn standardise(groups: &[(u32, f64, bool)], scores: &mut [f64]) {
+    let total: f64 = groups.iter().map(|g| g.1).sum();
+    if total <= 0.0 {
+        scores.iter_mut().for_each(|s| *s = 0.0);
+        return;
+    }
+    let mean = groups
+        .iter()
+        .zip(&*scores)
+        .map(|(g, s)| g.1 * s)
+        .sum::<f64>()
+        / total;
+    let var = groups
+        .iter()
+        .zip(&*scores)
+        .map(|(g, s)| g.1 * (s - mean) * (s - mean))
+        .sum::<f64>()
+        / total;
+    let sd = var.sqrt();
+    for s in scores.iter_mut() {
+        *s = if sd > 1e-12 * (1.0 + mean.abs()) {
+            (*s - mean) / sd
+        } else {
+            0.0
+        };
+    }
+}
+
+/// The maps of `store`'s maps `range`, for a projection read at prediction.
+pub(super) fn maps_of(store: &LevelMaps, range: (usize, usize)) -> Option<TermMaps<'_>> {
+    (range.0 < range.1).then(|| store.range(range))
+}

@@ -24,6 +24,10 @@
 //!   with probability 0.25, Haar differences, patches up to 2, d = p/4) on 200 long series
 //!   (427 steps, OSULeaf's shape: shifted and scaled class templates plus noise), against
 //!   the paper's MORF (`pooled = 0`, sums only).
+//! * `fit_categorical`: 10 trees on a mixed table (5,000 rows: 8 numeric columns, one
+//!   categorical of 20 levels that carries signal, one of 1,000 levels of noise), the
+//!   categorical columns split natively ([`obliqueforest::columns`]) against the same codes
+//!   read as numbers (`_codes`), for the axis forest and SPORF.
 //!
 //! Each family uses the `max_features` default of its Python preset: `sqrt` for the
 //! axis-aligned forest and MORF patches, d = p for the oblique samplers.
@@ -452,6 +456,54 @@ fn fit_pooled_morf(c: &mut Criterion) {
     group.finish();
 }
 
+/// A mixed table: 8 numeric columns, a 20-level column whose levels shift the class
+/// (an unordered effect), a 1,000-level column of noise; the class is whether the sum of
+/// the first two numeric columns and the level's effect is positive.
+fn mixed_table(n: usize, seed: u64) -> (Array2<f32>, Vec<f64>) {
+    let mut rng = Rng::from_seed(seed);
+    let effect: Vec<f64> = (0..20).map(|_| 2.0 * rng.normal()).collect();
+    let mut x = Array2::<f32>::zeros((n, 10));
+    let mut y = Vec::with_capacity(n);
+    for i in 0..n {
+        for j in 0..8 {
+            x[[i, j]] = rng.normal() as f32;
+        }
+        let level = rng.below(20);
+        x[[i, 8]] = level as f32;
+        x[[i, 9]] = rng.below(1000) as f32;
+        let s = f64::from(x[[i, 0]] + x[[i, 1]]) + effect[level];
+        y.push(f64::from(u8::from(s > 0.0)));
+    }
+    (x, y)
+}
+
+fn fit_categorical(c: &mut Criterion) {
+    let mut group = c.benchmark_group("fit_categorical");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(4));
+    group.warm_up_time(Duration::from_millis(500));
+    let (x, y) = mixed_table(N, SEED + 5);
+    let mut kinds = vec![0u32; 10];
+    kinds[8] = 20;
+    kinds[9] = 1000;
+    for (name, projection, max_features) in [
+        ("axis", Projection::new(AxisAligned), MaxFeatures::Sqrt),
+        ("sporf", sporf_defaults(), MaxFeatures::Fraction(2.0)),
+    ] {
+        for (suffix, categorical) in [("", kinds.clone()), ("_codes", Vec::new())] {
+            let mut p = ForestParams::classification(2);
+            p.projection = projection.clone();
+            p.max_features = max_features;
+            p.n_estimators = 10;
+            p.seed = SEED;
+            p.categorical = categorical;
+            let id = BenchmarkId::new(format!("{name}{suffix}"), format!("n={N},p=10,trees=10"));
+            group.bench_function(id, |b| b.iter(|| black_box(fit(&p, x.view(), &y))));
+        }
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     split_search,
@@ -460,6 +512,7 @@ criterion_group!(
     predict,
     fit_sparse,
     fit_sporf_defaults,
-    fit_pooled_morf
+    fit_pooled_morf,
+    fit_categorical
 );
 criterion_main!(benches);

@@ -40,17 +40,32 @@
 //! missing: the row goes where the node sends missing values ([`crate::tree::Tree::missing_goes_left`]).
 
 use crate::error::{Error, Result};
-use crate::params::ForestParams;
 use serde::{Deserialize, Serialize};
 
 /// The most levels a categorical column may have: every code is exact as an `f32`.
 pub const MAX_LEVELS: u32 = 1 << 24;
 
-/// Checks the column kinds of `p` against data of `n_features` columns.
+/// What [`check`] reads of a fit's parameters.
+pub(crate) struct Kinds<'a> {
+    /// [`crate::params::ForestParams::categorical`].
+    pub categorical: &'a [u32],
+    /// [`crate::params::ForestParams::level_names`].
+    pub level_names: &'a [Vec<String>],
+    /// The monotonic constraints, empty for none.
+    pub monotonic_cst: &'a [i8],
+    /// [`crate::params::Growth::min_category_samples`].
+    pub min_category_samples: usize,
+    /// The tag of the projection family when it stores compact descriptors (patches,
+    /// pooled filters), which read numeric grids.
+    pub compact_family: Option<&'a str>,
+}
+
+/// Checks the column kinds of a fit against data of `n_features` columns.
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] (`categorical_features`) naming what is wrong.
-pub(crate) fn check(p: &ForestParams, n_features: usize) -> Result<()> {
+/// [`Error::InvalidParameter`] (`categorical_features`, `monotonic_cst` or
+/// `min_category_samples`) naming what is wrong.
+pub(crate) fn check(p: &Kinds<'_>, n_features: usize) -> Result<()> {
     let bad = |reason: String| {
         Err(Error::InvalidParameter {
             name: "categorical_features",
@@ -72,28 +87,27 @@ pub(crate) fn check(p: &ForestParams, n_features: usize) -> Result<()> {
             p.categorical[j]
         ));
     }
-    if let Some(j) = level_names_mismatch(&p.categorical, &p.level_names) {
+    if let Some(j) = level_names_mismatch(p.categorical, p.level_names) {
         return bad(format!(
             "column {j}: {} level names for {} levels",
-            p.level_names[j].len(),
+            p.level_names.get(j).map_or(0, Vec::len),
             p.categorical[j]
         ));
     }
-    if p.categorical.iter().any(|&l| l > 0) && p.projection.descriptors().is_some() {
+    if let (true, Some(tag)) = (p.categorical.iter().any(|&l| l > 0), p.compact_family) {
         return bad(format!(
-            "the {} projection reads numeric grids (images, series); its columns cannot be \
-             categorical",
-            p.projection.tag()
+            "the {tag} projection reads numeric grids (images, series); its columns cannot be \
+             categorical"
         ));
     }
-    let cst = &p.growth.monotonic_cst;
+    let cst = p.monotonic_cst;
     if let Some(j) = (0..cst.len().min(n_features)).find(|&j| cst[j] != 0 && p.categorical[j] > 0) {
         return Err(Error::InvalidParameter {
             name: "monotonic_cst",
             reason: format!("column {j} is categorical: its levels have no order to keep"),
         });
     }
-    if p.growth.min_category_samples == 0 {
+    if p.min_category_samples == 0 {
         return Err(Error::InvalidParameter {
             name: "min_category_samples",
             reason: "must be at least 1".into(),

@@ -53,6 +53,7 @@ pub mod data;
 pub mod error;
 pub mod explain;
 pub mod forest;
+pub mod growth;
 pub mod limits;
 pub mod linalg;
 pub mod model;

@@ -10,7 +10,7 @@ use crate::value::{ArrayData, Value};
 use numpy::{IntoPyArray, PyReadonlyArray1, PyReadonlyArray1 as R1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 impl<'a, 'py> FromPyObject<'a, 'py> for Criterion {
     type Error = PyErr;
@@ -302,4 +302,40 @@ pub(super) fn from_value<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py,
 /// A projection family's argument `name` (see [`to_value`]); errors name the argument.
 pub(super) fn to_arg(name: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     to_value(obj, &|reason| bad(name, &reason))
+}
+
+/// Adds the level maps of a tree of `n` nodes ([`crate::columns::LevelMaps`]) to the
+/// node table `d` that `_core.Forest.tree_nodes` returns: node i's maps are
+/// `map_node_ptr[i]..map_node_ptr[i + 1]`; map m reads its node's term `map_term[m]` and
+/// holds the levels `map_levels[map_ptr[m]..map_ptr[m + 1]]` with their `map_values`.
+pub(super) fn set_level_maps(
+    d: &Bound<'_, PyDict>,
+    maps: &crate::columns::LevelMaps,
+    n: usize,
+) -> PyResult<()> {
+    let py = d.py();
+    let node_ptr: Vec<i64> = if maps.node_ptr.is_empty() {
+        vec![0; n + 1]
+    } else {
+        maps.node_ptr.iter().map(|&v| i64::from(v)).collect()
+    };
+    let ptr: Vec<i64> = if maps.ptr.is_empty() {
+        vec![0]
+    } else {
+        maps.ptr.iter().map(|&v| i64::from(v)).collect()
+    };
+    let as_i64 = |v: &[u32]| v.iter().map(|&x| i64::from(x)).collect::<Vec<_>>();
+    d.set_item("map_node_ptr", node_ptr.into_pyarray(py))?;
+    d.set_item("map_term", as_i64(&maps.term).into_pyarray(py))?;
+    d.set_item("map_ptr", ptr.into_pyarray(py))?;
+    d.set_item("map_levels", as_i64(&maps.levels).into_pyarray(py))?;
+    d.set_item(
+        "map_values",
+        maps.values
+            .iter()
+            .map(|&v| f64::from(v))
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    Ok(())
 }

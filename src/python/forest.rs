@@ -455,6 +455,12 @@ impl PyForest {
     }
 
     /// The fraction of each tree's rows that filled its leaves (0: not honest).
+    /// Levels per column (0 for a numeric one); empty when every column is numeric.
+    #[getter]
+    fn categorical(&self) -> Vec<u32> {
+        self.inner.params().categorical.clone()
+    }
+
     #[getter]
     fn honest_fraction(&self) -> f64 {
         self.inner.params().honest_fraction
@@ -687,6 +693,7 @@ impl PyForest {
         d.set_item("proj_weights", weights.into_pyarray(py))?;
         d.set_item("proj_pool", pool.into_pyarray(py))?;
         d.set_item("proj_piece_len", piece_len.into_pyarray(py))?;
+        super::convert::set_level_maps(&d, &t.level_maps, n)?;
         d.set_item("impurity", t.impurity.clone().into_pyarray(py))?;
         d.set_item(
             "n_node_samples",

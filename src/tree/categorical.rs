@@ -9,49 +9,13 @@
 
 use super::criterion::Criterion;
 use super::splitter::{Node, SplitSearch};
-use super::workspace::Workspace;
+use super::workspace::{CatScratch, Workspace};
 use crate::columns::{LevelMaps, TermMaps};
 use crate::projection::ProjRef;
 use crate::rng::Rng;
 
 /// Power iterations for the first principal direction of the level statistics.
 const POWER_STEPS: usize = 48;
-
-/// Memory the categorical part reuses from node to node.
-#[derive(Default)]
-pub(crate) struct CatScratch {
-    /// The maps of the candidate being scored (empty for one without categorical terms).
-    pub(super) cur: LevelMaps,
-    /// The maps of the best candidate so far at this node.
-    pub(crate) best: LevelMaps,
-    /// (level, sample) of the node's rows with a present level, sorted.
-    pairs: Vec<(u32, u32)>,
-    rows: Vec<u32>,
-    sums: Vec<f64>,
-    rare_sums: Vec<f64>,
-    rare_rows: Vec<u32>,
-    /// Each present level: (level, weight, whether pooled as rare).
-    groups: Vec<(u32, f64, bool)>,
-    /// Each present level's statistic (a row of `width`).
-    stats: Vec<f64>,
-    value: Vec<f64>,
-    scores: Vec<f64>,
-    numeric: Vec<f32>,
-}
-
-impl CatScratch {
-    /// Called before each candidate: no maps yet.
-    #[inline]
-    pub(super) fn start_candidate(&mut self) {
-        self.cur.clear();
-    }
-
-    /// The candidate just scored became the best: its maps (maybe none) are kept.
-    #[inline]
-    pub(super) fn keep_as_best(&mut self) {
-        std::mem::swap(&mut self.cur, &mut self.best);
-    }
-}
 
 impl<C: Criterion> SplitSearch<'_, C> {
     /// When candidate `proj` has categorical terms: computes their maps at `node` into

@@ -7,7 +7,6 @@
 //! workspace carries no state from one tree to the next.
 
 use super::bins::Bins;
-use super::categorical::CatScratch;
 use super::criterion::Criterion;
 use super::pooled_batch::PooledBatch;
 use super::repeats::Repeats;
@@ -215,4 +214,41 @@ pub(super) fn stable_partition(
     }
     samples[i..].copy_from_slice(right_rows);
     i
+}
+
+/// Memory the categorical part of the split search ([`super::categorical`]) reuses from
+/// node to node.
+#[derive(Default)]
+pub(crate) struct CatScratch {
+    /// The maps of the candidate being scored (empty for one without categorical terms).
+    pub(super) cur: crate::columns::LevelMaps,
+    /// The maps of the best candidate so far at this node.
+    pub(super) best: crate::columns::LevelMaps,
+    /// (level, sample) of the node's rows with a present level, sorted.
+    pub(super) pairs: Vec<(u32, u32)>,
+    pub(super) rows: Vec<u32>,
+    pub(super) sums: Vec<f64>,
+    pub(super) rare_sums: Vec<f64>,
+    pub(super) rare_rows: Vec<u32>,
+    /// Each present level: (level, weight, whether pooled as rare).
+    pub(super) groups: Vec<(u32, f64, bool)>,
+    /// Each present level's statistic (a row of `width`).
+    pub(super) stats: Vec<f64>,
+    pub(super) value: Vec<f64>,
+    pub(super) scores: Vec<f64>,
+    pub(super) numeric: Vec<f32>,
+}
+
+impl CatScratch {
+    /// Called before each candidate: no maps yet.
+    #[inline]
+    pub(super) fn start_candidate(&mut self) {
+        self.cur.clear();
+    }
+
+    /// The candidate just scored became the best: its maps (maybe none) are kept.
+    #[inline]
+    pub(super) fn keep_as_best(&mut self) {
+        std::mem::swap(&mut self.cur, &mut self.best);
+    }
 }

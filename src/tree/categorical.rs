@@ -38,11 +38,10 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws.cat.cur.clear();
         for (k, &j) in idx.iter().enumerate() {
             if kinds[j as usize] > 0 {
-                self.level_scores(ws, rng, node, j as usize);
+                let (a, b) = self.cached_scores(ws, rng, node, j);
                 let cat = &mut ws.cat;
-                let pairs = cat.groups.iter().zip(&cat.scores);
-                cat.cur
-                    .push(k as u32, pairs.map(|(&(l, _, _), &s)| (l, s as f32)));
+                let pairs = cat.cache_levels[a..b].iter().zip(&cat.cache_scores[a..b]);
+                cat.cur.push(k as u32, pairs.map(|(&l, &s)| (l, s as f32)));
             }
         }
         self.scale_to_numeric_part(ws, node, idx, w);
@@ -55,6 +54,29 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 .map(|&s| maps.value_by(idx, w, |j| self.x.get(s as usize, j))),
         );
         true
+    }
+
+    /// The range in `ws.cat.cache_*` of the levels of column `j` present at `node` and
+    /// their standardised scores ([`Self::level_scores`]), computed once per node and
+    /// column: every candidate of the node that reads the column reads it the same way.
+    fn cached_scores(
+        &self,
+        ws: &mut Workspace,
+        rng: &mut Rng,
+        node: Node<'_>,
+        j: u32,
+    ) -> (usize, usize) {
+        if let Some(&(_, a, b)) = ws.cat.cache.iter().find(|c| c.0 == j) {
+            return (a as usize, b as usize);
+        }
+        self.level_scores(ws, rng, node, j as usize);
+        let cat = &mut ws.cat;
+        let a = cat.cache_levels.len();
+        cat.cache_levels.extend(cat.groups.iter().map(|g| g.0));
+        cat.cache_scores.extend_from_slice(&cat.scores);
+        let b = cat.cache_levels.len();
+        cat.cache.push((j, a as u32, b as u32));
+        (a, b)
     }
 
     /// The standardised score of each level of column `j` present at `node`: levels

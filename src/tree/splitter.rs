@@ -115,7 +115,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             self.enter_sparse_node(ws, node);
         }
         ws.packed_for = None;
-        ws.cat.best.clear();
+        ws.cat.enter_node();
         // the candidates leave the workspace while its buffers are borrowed by the search
         let mut cand = std::mem::take(&mut ws.cand);
         let best = self.search_candidates(ws, &mut cand, rng, node);

@@ -237,9 +237,23 @@ pub(crate) struct CatScratch {
     pub(super) value: Vec<f64>,
     pub(super) scores: Vec<f64>,
     pub(super) numeric: Vec<f32>,
+    /// The node's level scores per column so far: (column, range in `cache_levels` and
+    /// `cache_scores`); emptied for each node ([`CatScratch::enter_node`]).
+    pub(super) cache: Vec<(u32, u32, u32)>,
+    pub(super) cache_levels: Vec<u32>,
+    pub(super) cache_scores: Vec<f64>,
 }
 
 impl CatScratch {
+    /// Called when a node's split search starts: no best maps, no scores of its levels.
+    #[inline]
+    pub(super) fn enter_node(&mut self) {
+        self.best.clear();
+        self.cache.clear();
+        self.cache_levels.clear();
+        self.cache_scores.clear();
+    }
+
     /// Called before each candidate: no maps yet.
     #[inline]
     pub(super) fn start_candidate(&mut self) {

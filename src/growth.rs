@@ -35,6 +35,11 @@ pub struct Growth {
     /// column of many rare levels cannot split a node by the noise of its levels. 1 gives
     /// the exact optimal partition (Fisher 1958; Breiman et al. 1984).
     pub min_category_samples: usize,
+    /// Whether an oblique projection may take categorical columns among its terms (read
+    /// through the node's level maps, [`crate::columns`]). `false` leaves categorical
+    /// columns to splits of their own: a sampled projection of several terms drops its
+    /// categorical ones (keeping its first term when none is left).
+    pub categorical_in_projections: bool,
 }
 
 impl Growth {
@@ -74,10 +79,12 @@ impl Growth {
                     usize::try_from(*v).map_err(|_| wrong("must be a count"))?
             }
             ("min_category_samples", _) => return Err(wrong("must be a count")),
+            ("categorical_in_projections", Value::Bool(v)) => self.categorical_in_projections = *v,
+            ("categorical_in_projections", _) => return Err(wrong("must be a bool")),
             _ => {
                 return Err(crate::Error::InvalidInput(format!(
                     "{name:?} is no growth setting (ccp_alpha, monotonic_cst, n_jobs, \
-                     candidate_samples, min_category_samples)"
+                     candidate_samples, min_category_samples, categorical_in_projections)"
                 )))
             }
         }
@@ -94,6 +101,7 @@ impl Default for Growth {
             n_jobs: 1,
             candidate_samples: None,
             min_category_samples: DEFAULT_MIN_CATEGORY_SAMPLES,
+            categorical_in_projections: true,
         }
     }
 }

@@ -392,6 +392,7 @@ impl ForestParams {
             candidate_samples: self.growth.candidate_samples,
             categorical: self.categorical.clone(),
             min_category_samples: self.growth.min_category_samples,
+            categorical_in_projections: self.growth.categorical_in_projections,
         })
     }
 
@@ -780,6 +781,8 @@ pub struct TreeConfig {
     pub(crate) categorical: Vec<u32>,
     /// [`Growth::min_category_samples`].
     pub(crate) min_category_samples: usize,
+    /// [`Growth::categorical_in_projections`].
+    pub(crate) categorical_in_projections: bool,
 }
 
 impl TreeConfig {
@@ -862,6 +865,7 @@ mod tests {
             n_jobs: -1,
             candidate_samples: Some(64),
             min_category_samples: 3,
+            categorical_in_projections: true,
         };
         assert_eq!(g, want);
         g.set("candidate_samples", &Value::None).unwrap();

@@ -159,6 +159,26 @@ fn oblique_splits_combine_a_categorical_column_with_a_numeric_one() {
         cat > num + 0.01,
         "categorical {cat} vs codes as numbers {num}"
     );
+    // the same forest with categorical columns left to splits of their own
+    let mut alone = sporf(vec![12, 0, 0]);
+    alone.growth.categorical_in_projections = false;
+    let h = Forest::fit(&alone, x.view(), &y, None).unwrap();
+    let mixed = h.trees().iter().any(|t| {
+        (0..t.n_nodes()).any(|n| {
+            let mut terms = 0;
+            t.proj(n, None).for_each(|_, _| terms += 1);
+            !t.is_leaf(n) && t.proj(n, None).maps().is_some() && terms > 1
+        })
+    });
+    assert!(
+        !mixed,
+        "no split combines the categorical column with another"
+    );
+    let own = accuracy(&h, &xt, &yt);
+    assert!(
+        cat > own + 0.005,
+        "in projections {cat} vs on their own {own}"
+    );
 }
 
 #[test]

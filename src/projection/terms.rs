@@ -330,6 +330,33 @@ impl ProjectionBuf {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Keeps, in each explicit projection of more than one term, the terms whose feature
+    /// `keep` accepts, and of a projection left with none its first term; projections of
+    /// one term stay as they are. The order of projections and of their kept terms stays.
+    pub fn retain_terms(&mut self, keep: impl Fn(u32) -> bool) {
+        let mut out = 0usize;
+        for i in 0..self.len() {
+            let (a, b) = (self.ptr[i] as usize, self.ptr[i + 1] as usize);
+            let start = out;
+            for k in a..b {
+                if b - a == 1 || keep(self.idx[k]) {
+                    self.idx[out] = self.idx[k];
+                    self.w[out] = self.w[k];
+                    out += 1;
+                }
+            }
+            if out == start {
+                self.idx[out] = self.idx[a];
+                self.w[out] = self.w[a];
+                out += 1;
+            }
+            self.ptr[i] = start as u32;
+        }
+        let n = self.len();
+        self.ptr[n] = out as u32;
+        self.idx.truncate(out);
+        self.w.truncate(out);
+    }
     /// The entries of projection `i` in `idx` (its features, or its compact descriptor).
     pub fn entries(&self, i: usize) -> &[u32] {
         &self.idx[self.ptr[i] as usize..self.ptr[i + 1] as usize]

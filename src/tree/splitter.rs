@@ -145,6 +145,11 @@ impl<C: Criterion> SplitSearch<'_, C> {
         for _ in 0..rounds {
             self.sampler
                 .sample(rng, self.cfg.n_candidates, &mut ws.scratch, cand);
+            let kinds = &self.cfg.categorical;
+            if !(kinds.is_empty() || self.cfg.categorical_in_projections) {
+                // categorical columns split on their own only
+                cand.retain_terms(|j| kinds[j as usize] == 0);
+            }
             ws.pooled.reset();
             ws.term_batch.reset();
             match self.repeats_rule() {

@@ -30,6 +30,13 @@ from . import _core
 from ._outputs import labels_of, output_blocks
 from ._params import core_fields, core_params
 from ._progress import run_with_progress
+from ._tables import (
+    categorical_of,
+    core_categorical,
+    fit_columns,
+    numeric_columns,
+    predict_columns,
+)
 from ._transaction import TransactionalFit
 from ._validation import (
     SPARSE_FORMATS,
@@ -69,7 +76,8 @@ class _BaseForest(TransactionalFit, BaseEstimator):
     are forests of one tree). Subclasses declare a surface (their ``__init__`` is written
     from it) and define ``_projection_object``."""
 
-    _private_fit_state = frozenset({"_forest", "_seed", "_n_samples_fit"})
+    # (``_categories``: the levels of the categorical columns, set only when there are some)
+    _private_fit_state = frozenset({"_forest", "_seed", "_n_samples_fit", "_categories"})
 
     def _extends_fit(self) -> bool:
         return bool(getattr(self, "warm_start", False)) and "_forest" in self.__dict__
@@ -93,11 +101,13 @@ class _BaseForest(TransactionalFit, BaseEstimator):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; converted to float32. NaN marks a missing value (each split
-            learns which child such rows go to); infinity is rejected. A scipy CSR/CSC
-            matrix or array is used without densifying it, and grows the same forest as
-            its dense array (sparse X may not hold NaN).
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Training data; numeric columns converted to float32. NaN marks a missing value
+            (each split learns which child such rows go to); infinity is rejected. A scipy
+            CSR/CSC matrix or array is used without densifying it, and grows the same
+            forest as its dense array (sparse X may not hold NaN). A pandas DataFrame (or
+            pyarrow Table) may hold categorical columns (category, string, object or bool
+            dtypes; see ``categorical_features``), which the trees split by sets of levels.
         y : array-like of shape (n_samples,) or (n_samples, n_outputs)
             Class labels (classifiers) or real targets (regressors); a 2-D y grows
             multi-output trees (one tree per estimator whose splits serve every output,
@@ -114,18 +124,23 @@ class _BaseForest(TransactionalFit, BaseEstimator):
         return self._transaction(type(self)._fit_draft, X, y, sample_weight)
 
     def _validate_fit_data(self, X, y, **kwargs):
-        """scikit-learn's checks of a fit's X and y (features reset unless warm starting)."""
-        return _validate_data(
-            self,
-            X,
-            y,
-            dtype=[np.float32, np.float64],
-            ensure_all_finite="allow-nan",
-            multi_output=True,
-            reset=not (self.warm_start and hasattr(self, "_forest")),
-            accept_sparse=SPARSE_FORMATS,
-            **kwargs,
-        )
+        """scikit-learn's checks of a fit's X and y (features reset unless warm starting),
+        after the categorical columns are coded (:func:`obliqueforest._tables.fit_columns`,
+        which records their levels)."""
+        warm = self.warm_start and hasattr(self, "_forest")
+        coded = fit_columns(self, X, warm=warm)
+        with numeric_columns(self, coded, fitting=not warm):
+            return _validate_data(
+                self,
+                coded,
+                y,
+                dtype=[np.float32, np.float64],
+                ensure_all_finite="allow-nan",
+                multi_output=True,
+                reset=not warm,
+                accept_sparse=SPARSE_FORMATS,
+                **kwargs,
+            )
 
     def _core_fields(self) -> dict:
         """The core fields from this estimator's parameters (see ``core_params``)."""
@@ -140,6 +155,7 @@ class _BaseForest(TransactionalFit, BaseEstimator):
             projection=self._projection(n_features),
             seed=self._seed,
             n_jobs=self._n_threads(),
+            categorical=core_categorical(self),
         )
 
     def _n_threads(self) -> int:
@@ -147,15 +163,19 @@ class _BaseForest(TransactionalFit, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self, "_forest")
+        # categorical columns as the levels of the fit code them (a level never seen in
+        # training is NaN: it goes with the missing values)
+        coded = predict_columns(self, X)
         # NaN is a missing value; infinity is refused by the core, in the pass that reads X
-        X = _validate_data(
-            self,
-            X,
-            dtype=[np.float32, np.float64],
-            reset=False,
-            ensure_all_finite=False,
-            accept_sparse=SPARSE_FORMATS,
-        )
+        with numeric_columns(self, coded, fitting=False):
+            X = _validate_data(
+                self,
+                coded,
+                dtype=[np.float32, np.float64],
+                reset=False,
+                ensure_all_finite=False,
+                accept_sparse=SPARSE_FORMATS,
+            )
         # float32 in any memory order is read where it is (the core copies a block of rows
         # at a time when they are not row-major): predicting on a large Fortran-order or
         # memory-mapped X takes no copy of it
@@ -279,6 +299,20 @@ class _BaseForest(TransactionalFit, BaseEstimator):
         return self._forest.feature_importances()
 
     @property
+    def is_categorical_(self):
+        """Which columns were categorical at fit, a bool ndarray of shape (n_features_in_,)."""
+        check_is_fitted(self)
+        return categorical_of(self)
+
+    @property
+    def categories_(self):
+        """Per column, None for a numeric one, else the ndarray of its levels (a list of
+        n_features_in_ entries)."""
+        check_is_fitted(self)
+        levels = self.__dict__.get("_categories")
+        return [None] * self.n_features_in_ if levels is None else list(levels)
+
+    @property
     def projection_counts_(self):
         """How often each feature is part of a split projection, normalised to sum to 1
         (the count-based importance pi_k of Perry et al., Sect. 3.2), shape (n_features,)."""
@@ -311,6 +345,8 @@ class _BaseForest(TransactionalFit, BaseEstimator):
         tags.input_tags.sparse = True
         tags.non_deterministic = False
         tags.target_tags.multi_output = True  # a 2-D y grows multi-output trees
+        # DataFrames with categorical columns (categorical_features)
+        tags.input_tags.categorical = "categorical_features" in self.get_params(deep=False)
         return tags
 
 

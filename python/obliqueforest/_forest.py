@@ -65,6 +65,13 @@ ATTRIBUTES_DOC = """
         Number of features seen in fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names, when X was a DataFrame with string column names.
+    is_categorical_ : ndarray of bool of shape (n_features_in_,)
+        Which columns were categorical at fit (``categorical_features``).
+    categories_ : list of n_features_in_ entries
+        Per column, None for a numeric one, else the ndarray of its levels: a category
+        dtype's categories, or the sorted distinct values seen at fit. Column j's values
+        reach the core as their index in ``categories_[j]``; a value not in it (a
+        category never seen in training) goes with the missing values.
     feature_importances_ : ndarray of shape (n_features,)
         Impurity-based importances, shared within a projection by |weight|.
     projection_counts_ : ndarray of shape (n_features,)
@@ -125,6 +132,7 @@ class ObliqueForestClassifier(_ForestClassifier):
         class_weight: Any = None, max_samples: Any = None, ccp_alpha: Any = 0.0,
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = None, honest_fraction: Any = 0.0,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
     ):
         self.projection = projection
         self.n_estimators = n_estimators
@@ -150,6 +158,8 @@ class ObliqueForestClassifier(_ForestClassifier):
         self.max_bins = max_bins
         self.candidate_samples = candidate_samples
         self.honest_fraction = honest_fraction
+        self.categorical_features = categorical_features
+        self.min_category_samples = min_category_samples
     # fmt: on
 
     def _projection_object(self):
@@ -171,6 +181,7 @@ class ObliqueForestRegressor(_ForestRegressor):
         max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
         splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
         honest_fraction: Any = 0.0, store_leaf_values: Any = False,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
     ):
         self.projection = projection
         self.n_estimators = n_estimators
@@ -196,6 +207,8 @@ class ObliqueForestRegressor(_ForestRegressor):
         self.candidate_samples = candidate_samples
         self.honest_fraction = honest_fraction
         self.store_leaf_values = store_leaf_values
+        self.categorical_features = categorical_features
+        self.min_category_samples = min_category_samples
     # fmt: on
 
     def _projection_object(self):
@@ -221,7 +234,8 @@ class RandomForestClassifier(_ForestClassifier):
         verbose: Any = 0, warm_start: Any = False, class_weight: Any = None,
         max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
         splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
-        honest_fraction: Any = 0.0,
+        honest_fraction: Any = 0.0, categorical_features: Any = "from_dtype",
+        min_category_samples: Any = 5,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -246,6 +260,8 @@ class RandomForestClassifier(_ForestClassifier):
         self.max_bins = max_bins
         self.candidate_samples = candidate_samples
         self.honest_fraction = honest_fraction
+        self.categorical_features = categorical_features
+        self.min_category_samples = min_category_samples
     # fmt: on
 
     def _projection_object(self):
@@ -269,6 +285,7 @@ class RandomForestRegressor(_ForestRegressor):
         verbose: Any = 0, warm_start: Any = False, max_samples: Any = None, ccp_alpha: Any = 0.0,
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = None, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -293,6 +310,8 @@ class RandomForestRegressor(_ForestRegressor):
         self.candidate_samples = candidate_samples
         self.honest_fraction = honest_fraction
         self.store_leaf_values = store_leaf_values
+        self.categorical_features = categorical_features
+        self.min_category_samples = min_category_samples
     # fmt: on
 
     def _projection_object(self):
@@ -375,6 +394,7 @@ class SPORFClassifier(_SPORFMixin, _ForestClassifier):
         warm_start: Any = False, class_weight: Any = None, max_samples: Any = None,
         ccp_alpha: Any = 0.0, monotonic_cst: Any = None, splitter: Any = "best",
         max_bins: Any = 256, candidate_samples: Any = 512, honest_fraction: Any = 0.0,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -401,6 +421,8 @@ class SPORFClassifier(_SPORFMixin, _ForestClassifier):
         self.max_bins = max_bins
         self.candidate_samples = candidate_samples
         self.honest_fraction = honest_fraction
+        self.categorical_features = categorical_features
+        self.min_category_samples = min_category_samples
     # fmt: on
 
 
@@ -424,6 +446,7 @@ class SPORFRegressor(_SPORFMixin, _ForestRegressor):
         warm_start: Any = False, max_samples: Any = None, ccp_alpha: Any = 0.0,
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = 512, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -450,4 +473,6 @@ class SPORFRegressor(_SPORFMixin, _ForestRegressor):
         self.candidate_samples = candidate_samples
         self.honest_fraction = honest_fraction
         self.store_leaf_values = store_leaf_values
+        self.categorical_features = categorical_features
+        self.min_category_samples = min_category_samples
     # fmt: on

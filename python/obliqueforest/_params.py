@@ -338,6 +338,37 @@ _TABLE = [
         rows. Not with ``monotonic_cst``.""",
         core="honest_fraction",
     ),
+    Param(
+        "categorical_features",
+        "from_dtype",
+        [StrOptions({"from_dtype"}), "array-like", None],
+        '"from_dtype", array-like of str, int or bool, or None',
+        """Which columns of X are categorical, as scikit-learn's HistGradientBoosting takes
+        it. "from_dtype": a DataFrame's (or pyarrow Table's) columns of dtype category,
+        object, string or bool; a numpy array's columns are all numeric. None: every
+        column is numeric. Or column names (X must have them), integer column indices, or
+        a boolean mask of length n_features; integer-coded columns may be marked so. A
+        categorical column's levels (``categories_``) are a category dtype's categories,
+        else its sorted distinct values; the trees split it by sets of levels. Missing
+        values (None, NaN,
+        ``pd.NA``) follow each split's missing-value side, and so does a level never seen
+        in training, at prediction (never an error). Columns must come at prediction as at
+        fit: a categorical column of strings given as numbers, or a numeric one given as
+        strings, is a ValueError naming it. Categorical columns need a dense X and a
+        projection family of the columns themselves (not patches, pooled or Haar
+        filters, or dictionary atoms, which the core refuses, naming this parameter).""",
+    ),
+    Param(
+        "min_category_samples",
+        5,
+        [Interval(Integral, 1, None, closed="left")],
+        "int",
+        """At a node, the levels of a categorical column with fewer in-bag rows than this
+        are taken together as one level when the levels are ordered, so that a column of
+        many rare levels cannot split a node by their noise; 1 searches the exact best
+        partition of the levels (Fisher 1958). Unused without categorical columns.""",
+        core="min_category_samples",
+    ),
 ]
 
 #: The parameters of regressors only.
@@ -427,11 +458,21 @@ GROWTH = {
     "ccp_alpha": float,
     "monotonic_cst": monotonic_cst_vector,
     "candidate_samples": _plain,
+    "min_category_samples": _plain,
 }
 
 
 def core_params(
-    *, task, projection, seed, n_jobs, n_classes=None, n_outputs=1, tree_features=None, **fields
+    *,
+    task,
+    projection,
+    seed,
+    n_jobs,
+    n_classes=None,
+    n_outputs=1,
+    tree_features=None,
+    categorical=None,
+    **fields,
 ):
     """The core's parameters of one fit.
 
@@ -455,6 +496,10 @@ def core_params(
     tree_features : int or None, default=None
         Features each tree may use (random subspaces; ``task="unsupervised"`` only);
         None for all.
+    categorical : list of int or None, default=None
+        Per column its number of levels, 0 for a numeric column (the columns of X then
+        hold level codes, :mod:`obliqueforest._tables`); None when every column is
+        numeric.
     **fields
         Any other field of ``ForestParams`` by its core name (``criterion``,
         ``max_features``, ``n_estimators``, ``max_depth``, ..., ``oob``,
@@ -477,6 +522,8 @@ def core_params(
     if unknown:
         raise TypeError(f"core_params() got unknown fields {unknown}")
     values = {**defaults, **fields}
+    # (a fit of numeric columns passes no ``categorical`` field: the core's default, none)
+    kinds = {} if not categorical else {"categorical": [int(c) for c in categorical]}
     return _core.ForestParams(
         task=task,
         n_classes=_n_classes(n_classes),
@@ -505,4 +552,5 @@ def core_params(
             "n_jobs": int(n_jobs),
             **{name: GROWTH[name](values[name]) for name in GROWTH},
         },
+        **kinds,
     )

@@ -24,6 +24,7 @@ from threadpoolctl import ThreadpoolController
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._tables import as_frame, numeric_columns
 from ._validation import _F32_MAX, SPARSE_FORMATS, _validate_data
 
 __all__ = [
@@ -109,6 +110,9 @@ class ScalingMixin:
     #: The fitted scaling's attributes (fit state of a transactional fit).
     _SCALING_STATE = frozenset({"_scale_min", "_scale_span", "_rank_values"})
 
+    #: Why the rotation estimators take numeric columns only (their error says it).
+    _numeric_only_why = "a rotation mixes columns, which means nothing for categories"
+
     def _fit_scaling(self, X):
         """Fits the scaling on X (the training range and values of the present, non-NaN
         entries; a column missing everywhere scales as a constant one) and returns X
@@ -189,13 +193,19 @@ class ScalingMixin:
     def _validate_fit_data(self, X, y, **kwargs):
         """scikit-learn's checks of a fit's X and y as the rotation estimators take them
         (X float64, CSR/CSC kept sparse, NaN a missing value, infinity refused; y one or
-        several columns)."""
-        return _validate_data(self, X, y, multi_output=True, **_X_CHECKS, **kwargs)
+        several columns). Numeric columns only: a rotation mixes columns, which means
+        nothing for categories; a column that is not numbers is an error naming it."""
+        X = as_frame(X)
+        with numeric_columns(self, X, fitting=True):
+            return _validate_data(self, X, y, multi_output=True, **_X_CHECKS, **kwargs)
 
     def _scaled_input(self, X):
         """X validated against the fit and scaled as the training data were."""
         check_is_fitted(self)
-        return self._scale(_validate_data(self, X, reset=False, **_X_CHECKS))
+        X = as_frame(X)
+        with numeric_columns(self, X, fitting=False):
+            X = _validate_data(self, X, reset=False, **_X_CHECKS)
+        return self._scale(X)
 
 
 _BLAS_LIBRARIES = None

@@ -75,7 +75,16 @@ ROTATION = Param(
 
 # the rotation ensembles grow axis-aligned trees with the best splitter, unpruned and
 # unconstrained: their trees have none of these parameters
-_NOT_ROTATION_TREE_PARAMS = ("projection", "splitter", "max_bins", "ccp_alpha", "monotonic_cst")
+_NOT_ROTATION_TREE_PARAMS = (
+    "projection",
+    "splitter",
+    "max_bins",
+    "ccp_alpha",
+    "monotonic_cst",
+    # a rotation mixes columns: the ensembles and their trees take numeric columns only
+    "categorical_features",
+    "min_category_samples",
+)
 
 
 def _rotation_tree_surface(task):

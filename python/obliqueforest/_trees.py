@@ -200,6 +200,8 @@ _TREE_PARAM_NAMES = (
     "min_impurity_decrease",
     "ccp_alpha",
     "monotonic_cst",
+    "categorical_features",
+    "min_category_samples",
 )
 
 _TREE_RANDOM_STATE = Param(
@@ -365,6 +367,11 @@ _TREE_ATTR_DOC = """
         Classifiers only.
     n_outputs_ : int
     n_features_in_ : int
+    is_categorical_ : ndarray of bool of shape (n_features_in_,)
+        Which columns were categorical at fit (``categorical_features``).
+    categories_ : list of n_features_in_ entries
+        Per column, None for a numeric one, else the ndarray of its levels (a forest's
+        trees share the forest's).
     feature_importances_ : ndarray of shape (n_features,)
         This tree's impurity-based importances, summing to 1.
 """
@@ -380,6 +387,7 @@ class ObliqueTreeClassifier(_TreeMixin, _ClassifierMixin, _BaseForest):
         min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
         random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
         class_weight: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
     ):
         self.projection = projection
         self.criterion = criterion
@@ -396,6 +404,8 @@ class ObliqueTreeClassifier(_TreeMixin, _ClassifierMixin, _BaseForest):
         self.class_weight = class_weight
         self.ccp_alpha = ccp_alpha
         self.monotonic_cst = monotonic_cst
+        self.categorical_features = categorical_features
+        self.min_category_samples = min_category_samples
     # fmt: on
 
 
@@ -408,7 +418,8 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
         max_bins: Any = 256, max_depth: Any = None, min_samples_split: Any = 2,
         min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
         random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
-        ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
+        ccp_alpha: Any = 0.0, monotonic_cst: Any = None, categorical_features: Any = "from_dtype",
+        min_category_samples: Any = 5,
     ):
         self.projection = projection
         self.criterion = criterion
@@ -424,6 +435,8 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
         self.min_impurity_decrease = min_impurity_decrease
         self.ccp_alpha = ccp_alpha
         self.monotonic_cst = monotonic_cst
+        self.categorical_features = categorical_features
+        self.min_category_samples = min_category_samples
     # fmt: on
 
 
@@ -514,7 +527,7 @@ class PerTreeMixin(InBagRowsMixin):
         """The fitted attributes the views of the trees of ``core`` share with this forest
         (of a fitted state)."""
         fitted = {"n_features_in_": self.n_features_in_, "n_outputs_": core.n_targets}
-        for name in ("feature_names_in_", "classes_", "n_classes_"):
+        for name in ("feature_names_in_", "classes_", "n_classes_", "_categories"):
             if name in self.__dict__:
                 fitted[name] = self.__dict__[name]
         fitted["_n_jobs"] = self.n_jobs

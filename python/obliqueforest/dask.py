@@ -668,6 +668,11 @@ def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
         client.cancel(parts)
         raise
     fitted = [r[0] for r in results]
+    if any(getattr(f, "_categories", None) is not None for f in fitted):
+        raise ValueError(
+            "categorical columns are not available in partitions mode (each worker would "
+            "take the levels of its own rows); use mode='replicate'"
+        )
     first = fitted[0]
     for other in fitted[1:]:
         if other.n_features_in_ != first.n_features_in_ or not np.array_equal(

@@ -110,8 +110,12 @@ _MORF_REF = """
 
 
 def _morf(params):
-    return params.insert(GEOMETRY_PARAMS, after="n_estimators").replace(
-        "max_features", default=0.25, doc=_MAX_FEATURES_DOC
+    # patches sum neighbouring columns, which means nothing for categories: MORF takes
+    # numeric columns only (the core refuses categorical columns with patch projections)
+    return (
+        params.insert(GEOMETRY_PARAMS, after="n_estimators")
+        .replace("max_features", default=0.25, doc=_MAX_FEATURES_DOC)
+        .drop("categorical_features", "min_category_samples")
     )
 
 
@@ -120,6 +124,9 @@ class _MORFMixin:
     #: has no pooled filters, and one from before Haar patches none of those either (model
     #: files; see ``_io._params``).
     _added_param_values = {"pooled": 0.0, "differences": 0.0}
+
+    #: Why MORF takes numeric columns only (its error says it).
+    _numeric_only_why = "a patch sums neighbouring columns, which means nothing for categories"
 
     def _patch(self):
         geometry = (

@@ -34,6 +34,7 @@ from . import _core
 from ._base import _BaseForest
 from ._params import FOREST_PARAMS, PROJECTION
 from ._surface import Param, Surface
+from ._tables import fit_columns, numeric_columns
 from ._trees import InBagRowsMixin
 from ._validation import SPARSE_FORMATS, _validate_data
 from .projections import AxisAligned
@@ -59,11 +60,12 @@ class _ForestWithoutTargets(InBagRowsMixin, _BaseForest):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data; converted to float32. NaN marks a missing value (a row whose
-            projection is missing goes with the heavier side of a split); infinity is
-            rejected. A scipy CSR/CSC matrix is used without densifying it and grows the
-            same forest as its dense array.
+        X : {array-like, sparse matrix, DataFrame} of shape (n_samples, n_features)
+            Training data; numeric columns converted to float32. NaN marks a missing value
+            (a row whose projection is missing goes with the heavier side of a split);
+            infinity is rejected. A scipy CSR/CSC matrix is used without densifying it and
+            grows the same forest as its dense array. A pandas DataFrame (or pyarrow Table)
+            may hold categorical columns (see ``categorical_features``).
         y : None
             Ignored (there for scikit-learn's API).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -77,14 +79,17 @@ class _ForestWithoutTargets(InBagRowsMixin, _BaseForest):
         return self._transaction(type(self)._fit_draft, X, y, sample_weight)
 
     def _fit_draft(self, X, y, sample_weight):
-        X = _validate_data(
-            self,
-            X,
-            dtype=[np.float32, np.float64],
-            ensure_all_finite="allow-nan",
-            reset=not (self.warm_start and hasattr(self, "_forest")),
-            accept_sparse=SPARSE_FORMATS,
-        )
+        warm = self.warm_start and hasattr(self, "_forest")
+        coded = fit_columns(self, X, warm=warm)  # categorical columns as level codes
+        with numeric_columns(self, coded, fitting=not warm):
+            X = _validate_data(
+                self,
+                coded,
+                dtype=[np.float32, np.float64],
+                ensure_all_finite="allow-nan",
+                reset=not warm,
+                accept_sparse=SPARSE_FORMATS,
+            )
         if self._no_new_trees():
             return
         if sample_weight is not None:
@@ -134,6 +139,8 @@ _URF_SURFACE = (
         "warm_start",
         "max_samples",
         "splitter",
+        "categorical_features",
+        "min_category_samples",
         positional=1,
     )
     .insert([_PROJECTION], after="n_estimators")
@@ -250,6 +257,13 @@ _URF_SURFACE = (
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names, when X was a DataFrame with string column names.
+    is_categorical_ : ndarray of bool of shape (n_features_in_,)
+        Which columns were categorical at fit (``categorical_features``).
+    categories_ : list of n_features_in_ entries
+        Per column, None for a numeric one, else the ndarray of its levels: a category
+        dtype's categories, or the sorted distinct values seen at fit. Column j's values
+        reach the core as their index in ``categories_[j]``; a value not in it (a
+        category never seen in training) goes with the missing values.
     projection_counts_ : ndarray of shape (n_features,)
         Normalised count of split projections using each feature.
     estimators_samples_ : list of ndarray
@@ -286,6 +300,7 @@ class UnsupervisedRandomForest(
         min_impurity_decrease: Any = 0.0, bootstrap: Any = True, n_jobs: Any = None,
         random_state: Any = None, verbose: Any = 0, warm_start: Any = False,
         max_samples: Any = None, splitter: Any = "best", n_components: Any = 2,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
     ):
         self.n_estimators = n_estimators
         self.projection = projection
@@ -305,6 +320,8 @@ class UnsupervisedRandomForest(
         self.max_samples = max_samples
         self.splitter = splitter
         self.n_components = n_components
+        self.categorical_features = categorical_features
+        self.min_category_samples = min_category_samples
     # fmt: on
 
     _private_fit_state = _ForestWithoutTargets._private_fit_state | {"_leaf_map", "_leaf_mass"}
@@ -665,6 +682,7 @@ _IF_SURFACE = Surface(
             same data: its ψ and depth limit are the first fit's); ``offset_`` is
             recomputed."""
         ),
+        FOREST_PARAMS["categorical_features"],
     ],
     positional=1,
 )
@@ -692,6 +710,13 @@ _IF_SURFACE = Surface(
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Column names, when X was a DataFrame with string column names.
+    is_categorical_ : ndarray of bool of shape (n_features_in_,)
+        Which columns were categorical at fit (``categorical_features``).
+    categories_ : list of n_features_in_ entries
+        Per column, None for a numeric one, else the ndarray of its levels: a category
+        dtype's categories, or the sorted distinct values seen at fit. Column j's values
+        reach the core as their index in ``categories_[j]``; a value not in it (a
+        category never seen in training) goes with the missing values.
     projection_counts_ : ndarray of shape (n_features,)
         Normalised count of split projections using each feature.
     estimators_samples_ : list of ndarray
@@ -721,6 +746,7 @@ class IsolationForest(OutlierMixin, _ForestWithoutTargets):
         self, n_estimators: Any = 100, *, projection: Any = None, max_samples: Any = "auto",
         contamination: Any = "auto", max_features: Any = 1.0, bootstrap: Any = False,
         n_jobs: Any = None, random_state: Any = None, verbose: Any = 0, warm_start: Any = False,
+        categorical_features: Any = "from_dtype",
     ):
         self.n_estimators = n_estimators
         self.projection = projection
@@ -732,6 +758,7 @@ class IsolationForest(OutlierMixin, _ForestWithoutTargets):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.categorical_features = categorical_features
     # fmt: on
 
     def _resolve(self, X):

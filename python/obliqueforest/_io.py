@@ -72,6 +72,9 @@ _AUTOENCODER_ATTRIBUTES = (
 # the table codec of an autoencoder fitted on a DataFrame: column names, dtype names,
 # per column its categories (or None) and, for pandas categoricals, whether they are ordered
 _CODEC = ("_codec_columns", "_codec_dtypes", "_codec_ordered")
+# a forest's categorical columns: ``_categories_{j}``, the levels of column j (categories_),
+# for its categorical columns only (a model of numeric columns saves none)
+_CATEGORIES = "_categories_"
 
 
 def saved_attributes(name):
@@ -81,7 +84,7 @@ def saved_attributes(name):
         return (*_AUTOENCODER_ATTRIBUTES, *_CODEC, "_codec_categories_*")
     if name.startswith("RotationEnsemble"):
         return _ROTATION_ATTRIBUTES
-    return _forest_attributes(name)
+    return (*_forest_attributes(name), f"{_CATEGORIES}*")
 
 
 def _plain_params(est):
@@ -92,13 +95,15 @@ def _plain_params(est):
 
     ``n_jobs`` is left out: a thread count is never read from a file. A ``RandomState``
     instance has no plain form and is saved as None (the fitted model does not need it).
+    The parameters of categorical columns are left out at their defaults
+    (:data:`_LEFT_OUT_AT_DEFAULT`), which a loaded model takes again.
     """
     from .projections import _Projection
 
     params = {}
     fitted = getattr(est, "_fit_params", None)
     for k, v in (fitted if fitted is not None else est.get_params(deep=False)).items():
-        if k == "n_jobs":
+        if k == "n_jobs" or (k in _LEFT_OUT_AT_DEFAULT and _is_default(v, _LEFT_OUT_AT_DEFAULT[k])):
             continue
         if isinstance(v, _Projection):
             v = {"__projection__": type(v).__name__, **_flatten(v._state())}
@@ -106,6 +111,17 @@ def _plain_params(est):
             v = None
         params[k] = v
     return params
+
+
+#: Parameters a model file leaves out at these values (their defaults): a model saved
+#: before they existed reads as one fitted with them, and a model that does not use them
+#: (numeric columns; its categorical columns are kept as ``_categories_*`` attributes)
+#: is saved byte for byte as before they existed, readable by earlier versions.
+_LEFT_OUT_AT_DEFAULT = {"categorical_features": "from_dtype", "min_category_samples": 5}
+
+
+def _is_default(value, default) -> bool:
+    return type(value) is type(default) and value == default
 
 
 def _flatten(state, prefix=""):
@@ -172,6 +188,63 @@ def _codec_attributes(codec):
         if not isinstance(d, pd.CategoricalDtype):
             pd.api.types.pandas_dtype(str(d))  # every other dtype must round-trip by name
     return out
+
+
+def _category_attributes(est):
+    """``_categories_{j}``: the levels of each categorical column j, as a list of one type
+    (str, bool, int or float).
+
+    Raises
+    ------
+    TypeError
+        For levels of another type, or of mixed types, which the format does not hold.
+    """
+    out = {}
+    for j, levels in enumerate(getattr(est, "_categories", None) or []):
+        if levels is None:
+            continue
+        values = np.asarray(levels).tolist()
+        kinds = {type(v) for v in values}
+        if len(kinds) > 1 or not kinds <= {str, bool, int, float}:
+            raise TypeError(
+                f"the levels of categorical column {j} ({sorted(k.__name__ for k in kinds)}) "
+                "cannot be saved in the safe format, which holds strings, bools, ints or "
+                "floats of one type per column; pickle the model"
+            )
+        out[f"{_CATEGORIES}{j}"] = values
+    return out
+
+
+def _restore_categories(est, attributes):
+    """The levels of a loaded forest's categorical columns (``categories_``) from its
+    ``_categories_{j}`` attributes (none: every column numeric)."""
+    p = est.n_features_in_
+    keys = {k for k in attributes if k.startswith(_CATEGORIES)}
+    extra = sorted(keys - {f"{_CATEGORIES}{j}" for j in range(p)})
+    if extra:
+        raise _core.ForestError(f"model file: no columns for the categories {extra}")
+    categories = []
+    for j in range(p):
+        levels = attributes.get(f"{_CATEGORIES}{j}")
+        if levels is None:
+            categories.append(None)
+            continue
+        if not isinstance(levels, list):
+            raise _core.ForestError(f"model file: the categories of column {j} are not a list")
+        kinds = {type(v) for v in levels}
+        if len(kinds) > 1 or not kinds <= {str, bool, int, float}:
+            raise _core.ForestError(f"model file: the categories of column {j} mix types")
+        strings = kinds == {str}
+        categories.append(np.asarray(levels, dtype=object if strings else None))
+    counts = getattr(est._forest, "categorical", None)  # (cores that report it)
+    if counts is not None:
+        expected = [0 if c is None else len(c) for c in categories]
+        if (list(counts) or [0] * p) != expected:
+            raise _core.ForestError(
+                "model file: the categories of the columns disagree with the forest's levels"
+            )
+    if keys:
+        est._categories = categories
 
 
 def _codec_error(what):
@@ -288,7 +361,10 @@ def save(est, path):
         parts["attributes"] = _attributes(est, _ROTATION_ATTRIBUTES)
     else:
         parts["forest"] = est._forest
-        parts["attributes"] = _attributes(est, _forest_attributes(name))
+        parts["attributes"] = {
+            **_attributes(est, _forest_attributes(name)),
+            **_category_attributes(est),
+        }
     _core.save_model(os.fspath(path), parts)
 
 
@@ -490,12 +566,14 @@ def load(path):
         _check_row_count(est)
     else:
         own = _OWN_ATTRIBUTES.get(parts["estimator"], ())
-        _set_attributes(est, parts["attributes"])
+        saved = parts["attributes"]
+        _set_attributes(est, {k: v for k, v in saved.items() if not k.startswith(_CATEGORIES)})
         missing = [k for k in own if not hasattr(est, k)]
         if missing:
             raise _core.ForestError(f"model file: the {parts['estimator']} lacks {missing}")
         _check_row_count(est)
         est._forest = parts["forest"]
+        _restore_categories(est, saved)
         est.n_outputs_ = est._forest.n_targets
         if parts["estimator"] in _OPTIONAL_ATTRIBUTES:
             _check_embedding(est)

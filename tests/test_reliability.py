@@ -136,8 +136,11 @@ def test_object_and_categorical_input():
     numeric_objects = np.array([[1, 2.0], [3, 4.0]] * 10, dtype=object)
     of.SPORFClassifier(3).fit(numeric_objects, y)
     df = pd.DataFrame({"c": pd.Categorical(["x", "y"] * 10), "v": np.arange(20.0)})
-    with pytest.raises(ValueError):
-        of.SPORFClassifier(3).fit(df, y)
+    # a category column is split natively (tests/test_categorical_input.py), unless every
+    # column is to be numeric
+    assert of.SPORFClassifier(3).fit(df, y).is_categorical_.tolist() == [True, False]
+    with pytest.raises(ValueError, match="categorical_features=None"):
+        of.SPORFClassifier(3, categorical_features=None).fit(df, y)
 
 
 def test_many_classes_and_constant_and_duplicated_columns():

@@ -206,8 +206,9 @@ def test_save_load_round_trip_keeps_missing_sides(name, tmp_path):
     back = of.load(path)
     np.testing.assert_array_equal(back.predict_proba(Xte), est.predict_proba(Xte))
     # an older reader (version 1) would refuse the file by its version (version 3 is
-    # written only for honest forests and forests that keep leaf values)
-    assert of.MODEL_FORMAT_VERSION == 3
+    # written only for honest forests and forests that keep leaf values, version 4 for
+    # forests of categorical columns)
+    assert of.MODEL_FORMAT_VERSION == 4
 
 
 @pytest.mark.parametrize("name", ESTIMATORS)

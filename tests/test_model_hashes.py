@@ -233,6 +233,10 @@ def _nodes_digest(forest) -> str:
                 # added with NaN support; on these NaN-free data it is the default rule
                 # (the heavier child), a function of weighted_n_node_samples, hashed already
                 continue
+            if key.startswith("map_") and not len(nodes["map_term"]):
+                # added with categorical columns: no level maps in a forest of numeric
+                # columns, which the pins from before them do not hash
+                continue
             if key in ("proj_pool", "proj_piece_len") and not np.any(nodes[key]):
                 # added with pooled filters: all zero in a forest that does not pool,
                 # which the pins from before them do not hash

@@ -334,6 +334,8 @@ NOT_X = {
     "in_bag_counts",
     "honest_counts",
     "honest_fraction",
+    # categorical columns need dense X (tests/test_categorical_input.py)
+    "categorical",
     "has_leaf_values",
     # a regressor's with leaf values: tests/test_quantile_honest.py compares sparse and
     # dense X, out of bag too

@@ -145,12 +145,16 @@ class ForestParams:
     """The typed parameters of one fit. Every field up to ``growth`` is required (their
     defaults live in the estimators); ``obliqueforest._params.core_params`` builds it.
     ``growth`` holds how the trees are grown beyond what they are, by name (``n_jobs``,
-    ``ccp_alpha``, ``monotonic_cst``, ``candidate_samples``: the core's ``Growth``;
+    ``ccp_alpha``, ``monotonic_cst``, ``candidate_samples``, ``min_category_samples``,
+    ``categorical_in_projections``: the core's ``Growth``;
     a setting not given takes its default, an unknown one is a ForestError).
     Counts must be non-negative ints that fit the machine's word (else :class:`ForestError`
     naming the parameter); ranges, cross-parameter rules and bounds against the data (e.g.
     ``max_samples <= n_samples``, at most 2**20 trees and 2**20 candidates per node) are
-    checked when the forest is fitted, before anything is allocated."""
+    checked when the forest is fitted, before anything is allocated. ``categorical``
+    gives each column's number of levels (0 for a numeric one; X then holds level codes,
+    NaN for missing) and ``level_names`` the names of those levels, which model files
+    keep."""
 
     def __new__(
         cls,
@@ -179,11 +183,16 @@ class ForestParams:
         honest_fraction: float = 0.0,
         store_leaf_values: bool = False,
         tree_features: Optional[int] = None,
+        categorical: Optional[list[int]] = None,
+        level_names: Optional[list[list[str]]] = None,
     ) -> ForestParams: ...
     def with_seed(self, seed: int) -> ForestParams:
         """The same parameters with another seed."""
     @property
     def n_estimators(self) -> int: ...
+    @property
+    def categorical(self) -> list[int]:
+        """Levels per column (0 for a numeric one); empty when every column is numeric."""
     @staticmethod
     def _from_bytes(data: bytes) -> ForestParams:
         """The parameters ``__reduce__`` encoded (pickling: obliqueforest.dask sends
@@ -269,6 +278,9 @@ class Forest:
     @property
     def has_leaf_values(self) -> bool:
         """Whether the forest keeps its leaves' training targets (``store_leaf_values``)."""
+    @property
+    def categorical(self) -> list[int]:
+        """Levels per column (0 for a numeric one); empty when every column is numeric."""
     @property
     def honest_fraction(self) -> float:
         """The fraction of each tree's rows that filled its leaves (0: not honest)."""
@@ -380,6 +392,11 @@ class Forest:
         Patch projections are expanded into their features with weight 1. ``proj_pool``
         (uint8) is 1 (2) where the projection is instead the max (min) over its pieces,
         ``proj_piece_len`` consecutive terms each (pooled filters), else 0.
+        Categorical terms are read through level maps: node i's maps are
+        ``map_node_ptr[i]:map_node_ptr[i + 1]``; map m reads its node's term
+        ``map_term[m]`` (its position in the projection) and gives level
+        ``map_levels[k]`` the value ``map_values[k]`` for k in
+        ``map_ptr[m]:map_ptr[m + 1]``; a level the map lacks reads as missing.
         """
     def leaf_bounds(
         self, x: CoreX, n_jobs: int = 1

@@ -133,6 +133,7 @@ class ObliqueForestClassifier(_ForestClassifier):
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = None, honest_fraction: Any = 0.0,
         categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_in_projections: Any = True,
     ):
         self.projection = projection
         self.n_estimators = n_estimators
@@ -160,6 +161,7 @@ class ObliqueForestClassifier(_ForestClassifier):
         self.honest_fraction = honest_fraction
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
+        self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
     def _projection_object(self):
@@ -182,6 +184,7 @@ class ObliqueForestRegressor(_ForestRegressor):
         splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
         honest_fraction: Any = 0.0, store_leaf_values: Any = False,
         categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_in_projections: Any = True,
     ):
         self.projection = projection
         self.n_estimators = n_estimators
@@ -209,6 +212,7 @@ class ObliqueForestRegressor(_ForestRegressor):
         self.store_leaf_values = store_leaf_values
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
+        self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
     def _projection_object(self):
@@ -235,7 +239,7 @@ class RandomForestClassifier(_ForestClassifier):
         max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
         splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
         honest_fraction: Any = 0.0, categorical_features: Any = "from_dtype",
-        min_category_samples: Any = 5,
+        min_category_samples: Any = 5, categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -262,6 +266,7 @@ class RandomForestClassifier(_ForestClassifier):
         self.honest_fraction = honest_fraction
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
+        self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
     def _projection_object(self):
@@ -286,6 +291,7 @@ class RandomForestRegressor(_ForestRegressor):
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = None, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
         categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -312,6 +318,7 @@ class RandomForestRegressor(_ForestRegressor):
         self.store_leaf_values = store_leaf_values
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
+        self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
     def _projection_object(self):
@@ -395,6 +402,7 @@ class SPORFClassifier(_SPORFMixin, _ForestClassifier):
         ccp_alpha: Any = 0.0, monotonic_cst: Any = None, splitter: Any = "best",
         max_bins: Any = 256, candidate_samples: Any = 512, honest_fraction: Any = 0.0,
         categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -423,6 +431,7 @@ class SPORFClassifier(_SPORFMixin, _ForestClassifier):
         self.honest_fraction = honest_fraction
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
+        self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
 
@@ -447,6 +456,7 @@ class SPORFRegressor(_SPORFMixin, _ForestRegressor):
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = 512, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
         categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -475,4 +485,5 @@ class SPORFRegressor(_SPORFMixin, _ForestRegressor):
         self.store_leaf_values = store_leaf_values
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
+        self.categorical_in_projections = categorical_in_projections
     # fmt: on

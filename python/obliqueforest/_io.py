@@ -117,7 +117,11 @@ def _plain_params(est):
 #: before they existed reads as one fitted with them, and a model that does not use them
 #: (numeric columns; its categorical columns are kept as ``_categories_*`` attributes)
 #: is saved byte for byte as before they existed, readable by earlier versions.
-_LEFT_OUT_AT_DEFAULT = {"categorical_features": "from_dtype", "min_category_samples": 5}
+_LEFT_OUT_AT_DEFAULT = {
+    "categorical_features": "from_dtype",
+    "min_category_samples": 5,
+    "categorical_in_projections": True,
+}
 
 
 def _is_default(value, default) -> bool:

@@ -369,6 +369,19 @@ _TABLE = [
         partition of the levels (Fisher 1958). Unused without categorical columns.""",
         core="min_category_samples",
     ),
+    Param(
+        "categorical_in_projections",
+        True,
+        ["boolean"],
+        "bool",
+        """Whether an oblique projection (SPORF, Forest-RC, Gaussian, a user family) may
+        take categorical columns among its terms, each read through an encoding of its
+        levels computed from the node's in-bag rows (the levels' target statistic,
+        standardised and scaled to the projection's numeric part). False leaves
+        categorical columns to splits of their own: a sampled projection of several
+        terms drops its categorical ones. Unused without categorical columns.""",
+        core="categorical_in_projections",
+    ),
 ]
 
 #: The parameters of regressors only.
@@ -459,7 +472,13 @@ GROWTH = {
     "monotonic_cst": monotonic_cst_vector,
     "candidate_samples": _plain,
     "min_category_samples": _plain,
+    "categorical_in_projections": _plain,
 }
+
+
+def _level_name(value) -> str:
+    """A level's name in the core (numpy scalars as their Python values)."""
+    return str(value.item() if isinstance(value, np.generic) else value)
 
 
 def core_params(
@@ -496,10 +515,11 @@ def core_params(
     tree_features : int or None, default=None
         Features each tree may use (random subspaces; ``task="unsupervised"`` only);
         None for all.
-    categorical : list of int or None, default=None
-        Per column its number of levels, 0 for a numeric column (the columns of X then
-        hold level codes, :mod:`obliqueforest._tables`); None when every column is
-        numeric.
+    categorical : list or None, default=None
+        Per column its levels (an array; the columns of X then hold their codes,
+        :mod:`obliqueforest._tables`), None for a numeric column; None when every column
+        is numeric. The core gets each column's number of levels and their names (the
+        strings a model file reads rows by: ``str`` of each level).
     **fields
         Any other field of ``ForestParams`` by its core name (``criterion``,
         ``max_features``, ``n_estimators``, ``max_depth``, ..., ``oob``,
@@ -522,8 +542,14 @@ def core_params(
     if unknown:
         raise TypeError(f"core_params() got unknown fields {unknown}")
     values = {**defaults, **fields}
-    # (a fit of numeric columns passes no ``categorical`` field: the core's default, none)
-    kinds = {} if not categorical else {"categorical": [int(c) for c in categorical]}
+    # (a fit of numeric columns passes no ``categorical`` field: the core's default, none;
+    # the levels' names travel with the model, so that a model file reads rows of strings)
+    kinds = {}
+    if categorical:
+        kinds = {
+            "categorical": [0 if c is None else len(c) for c in categorical],
+            "level_names": [[] if c is None else [_level_name(v) for v in c] for c in categorical],
+        }
     return _core.ForestParams(
         task=task,
         n_classes=_n_classes(n_classes),

@@ -84,6 +84,7 @@ _NOT_ROTATION_TREE_PARAMS = (
     # a rotation mixes columns: the ensembles and their trees take numeric columns only
     "categorical_features",
     "min_category_samples",
+    "categorical_in_projections",
 )
 
 

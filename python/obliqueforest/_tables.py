@@ -407,12 +407,9 @@ def _some(levels) -> str:
 
 
 def core_categorical(est):
-    """The core's ``categorical`` of a fit: per column its number of levels (0 for a
-    numeric one), or None when every column is numeric."""
-    categories = getattr(est, "_categories", None)
-    if categories is None:
-        return None
-    return [0 if c is None else len(c) for c in categories]
+    """The ``categorical`` of :func:`obliqueforest._params.core_params` for a fit: per
+    column its levels (None for a numeric one), or None when every column is numeric."""
+    return getattr(est, "_categories", None)
 
 
 def categorical_of(est) -> np.ndarray:
@@ -433,6 +430,8 @@ def _non_numeric(X) -> list:
     out = []
     for j in range(X2.shape[1]):
         column = _column(X2, j)
+        if getattr(column, "dtype", None) is not None and column.dtype.kind == "c":
+            continue  # complex: scikit-learn's own error names it
         try:
             _numbers(column, "")
         except ValueError:

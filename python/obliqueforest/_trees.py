@@ -202,6 +202,7 @@ _TREE_PARAM_NAMES = (
     "monotonic_cst",
     "categorical_features",
     "min_category_samples",
+    "categorical_in_projections",
 )
 
 _TREE_RANDOM_STATE = Param(
@@ -388,6 +389,7 @@ class ObliqueTreeClassifier(_TreeMixin, _ClassifierMixin, _BaseForest):
         random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
         class_weight: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
         categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_in_projections: Any = True,
     ):
         self.projection = projection
         self.criterion = criterion
@@ -406,6 +408,7 @@ class ObliqueTreeClassifier(_TreeMixin, _ClassifierMixin, _BaseForest):
         self.monotonic_cst = monotonic_cst
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
+        self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
 
@@ -419,7 +422,7 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
         min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
         random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
         ccp_alpha: Any = 0.0, monotonic_cst: Any = None, categorical_features: Any = "from_dtype",
-        min_category_samples: Any = 5,
+        min_category_samples: Any = 5, categorical_in_projections: Any = True,
     ):
         self.projection = projection
         self.criterion = criterion
@@ -437,6 +440,7 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
         self.monotonic_cst = monotonic_cst
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
+        self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
 

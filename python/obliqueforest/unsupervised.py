@@ -141,6 +141,7 @@ _URF_SURFACE = (
         "splitter",
         "categorical_features",
         "min_category_samples",
+        "categorical_in_projections",
         positional=1,
     )
     .insert([_PROJECTION], after="n_estimators")
@@ -301,6 +302,7 @@ class UnsupervisedRandomForest(
         random_state: Any = None, verbose: Any = 0, warm_start: Any = False,
         max_samples: Any = None, splitter: Any = "best", n_components: Any = 2,
         categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators
         self.projection = projection
@@ -322,6 +324,7 @@ class UnsupervisedRandomForest(
         self.n_components = n_components
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
+        self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
     _private_fit_state = _ForestWithoutTargets._private_fit_state | {"_leaf_map", "_leaf_mass"}

@@ -24,7 +24,9 @@
 //! 3. the numbers are standardised over the node's rows (weighted mean 0, standard
 //!    deviation 1) and, in a projection that also has numeric terms, scaled to the spread
 //!    (weighted standard deviation) of the projection's numeric part over the node's rows,
-//!    so that neither part drowns the other.
+//!    so that neither part drowns the other; the term's weight gives its sign only (the
+//!    map's values are divided by its magnitude, which a family's scaling of the column's
+//!    codes would otherwise set).
 //!
 //! The projected value is then the projection's sum with each categorical term read
 //! through its map, and the split search sorts and scans it like any other. For a

@@ -51,6 +51,7 @@ from scipy import sparse
 from sklearn.utils.validation import check_is_fitted
 
 from . import _core
+from ._tables import numeric_columns, predict_columns
 from ._validation import SPARSE_FORMATS, _validate_data, as_float32, resolve_n_jobs
 
 __all__ = ["TreeExplainer"]
@@ -331,14 +332,17 @@ class _Core:
     def rows(self, X):
         """X validated as the model validates it, dense float64 rows: scaled as the
         ensemble scales them for a rotation ensemble."""
-        X = _validate_data(
-            self.model,
-            X,
-            dtype=[np.float32, np.float64],
-            reset=False,
-            ensure_all_finite=False,
-            accept_sparse=SPARSE_FORMATS,
-        )
+        # categorical columns as the model's levels code them (an unseen level: missing)
+        coded = predict_columns(self.model, X)
+        with numeric_columns(self.model, coded, fitting=False):
+            X = _validate_data(
+                self.model,
+                coded,
+                dtype=[np.float32, np.float64],
+                reset=False,
+                ensure_all_finite=False,
+                accept_sparse=SPARSE_FORMATS,
+            )
         if sparse.issparse(X):
             X = X.toarray()
         if self.rotation:

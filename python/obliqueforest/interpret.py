@@ -72,9 +72,18 @@ def _number(value, decimals):
     return "0" if text == "-0" else text
 
 
-def _projection_text(features, weights, names, decimals, pool=None, piece_len=0):
+def _projection_text(features, weights, names, decimals, pool=None, piece_len=0, categories=None):
     """``"0.5*x3 - 1*x7"``; a lone feature with weight 1 is just its name; a pooled
-    projection is ``"max(x1 - x2, x2 - x3)"`` over its pieces."""
+    projection is ``"max(x1 - x2, x2 - x3)"`` over its pieces; a categorical term is
+    ``score(city)``, its level's score at the node (``categories``: per term None or
+    the level scores, as :func:`split_rules` gives them)."""
+    if categories is not None and any(c is not None for c in categories):
+        names = list(names)
+        shown = []
+        for f, c in zip(features, categories):
+            shown.append(f"score({names[f]})" if c is not None else names[f])
+        names = shown
+        features = list(range(len(features)))
     if pool is not None:
         pieces = [
             _projection_text(
@@ -123,8 +132,15 @@ def split_rules(estimator, tree=0):
           projection (:class:`~obliqueforest.projections.PooledFilter`), the max (min)
           over its pieces, ``piece_len`` consecutive terms each, of their sums; None and
           the number of terms for a linear one (0 at leaves);
+        - ``categories`` (None at leaves and for projections of numeric columns): per
+          term, None for a numeric column and for a categorical one ``{level: score}``,
+          the number the node reads for each level present among its training rows
+          (the term's value is ``score`` instead of the column's code; a level not
+          listed, never seen in training or absent from the node, reads as missing);
         - ``threshold`` (float, None at leaves): a row goes to ``left`` when the
           projection is ``<= threshold``, else to ``right`` (both -1 at leaves);
+        - ``missing_left`` (bool, None at leaves): whether a row whose projection is
+          missing goes left;
         - ``n_samples`` (int): training rows (in-bag draws) that reached the node;
         - ``value`` (list of float, length n_outputs): class probabilities for a
           classifier, the mean target for a regressor.
@@ -132,6 +148,7 @@ def split_rules(estimator, tree=0):
     _, nodes = _nodes(estimator, tree)
     ptr, feats, wts = nodes["proj_ptr"], nodes["proj_features"], nodes["proj_weights"]
     pools, piece_lens = nodes["proj_pool"], nodes["proj_piece_len"]
+    levels = _level_scores(estimator, nodes)
     rules = []
     for i in range(len(nodes["left"])):
         leaf = bool(nodes["left"][i] < 0)
@@ -146,7 +163,9 @@ def split_rules(estimator, tree=0):
                 "weights": [] if leaf else [float(w) for w in wts[lo:hi]],
                 "pool": pool,
                 "piece_len": int(piece_lens[i]) if pool else hi - lo,
+                "categories": None if leaf else levels(i, hi - lo),
                 "threshold": None if leaf else float(nodes["threshold"][i]),
+                "missing_left": None if leaf else bool(nodes["missing_go_to_left"][i]),
                 "left": int(nodes["left"][i]),
                 "right": int(nodes["right"][i]),
                 "n_samples": int(nodes["n_node_samples"][i]),
@@ -154,6 +173,43 @@ def split_rules(estimator, tree=0):
             }
         )
     return rules
+
+
+def _level_scores(estimator, nodes):
+    """``levels(i, n_terms)``: per term of node i's projection, None for a numeric term
+    and for a categorical one ``{level: score}`` (its levels present at the node, with the
+    value the node reads for each; a level not listed reads as missing)."""
+    categories = getattr(estimator, "categories_", None)
+    node_ptr, term = nodes["map_node_ptr"], nodes["map_term"]
+    ptr, codes, values = nodes["map_ptr"], nodes["map_levels"], nodes["map_values"]
+
+    def levels(i, n_terms):
+        out = [None] * n_terms
+        for m in range(int(node_ptr[i]), int(node_ptr[i + 1])):
+            k, (a, b) = int(term[m]), (int(ptr[m]), int(ptr[m + 1]))
+            f_levels = None
+            if categories is not None:
+                f = int(nodes["proj_features"][int(nodes["proj_ptr"][i]) + k])
+                f_levels = categories[f]
+            out[k] = {
+                (f_levels[c].item() if hasattr(f_levels[c], "item") else f_levels[c])
+                if f_levels is not None
+                else c: float(v)
+                for c, v in zip(codes[a:b].tolist(), values[a:b].tolist())
+            }
+        return out if any(c is not None for c in out) else None
+
+    return levels
+
+
+def _level_set_text(name, scores, weight, threshold, left, missing_left):
+    """``"city in {a, d}"``: the levels of a one-term categorical split on one side
+    (``left``: weight * score <= threshold), and ``"or missing"`` on the missing side (a
+    level not in the node's map, never seen in training or absent from the node's rows,
+    goes there too)."""
+    side = [lv for lv, v in scores.items() if (weight * v <= threshold) == left]
+    text = f"{name} in {{" + ", ".join(str(lv) for lv in side) + "}"
+    return text + (" or missing" if missing_left == left else "")
 
 
 def _leaf_text(estimator, value, decimals, show_weights):
@@ -205,6 +261,12 @@ def export_text(
             |   |--- class: 1
             |--- 0.5*x3 - 1*x7 >  0.123
             |   |--- class: 0
+
+        A split on one categorical column lists the levels each side takes
+        (``city in {a, d} or missing``: missing values and levels the node never saw
+        go that way); a categorical term of an oblique projection reads
+        ``score(city)``, the node's score of the row's level (:func:`split_rules` gives
+        the scores).
     """
     if isinstance(max_depth, bool) or not isinstance(max_depth, (int, np.integer)) or max_depth < 0:
         raise ValueError(f"max_depth must be a non-negative int, got {max_depth!r}")
@@ -243,15 +305,23 @@ def export_text(
         if level >= max_depth:
             lines.append(indent + f"truncated branch of depth {subtree_depth(i)}")
             continue
-        rule = _projection_text(
-            r["features"], r["weights"], names, decimals, r["pool"], r["piece_len"]
-        )
-        thr = _number(r["threshold"], decimals)
+        cats = r["categories"]
+        if cats is not None and len(cats) == 1:
+            # a split on one categorical column: the set of levels each side takes
+            args = (names[r["features"][0]], cats[0], r["weights"][0], r["threshold"])
+            left_text = _level_set_text(*args, True, r["missing_left"])
+            right_text = _level_set_text(*args, False, r["missing_left"])
+        else:
+            rule = _projection_text(
+                r["features"], r["weights"], names, decimals, r["pool"], r["piece_len"], cats
+            )
+            thr = _number(r["threshold"], decimals)
+            left_text, right_text = f"{rule} <= {thr}", f"{rule} >  {thr}"
         # pushed in reverse: left line, left subtree, right line, right subtree
         stack.append((r["right"], level + 1))
-        stack.append((indent + f"{rule} >  {thr}", None))
+        stack.append((indent + right_text, None))
         stack.append((r["left"], level + 1))
-        stack.append((indent + f"{rule} <= {thr}", None))
+        stack.append((indent + left_text, None))
     return "\n".join(lines) + "\n"
 
 
@@ -284,13 +354,17 @@ def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
         Its ``node`` equals ``estimator.apply(x)[0, tree]``.
     """
     forest = _core_forest(estimator)
-    x = np.asarray(x)
-    if x.ndim == 2 and x.shape[0] == 1:
-        x = x[0]
-    if x.ndim != 1:
-        raise ValueError(f"x must be one sample of shape (n_features,), got shape {x.shape}")
+    if hasattr(x, "columns") and len(x) == 1:
+        row = x  # a one-row DataFrame: its names and column kinds are checked
+    else:
+        x = np.asarray(x)
+        if x.ndim == 2 and x.shape[0] == 1:
+            x = x[0]
+        if x.ndim != 1:
+            raise ValueError(f"x must be one sample of shape (n_features,), got shape {x.shape}")
+        row = x.reshape(1, -1)
     # the core's own decisions: its float32 sums and each node's missing-value side
-    values, goes_left = forest.node_decisions(estimator._validate_X_predict(x.reshape(1, -1)), tree)
+    values, goes_left = forest.node_decisions(estimator._validate_X_predict(row), tree)
     names = _feature_names(estimator, feature_names, forest.n_features)
     rules = split_rules(estimator, tree)
     path, i = [], 0
@@ -309,7 +383,13 @@ def decision_path_rules(estimator, x, tree=0, feature_names=None, decimals=3):
             return path
         proj, left = float(values[0, i]), bool(goes_left[0, i])
         rule = _projection_text(
-            r["features"], r["weights"], names, decimals, r["pool"], r["piece_len"]
+            r["features"],
+            r["weights"],
+            names,
+            decimals,
+            r["pool"],
+            r["piece_len"],
+            r["categories"],
         )
         if np.isnan(proj):
             # a missing term: the row follows the side the node learned for missing values

@@ -40,8 +40,13 @@ impl<C: Criterion> SplitSearch<'_, C> {
             if kinds[j as usize] > 0 {
                 let (a, b) = self.cached_scores(ws, rng, node, j);
                 let cat = &mut ws.cat;
+                // a term's weight gives the sign of its part: its magnitude (a family's
+                // scaling of the column's codes) is divided out
+                let wk = f64::from(w[k].abs());
+                let per = if wk > 0.0 { 1.0 / wk } else { 1.0 };
                 let pairs = cat.cache_levels[a..b].iter().zip(&cat.cache_scores[a..b]);
-                cat.cur.push(k as u32, pairs.map(|(&l, &s)| (l, s as f32)));
+                cat.cur
+                    .push(k as u32, pairs.map(|(&l, &s)| (l, (s * per) as f32)));
             }
         }
         self.scale_to_numeric_part(ws, node, idx, w);

@@ -5,9 +5,11 @@ table with one high-cardinality noise column:
 
 * ``of_rf``, ``of_sporf``: obliqueforest's ``RandomForest*`` and ``SPORF*`` fitted on the
   *raw* ``pandas.DataFrame`` (string, ``bool`` and ``category`` columns untouched; the
-  estimators' ``categorical_features="from_dtype"`` default decides). Until the native
-  categorical splits land these fits raise ("could not convert string to float"): the
-  script then prints a note and writes "n/a" in their cells, so it runs end to end today;
+  estimators' ``categorical_features="from_dtype"`` default decides); an obliqueforest
+  without native categorical splits raises ("could not convert string to float"): the
+  script then prints a note and writes "n/a" in their cells;
+* ``of_sporf_alone``: ``SPORF*`` with ``categorical_in_projections=False``: categorical
+  columns split on their own only, never inside an oblique projection;
 * ``sk_onehot``: scikit-learn's ``RandomForest*`` behind a ``ColumnTransformer`` with
   ``OneHotEncoder(handle_unknown="ignore")`` on the categorical columns (dense output);
 * ``sk_ordinal``: the same forest on ``OrdinalEncoder(handle_unknown="use_encoded_value",
@@ -275,12 +277,14 @@ def describe(X):
 # --------------------------------------------------------------------------- #
 
 
-def _of(kind):
+def _of(kind, **params):
     def make(task, seed, args, X):
         import obliqueforest as of
 
         name = kind + ("Classifier" if task == "classification" else "Regressor")
-        return getattr(of, name)(n_estimators=args.trees, random_state=seed, n_jobs=args.n_jobs)
+        return getattr(of, name)(
+            n_estimators=args.trees, random_state=seed, n_jobs=args.n_jobs, **params
+        )
 
     return make
 
@@ -394,6 +398,9 @@ class _LGBM:
 METHODS = {
     "of_rf": ("obliqueforest", _of("RandomForest")),
     "of_sporf": ("obliqueforest", _of("SPORF")),
+    # SPORF with its categorical columns left to splits of their own (not in its oblique
+    # projections): what the oblique use of categorical columns adds
+    "of_sporf_alone": ("obliqueforest", _of("SPORF", categorical_in_projections=False)),
     "sk_onehot": ("sklearn", _sk_encoded("onehot")),
     "sk_ordinal": ("sklearn", _sk_encoded("ordinal")),
     "ydf_rf": ("ydf", lambda task, seed, args, X: _YDF(task, seed, args)),
@@ -401,7 +408,7 @@ METHODS = {
     "lgbm_rf_catdef": ("lightgbm", lambda task, seed, args, X: _LGBM(task, seed, args, True)),
 }
 DEFAULT_METHODS = [m for m in METHODS if m != "lgbm_rf_catdef"]
-OURS = ("of_rf", "of_sporf")
+OURS = ("of_rf", "of_sporf", "of_sporf_alone")
 BASE = "sk_onehot"
 
 

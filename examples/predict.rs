@@ -10,15 +10,18 @@
 //! `cargo run --release --manifest-path path/to/obliqueforest/Cargo.toml --example predict
 //! -- model.of rows.csv`.
 //!
-//! Rows are comma-separated numbers; an empty cell (or `NaN`) is a missing value, which
-//! each split sends to the side it learned. A first line that is not all numbers is a
-//! header. When the model knows its feature names (a model fitted on named columns: a
-//! DataFrame in Python, or `obliqueforest fit`), the header must name each of them; the
-//! columns are found by name, in any order, and other columns are ignored whatever they
-//! hold (an id, a text label). Without a header, or for a model without names, every line
-//! holds exactly the model's features, in its order. Every line has as many fields as the
-//! first; a line that does not, a duplicate header name, or a cell that is not a number in
-//! a column the model reads is an error naming the line.
+//! Rows are comma-separated cells: numbers for numeric columns, level names for the
+//! categorical columns of a model fitted on text columns (the model file carries each
+//! column's levels; a level never seen in training reads as missing,
+//! [`Model::encode_cells`]); an empty cell (or `NaN`) is a missing value, which each split
+//! sends to the side it learned. When the model knows its feature names (a model fitted
+//! on named columns: a DataFrame in Python, or `obliqueforest fit`), a first line that
+//! names all of them is a header: the columns are found by name, in any order, and other
+//! columns are ignored whatever they hold (an id, a text label). For a model without
+//! names, a first line with text in a numeric column is a header. Without a header every
+//! line holds exactly the model's features, in its order. Every line has as many fields
+//! as the first; a line that does not, a duplicate header name, or a cell that is not a
+//! number in a numeric column the model reads is an error naming the line.
 //!
 //! Output, one line per row: for a classifier the predicted label, then the class
 //! probabilities in the order of the model's classes; for a regressor the estimate; for a
@@ -30,6 +33,7 @@
 //! stderr and exit status 2.
 
 use ndarray::Array2;
+use obliqueforest::model::Cell;
 use obliqueforest::{Estimator, Model, Predictions};
 use std::error::Error;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -136,13 +140,26 @@ fn run() -> Result<(), Box<dyn Error>> {
     Ok(())
 }
 
-/// One CSV cell: a number, or a missing value (NaN) when empty.
-fn cell(field: &str) -> Result<f64, std::num::ParseFloatError> {
+/// One CSV cell: a missing value when empty, else its text (a number, or a level).
+fn cell(field: &str) -> Cell<'_> {
     if field.is_empty() {
-        Ok(f64::NAN)
+        Cell::Missing
     } else {
-        field.parse::<f64>()
+        Cell::Str(field)
     }
+}
+
+/// Whether the first line `fields` is a header: it names every feature of a model with
+/// names; for a model without names, it has text where a numeric feature is.
+fn is_header(fields: &[&str], model: &Model) -> bool {
+    if let Some(names) = model.feature_names() {
+        return names.iter().all(|n| fields.contains(&n.as_str()));
+    }
+    let levels = model.level_names();
+    fields.iter().enumerate().any(|(j, f)| {
+        let categorical = levels.get(j).is_some_and(|l| !l.is_empty());
+        !categorical && !f.is_empty() && f.parse::<f64>().is_err()
+    })
 }
 
 /// Which fields of a line hold the model's features, in the model's order, from the
@@ -190,7 +207,7 @@ fn read_rows(input: impl BufRead, model: &Model) -> Result<Array2<f64>, Box<dyn 
         let fields: Vec<&str> = line.split(',').map(str::trim).collect();
         if width.is_none() {
             width = Some(fields.len());
-            let header = fields.iter().any(|f| cell(f).is_err());
+            let header = is_header(&fields, model);
             order = columns(header.then_some(&fields[..]), model)?;
             if header {
                 continue;
@@ -214,10 +231,11 @@ fn read_rows(input: impl BufRead, model: &Model) -> Result<Array2<f64>, Box<dyn 
             )
             .into());
         }
-        for &j in &order {
-            let v = cell(fields[j]).map_err(|e| format!("line {}: {:?}: {e}", n + 1, fields[j]))?;
-            values.push(v);
-        }
+        let cells = vec![order.iter().map(|&j| cell(fields[j])).collect()];
+        let row = model
+            .encode_cells(&cells)
+            .map_err(|e| format!("line {}: {e}", n + 1))?;
+        values.extend(row.iter());
     }
     Ok(Array2::from_shape_vec((values.len() / p, p), values)?)
 }

@@ -177,3 +177,35 @@ def test_rust_example_refuses_what_it_cannot_read_naming_the_line(
     out = _run_raw(path, text, tmp_path)
     assert out.returncode != 0
     assert fragment in out.stderr, out.stderr
+
+
+@pytest.mark.parametrize("cls", [of.RandomForestClassifier, of.SPORFClassifier], ids=["rf", "sporf"])
+def test_rust_example_reads_the_levels_of_text_columns(cls, tmp_path):
+    import pandas as pd
+
+    rng = np.random.default_rng(2)
+    n = 400
+    city = rng.choice(["Lyon", "Oslo", "Porto", "Quito"], n)
+    X = pd.DataFrame({"x": rng.normal(size=n), "city": city, "flag": rng.random(n) < 0.5})
+    y = np.where(np.isin(city, ["Oslo", "Quito"]) ^ (X["x"] > 0.5), "yes", "no")
+    est = cls(20, random_state=0).fit(X, y)
+    est.save(tmp_path / "m.of")
+    new = X.iloc[:40].copy()
+    new.loc[new.index[:3], "city"] = ["Lima", None, "Oslo"]  # unseen, missing, known
+    # the header names the columns in another order, beside one the model does not read
+    csv = tmp_path / "rows.csv"
+    lines = ["id,city,flag,x"] + [
+        f"{i},{'' if c is None else c},{f},{x!r}"
+        for i, (c, f, x) in enumerate(zip(new["city"], new["flag"], new["x"]))
+    ]
+    csv.write_text("\n".join(lines) + "\n")
+    out = subprocess.run(
+        ["cargo", "run", "--quiet", "--release", "--example", "predict", "--",
+         str(tmp_path / "m.of"), str(csv)],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    rows = [line.split(",") for line in out.stdout.splitlines()]
+    np.testing.assert_array_equal([r[0] for r in rows], est.predict(new))
+    rust = np.array([[float(v) for v in r[1:]] for r in rows])
+    assert (rust.view(np.uint64) == est.predict_proba(new).view(np.uint64)).all()

@@ -44,7 +44,8 @@ def _background_rows(est, args):
     rows = _prediction_matrix(est, table, args.target, args.drop, args.features)
     if len(rows) > args.n_background:
         keep = np.random.default_rng(0).choice(len(rows), args.n_background, replace=False)
-        rows = rows[np.sort(keep)]
+        keep = np.sort(keep)
+        rows = rows.iloc[keep] if hasattr(rows, "iloc") else rows[keep]
     return rows
 
 

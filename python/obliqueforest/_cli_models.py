@@ -1,6 +1,7 @@
 """What the command line's subcommands share about saved models and their columns:
 loading a model file, the feature matrix a model reads from a table (its columns found by
-name), the ``--drop``/``--features`` choice, and the argument types of those options."""
+name, its categorical columns given as at fit), the ``--drop``/``--features`` choice, and
+the argument types of those options."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import argparse
 import os
 import sys
 
-from ._cli_tables import CLIError, _one_line, _quoted
+import numpy as np
+
+from ._cli_tables import _FALSE, _TRUE, CLIError, Table, _one_line, _quoted
 
 
 def _did_you_mean(name, candidates):
@@ -90,7 +93,7 @@ def _prediction_matrix(est, table, target, drop=None, keep=None):
             print(
                 f"ignoring column(s) {_quoted(extra)}: not features of the model", file=sys.stderr
             )
-        return chosen.select(names).numeric_matrix()
+        return _model_input(est, chosen.select(names), named=True)
     if len(chosen.names) != est.n_features_in_:
         raise CLIError(
             f"the data has {len(chosen.names)} feature columns, the model was fitted with "
@@ -101,7 +104,84 @@ def _prediction_matrix(est, table, target, drop=None, keep=None):
         "the model has no column names (fitted on an array): taking the columns in file order",
         file=sys.stderr,
     )
-    return chosen.numeric_matrix()
+    return _model_input(est, chosen, named=False)
+
+
+def _fitted_levels(est):
+    """Per feature of ``est``, its levels (a categorical column) or None (numeric)."""
+    levels = getattr(est, "categories_", None)
+    return [None] * est.n_features_in_ if levels is None else list(levels)
+
+
+def _held(levels):
+    """What a column of these levels held at fit, in the words of :func:`_holds`."""
+    if levels is None or levels.dtype.kind in "iuf":
+        return "numbers"
+    return "True/False" if levels.dtype.kind == "b" else "text"
+
+
+def _holds(kind):
+    return {"number": "numbers", "bool": "True/False"}.get(kind, kind)
+
+
+def _model_input(est, table, named):
+    """X for ``est`` from ``table``, whose columns are the model's features in its order:
+    the float matrix of old when every feature was numeric at fit; else a DataFrame
+    (``named``) or object array whose categorical columns the model codes by its levels
+    (a level it never saw is never an error: the estimators' rule for it applies).
+
+    A column must hold what it held at fit: text (or True/False) for a categorical column
+    of text, numbers for a numeric one (True/False read as 1/0 there, as always); a column
+    of text that was numbers, or the reverse, is an error naming it. Every cell missing
+    suits either. True/False given for a column of text levels, or text for one of
+    True/False levels, goes by the reader's words for them (``True``, ``false``, ...).
+    """
+    levels = _fitted_levels(est)
+    where = f" in {table.path}" if table.path else ""
+    for name, fitted in zip(table.names, levels):
+        now = table.kind(name)
+        was = _held(fitted)
+        if now in ("empty", "other", "bool"):
+            continue  # "other": numeric_matrix and frame name the column
+        if was == "numbers" and now == "text" or was != "numbers" and now == "number":
+            cell = f" ({table.first_text(name)})" if now == "text" else ""
+            raise CLIError(
+                f"column {name!r} held {was} in the training data and holds {_holds(now)}"
+                f"{where}{cell}: give it as at fit"
+            )
+    categorical = [n for n, lv in zip(table.names, levels) if lv is not None]
+    if not categorical:
+        return table.numeric_matrix()
+    try:
+        import pandas  # noqa: F401  (the estimators code categorical columns with it)
+    except ImportError:
+        raise CLIError(
+            f"the model has categorical column(s) {_quoted(categorical)}, whose levels "
+            "need pandas to map (pip install pandas)"
+        ) from None
+    as_levels = [n for n, lv in zip(table.names, levels) if _held(lv) != "numbers"]
+    columns = [
+        _as_fitted_kind(table.column(n), table.kind(n), lv) if n in as_levels else table.column(n)
+        for n, lv in zip(table.names, levels)
+    ]
+    X = Table(table.names, columns, table.lines, table.path).frame(as_levels=as_levels)
+    return X if named else X.to_numpy(dtype=object)
+
+
+def _as_fitted_kind(column, kind, levels):
+    """A column of True/False for text levels as the levels write True and False (one of
+    the reader's words for them, else missing), and text for True/False levels as bools
+    where the reader reads it so (other text is an unseen level)."""
+    if levels.dtype.kind == "b" and kind == "text":
+        return np.array(
+            [True if v in _TRUE else False if v in _FALSE else v for v in column], dtype=object
+        )
+    if levels.dtype.kind != "b" and kind == "bool":
+        words = [str(v) for v in levels]
+        true = next((w for w in words if w in _TRUE), None)
+        false = next((w for w in words if w in _FALSE), None)
+        return np.array([None if v is None else true if v else false for v in column], object)
+    return column
 
 
 def _column_list(text):

@@ -34,12 +34,16 @@ class Table:
         One array per column: a numeric dtype, bool, or object (text; None where missing).
     lines : ndarray of shape (n_rows,) or None
         The file line each row came from (CSV), for error messages.
+    path : str or None
+        The file, for error messages.
     """
 
-    def __init__(self, names, columns, lines=None):
+    def __init__(self, names, columns, lines=None, path=None):
         self.names = list(names)
         self.columns = list(columns)
         self.lines = lines
+        self.path = path
+        self._kinds = {}  # kind() of each column, by name (a scan of a text column)
 
     @property
     def n_rows(self):
@@ -58,53 +62,110 @@ class Table:
         return self.select([self.names[i] for i in keep])
 
     def select(self, names):
-        return Table(names, [self.column(n) for n in names], self.lines)
+        table = Table(names, [self.column(n) for n in names], self.lines, self.path)
+        table._kinds = {n: k for n, k in self._kinds.items() if n in table.names}
+        return table
+
+    def kind(self, name):
+        """What column ``name`` holds: ``"number"``, ``"bool"`` (True/False), ``"text"``,
+        ``"empty"`` (every cell missing) or ``"other"`` (values of another type, such as a
+        Parquet file's dates)."""
+        if name not in self._kinds:
+            self._kinds[name] = _kind(self.column(name))
+        return self._kinds[name]
+
+    def categorical_names(self):
+        """The columns the forests take as categorical: text and True/False ones (as the
+        estimators' ``categorical_features="from_dtype"`` takes a DataFrame's)."""
+        return [n for n in self.names if self.kind(n) in ("text", "bool")]
 
     def numeric_matrix(self, what="feature", complete=False):
         """The columns as one float64 matrix of shape (n_rows, n_columns).
 
-        The one rule for feature columns, shared by ``fit``, ``evaluate``, ``predict`` and
-        ``embed``: every column must be numeric (or bool), without infinite values and
-        within float32's range; text columns are refused with the same message by every
-        command (encode them first). A missing value (an empty CSV cell, ``NA``, a null)
-        is NaN, which the forests handle natively; ``complete`` refuses it too (the
-        autoencoder's decoders need complete rows).
+        The rule for numeric feature columns, shared by every command: numbers (or
+        True/False, as 1/0), without infinite values and within float32's range. A
+        missing value (an empty CSV cell, ``NA``, a null) is NaN, which the forests handle
+        natively; ``complete`` refuses it too (the autoencoder's decoders need complete
+        rows). Tables with text columns go to the estimators by :meth:`frame` instead.
 
-        Raises :class:`CLIError` naming any non-numeric column (and its first text cell)
-        or column with infinite, out-of-range or (with ``complete``) missing values.
+        Raises :class:`CLIError` naming any column of text or other values (and its first
+        such cell), or with infinite, out-of-range or (with ``complete``) missing values.
         """
-        bad = [n for n, c in zip(self.names, self.columns) if c.dtype.kind not in "biuf"]
-        if bad:
-            raise CLIError(
-                f"{what} column(s) {_quoted(bad)} are not numeric ({self.first_text(bad[0])}); "
-                "the forests need numeric features (encode categories as numbers first)"
-            )
+        self._refuse_non_numbers(what, self.names)
         if not self.columns:
             raise CLIError(f"the data has no {what} columns")
-        X = np.column_stack([c.astype(np.float64) for c in self.columns])
-        infinite = [n for n, c in zip(self.names, X.T) if np.isinf(c).any()]
-        if infinite:
+        X = np.column_stack([_as_float(c) for c in self.columns])
+        if complete:
+            self._refuse_missing(what, self.names)
+        _check_numbers(what, self.names, X.T)
+        return X
+
+    def frame(self, what="feature", complete=False, as_levels=None):
+        """The columns as a pandas DataFrame for the estimators, which take its object
+        and bool columns as categorical (``categorical_features="from_dtype"``).
+
+        Parameters
+        ----------
+        what : str
+            What the columns are, for messages.
+        complete : bool
+            Refuse missing values (as :meth:`numeric_matrix` does).
+        as_levels : list of str or None
+            The columns passed as they are (text, True/False, or every cell missing: None
+            where missing), for the estimator to code by its levels; default: the text and
+            True/False columns (:meth:`categorical_names`). The others are numbers, by
+            :meth:`numeric_matrix`'s rule.
+
+        Returns
+        -------
+        frame : pandas.DataFrame of shape (n_rows, n_columns)
+
+        Raises :class:`CLIError` naming pandas when it is not installed, or a column that
+        breaks the rules.
+        """
+        as_levels = set(self.categorical_names() if as_levels is None else as_levels)
+        numeric = [n for n in self.names if n not in as_levels]
+        self._refuse_non_numbers(what, numeric)
+        try:
+            import pandas as pd
+        except ImportError:
             raise CLIError(
-                f"{what} column(s) {_quoted(infinite)} have infinite values; a missing "
-                "value is an empty cell"
+                f"{what} column(s) {_quoted(sorted(as_levels, key=self.names.index))} hold "
+                "text or True/False: categorical columns, which need pandas (pip install "
+                "pandas); or encode them as numbers"
+            ) from None
+        if complete:
+            self._refuse_missing(what, self.names)
+        numbers = [_as_float(self.column(n)) for n in numeric]
+        _check_numbers(what, numeric, numbers)
+        data = dict(zip(numeric, numbers))
+        for n in as_levels:
+            column = self.column(n)
+            data[n] = column if column.dtype.kind in "bO" else np.full(len(column), None)
+        return pd.DataFrame({n: data[n] for n in self.names}, columns=self.names)
+
+    def _refuse_non_numbers(self, what, names):
+        """Refuses columns among ``names`` that are to be numbers and hold other values."""
+        other = [n for n in names if self.kind(n) == "other"]
+        if other:
+            raise CLIError(
+                f"{what} column(s) {_quoted(other)} hold neither numbers nor text "
+                f"({self.first_text(other[0])}); convert them to numbers or text first"
             )
-        missing = [n for n, c in zip(self.names, X.T) if np.isnan(c).any()]
-        if complete and missing:
+        text = [n for n in names if self.kind(n) == "text"]
+        if text:
+            raise CLIError(
+                f"{what} column(s) {_quoted(text)} are not numeric "
+                f"({self.first_text(text[0])}), and this needs numbers"
+            )
+
+    def _refuse_missing(self, what, names):
+        missing = [n for n in names if _missing_cells(self.column(n)).any()]
+        if missing:
             raise CLIError(
                 f"{what} column(s) {_quoted(missing)} have missing values, which this "
                 "command needs complete; impute them first"
             )
-        huge = [
-            n
-            for n, c in zip(self.names, np.abs(np.nan_to_num(X.T)))
-            if c.max(initial=0.0) > _F32_MAX
-        ]
-        if huge:
-            raise CLIError(
-                f"{what} column(s) {_quoted(huge)} have values beyond float32's range "
-                "(|x| > 3.4e38), which the forests compute in; rescale them first"
-            )
-        return X
 
     def first_text(self, name):
         """``"'red' on line 2"``: the first cell of a text column that is not a number."""
@@ -116,6 +177,54 @@ class Table:
             except (TypeError, ValueError):
                 return f"{v!r} on {self.where(i)}"
         return "text"
+
+
+def _kind(column):
+    """``Table.kind`` of one column."""
+    kind = column.dtype.kind
+    if kind == "b":
+        return "bool"
+    if kind in "iuf":
+        return "empty" if kind == "f" and np.isnan(column).all() else "number"
+    types = {type(v) for v in column if v is not None}
+    if not types:
+        return "empty"
+    if all(issubclass(t, str) for t in types):
+        return "text"
+    if all(issubclass(t, (bool, np.bool_)) for t in types):
+        return "bool"
+    return "other"
+
+
+def _missing_cells(column):
+    if column.dtype.kind == "O":
+        return np.fromiter((v is None for v in column), dtype=bool, count=len(column))
+    return np.isnan(column) if column.dtype.kind == "f" else np.zeros(len(column), bool)
+
+
+def _as_float(column):
+    """A column of numbers, True/False or nothing (None where missing) as float64."""
+    if column.dtype.kind == "O":
+        return np.array([np.nan if v is None else float(v) for v in column], dtype=np.float64)
+    return column.astype(np.float64)
+
+
+def _check_numbers(what, names, columns):
+    """Refuses numeric columns with infinite values or values beyond float32's range."""
+    infinite = [n for n, c in zip(names, columns) if np.isinf(c).any()]
+    if infinite:
+        raise CLIError(
+            f"{what} column(s) {_quoted(infinite)} have infinite values; a missing "
+            "value is an empty cell"
+        )
+    huge = [
+        n for n, c in zip(names, columns) if np.abs(np.nan_to_num(c)).max(initial=0.0) > _F32_MAX
+    ]
+    if huge:
+        raise CLIError(
+            f"{what} column(s) {_quoted(huge)} have values beyond float32's range "
+            "(|x| > 3.4e38), which the forests compute in; rescale them first"
+        )
 
 
 def _quoted(names, limit=5):
@@ -141,9 +250,9 @@ def read_table(path):
         raise CLIError(f"no such file: {path}")
     if os.path.isdir(path):
         raise CLIError(f"{path} is a directory, not a data file")
-    if str(path).lower().endswith(_PARQUET_SUFFIXES):
-        return _read_parquet(path)
-    return read_csv(path)
+    table = _read_parquet(path) if str(path).lower().endswith(_PARQUET_SUFFIXES) else read_csv(path)
+    table.path = str(path)
+    return table
 
 
 def _read_parquet(path):
@@ -172,13 +281,23 @@ def _read_parquet(path):
             columns.append(col.to_numpy())
         elif str(col.dtype) == "boolean" and not col.isna().any():
             columns.append(col.to_numpy(dtype=bool))
-        elif col.dtype.kind in "iuf" or str(col.dtype) in {"Int64", "Float64", "boolean"}:
+        elif (
+            col.dtype.kind in "iuf"
+            or str(col.dtype) in {"Int64", "Float64"}
+            or _numeric_categories(col.dtype)
+        ):
+            # a dictionary column of numbers reads as the numbers a CSV file would hold
             columns.append(col.to_numpy(dtype=np.float64, na_value=np.nan))
-        else:
-            values = col.to_numpy(dtype=object)
+        else:  # text, True/False with nulls ("boolean"), dates, ...: objects, None if null
+            values = col.to_numpy(dtype=object, copy=True)  # (pandas may lend a view)
             values[col.isna().to_numpy()] = None
             columns.append(values)
     return Table(names, columns)
+
+
+def _numeric_categories(dtype):
+    categories = getattr(dtype, "categories", None)
+    return categories is not None and categories.dtype.kind in "iuf"
 
 
 def _check_names(path, names):
@@ -219,9 +338,9 @@ def read_csv(path):
     - a cell that is empty or one of :data:`MISSING_MARKERS` (``NA``, ``NaN``, ``null``,
       ...) is missing;
     - a column whose present cells are all integers is int64 (float64 with NaN when a
-      cell is missing); all numbers, float64; all ``True``/``False``, bool (float64 0/1
-      with NaN when a cell is missing); anything else is text (an object array of str,
-      None where missing).
+      cell is missing); all numbers, float64; all ``True``/``False``, bool (an object
+      array of bools, None where missing, when a cell is missing); anything else is text
+      (an object array of str, None where missing).
 
     Raises :class:`CLIError` naming the file and the line for every violation.
     """
@@ -345,7 +464,10 @@ class _Columns:
                     [np.zeros(len(b[2]), bool) if b[1] is None else b[1] for b in blocks]
                 )
                 missing = np.concatenate([b[2] for b in blocks])
-                out.append(np.where(missing, np.nan, values) if missing.any() else values)
+                if missing.any():  # True/False with gaps: None where missing, as text is
+                    values = values.astype(object)
+                    values[missing] = None
+                out.append(values)
             else:  # int, float, or every cell missing; int64 only without a missing cell
                 out.append(np.concatenate([_as_number(*b) for b in blocks]))
         return out

@@ -3,27 +3,34 @@
 ``demo`` reruns the SPORF and MORF papers' headline simulations with this library's
 forests next to scikit-learn's random forest. The other subcommands train, apply,
 cross-validate and embed on CSV or Parquet tables; ``explain`` writes the Shapley values
-of a saved model's predictions (:mod:`obliqueforest.explain`). Expected user errors (bad arguments,
-missing file, malformed CSV, missing column, non-numeric column, unwritable output,
-corrupt or newer model file) print one line on stderr and exit with status 2; nothing else
-is caught, so real bugs keep their tracebacks.
+of a saved model's predictions (:mod:`obliqueforest.explain`). Expected user errors (bad
+arguments, missing file, malformed CSV, missing column, a column of another kind than at
+fit, unwritable output, corrupt or newer model file) print one line on stderr and exit
+with status 2; nothing else is caught, so real bugs keep their tracebacks.
 
-CSV files are read by one set of rules with or without pandas (``_cli_tables.read_csv``):
-a header of distinct, non-empty names; every line as many fields as the header (else an
-error naming the line); an empty cell or ``NA``-like marker is missing. Feature columns
-follow one rule in every command: numeric (or bool), within float32's range and without
-infinite values; text columns are refused with the same message (encode them first). A
-missing feature value is NaN, which the forests handle natively; ``embed`` refuses it (the
-autoencoder's decoders need complete rows). A missing target value is an error naming its
-line. ``--drop COL[,COL]`` leaves columns out of the features (an id, a leak) and
-``--features COL[,COL]`` keeps only those, in every command; a name that is not a column
-is an error naming it. ``fit`` stores the column names in the model, and ``predict`` finds
-its columns by them (other columns are ignored; a column of the model that ``--drop``
-removes is an error saying so). A classifier (the default, ``sporf``) refuses a target
-that scikit-learn's ``type_of_target`` calls continuous, and one of whole numbers with more
-distinct values than half its rows (scikit-learn's warning rule), with a hint to fit a
-regressor; ``--task classification`` fits a classifier on the latter anyway. A misspelt
-estimator or ``-p`` parameter name is answered with the closest valid one.
+CSV files are read by one set of rules with or without pandas
+(``_cli_tables.read_csv``): a header of distinct, non-empty names; every line as many
+fields as the header (else an error naming the line); an empty cell or ``NA``-like
+marker is missing. Feature columns follow one rule in every command: numbers within
+float32's range and without infinite values, or categorical columns: text and
+``True``/``False`` columns go to the estimators as a DataFrame's object and bool columns
+(``categorical_features="from_dtype"``, which needs pandas), so ``fit`` saves their
+levels in the model and ``predict``/``explain`` map another file's text through them (a
+level never seen in training is no error: the estimators' rule for it applies); a column
+that held text at fit and numbers now, or the reverse, is an error naming it. MORF and
+the rotation ensembles take numeric columns only and say which forests take text. A
+missing feature value is NaN, which the forests handle natively; ``embed`` refuses it
+(the autoencoder's decoders need complete rows; its codec gives text columns integer
+codes). A missing target value is an error naming its line. ``--drop COL[,COL]`` leaves
+columns out of the features (an id, a leak) and ``--features COL[,COL]`` keeps only
+those, in every command; a name that is not a column is an error naming it. ``fit``
+stores the column names in the model, and ``predict`` finds its columns by them (other
+columns are ignored; a column of the model that ``--drop`` removes is an error saying
+so). A classifier (the default, ``sporf``) refuses a target that scikit-learn's
+``type_of_target`` calls continuous, and one of whole numbers with more distinct values
+than half its rows (scikit-learn's warning rule), with a hint to fit a regressor;
+``--task classification`` fits a classifier on the latter anyway. A misspelt estimator
+or ``-p`` parameter name is answered with the closest valid one.
 Output piped into a program that stops reading early (``| head``) ends the command quietly
 with exit status 141 (128 + SIGPIPE), as ``yes | head`` does in a shell.
 
@@ -293,6 +300,29 @@ def _check_model_path(path):
         raise CLIError(f"cannot write model {path}: directory {parent} does not exist")
 
 
+def _fit_input(est, features):
+    """X for fitting ``est`` on the ``features`` table: the float matrix of old when every
+    column is numeric; a DataFrame when some column holds text or True/False, which the
+    estimators take as categorical (``categorical_features="from_dtype"``), or when ``-p
+    categorical_features`` names columns. Estimators that take numeric columns only (MORF,
+    rotation ensembles) refuse text columns, saying which forests take them."""
+    categorical = features.categorical_names()
+    params = est.get_params(deep=False)
+    if categorical and "categorical_features" not in params:
+        why = getattr(est, "_numeric_only_why", "")
+        reg = "-reg" if _is_regressor(est) else ""
+        raise CLIError(
+            f"{type(est).__name__} takes numeric columns only{f' ({why})' if why else ''}, "
+            f"and column(s) {_quoted(categorical)} hold text or True/False: use -e rf{reg} "
+            f"or -e sporf{reg}, which split on categories, leave them out with --drop, or "
+            "encode them as numbers"
+        )
+    value = params.get("categorical_features")
+    if not categorical and (value is None or isinstance(value, str)):
+        return features.numeric_matrix()
+    return features.frame()
+
+
 def _fit_estimator(est, X, y):
     from sklearn.utils._param_validation import InvalidParameterError
 
@@ -330,7 +360,7 @@ def _cmd_fit(args):
     y = None if unsupervised else _target_vector(table, args.target, regression)
     if not (unsupervised or regression):
         _refuse_regression_like_labels(y, args.target, args.task)
-    _fit_estimator(est, features.numeric_matrix(), y)
+    _fit_estimator(est, _fit_input(est, features), y)
     # the model keeps the column names (as after a fit on a DataFrame): predict finds its
     # columns by name, in Python and in Rust
     est.feature_names_in_ = np.asarray(features.names, dtype=object)
@@ -351,7 +381,24 @@ def _cmd_fit(args):
         f"{len(features.names)} features; saved to {args.model}",
         file=sys.stderr,
     )
+    summary = _categorical_summary(est)
+    if summary:
+        print(summary, file=sys.stderr)
     return 0
+
+
+def _categorical_summary(est, limit=10):
+    """``"2 categorical columns: city (12 levels), industry (40 levels)"``, or None when
+    every column of the fitted ``est`` is numeric."""
+    levels = getattr(est, "categories_", None)
+    if levels is None:
+        return None
+    named = [(str(n), len(lv)) for n, lv in zip(est.feature_names_in_, levels) if lv is not None]
+    if not named:
+        return None
+    shown = ", ".join(f"{n} ({k} level{'s' * (k != 1)})" for n, k in named[:limit])
+    more = f" and {len(named) - limit} more" if len(named) > limit else ""
+    return f"{len(named)} categorical column{'s' * (len(named) != 1)}: {shown}{more}"
 
 
 def _predict(est, X, proba, quantiles=None):
@@ -441,7 +488,7 @@ def _cmd_evaluate(args):
     y = _target_vector(table, args.target, regression)
     if not regression:
         _refuse_regression_like_labels(y, args.target, args.task)
-    X = features.numeric_matrix()
+    X = _fit_input(est, features)
     n = len(y)
     if not 2 <= args.cv <= n:
         raise CLIError(f"--cv must be between 2 and the number of rows ({n}), got {args.cv}")
@@ -464,7 +511,12 @@ def _cmd_evaluate(args):
     except ValueError as e:
         raise CLIError(f"{type(est).__name__}: {_one_line(e)}") from None
     sd = float(np.std(scores, ddof=1)) if len(scores) > 1 else 0.0
-    print(f"{type(est).__name__}, {args.cv}-fold CV on {n} rows x {len(features.names)} features")
+    n_categorical = len(features.categorical_names())
+    of_them = f" ({n_categorical} categorical)" if n_categorical else ""
+    print(
+        f"{type(est).__name__}, {args.cv}-fold CV on {n} rows x {len(features.names)} "
+        f"features{of_them}"
+    )
     print(f"{scoring}: {np.mean(scores):.4f} ± {sd:.4f}")
     print("folds: " + " ".join(f"{s:.4f}" for s in scores))
     return 0
@@ -479,7 +531,12 @@ def _cmd_embed(args):
     features = _feature_table(
         table, args.target, required=args.supervised, drop=args.drop, keep=args.features
     )
-    X = features.numeric_matrix(complete=True)
+    # text and True/False columns go to the autoencoder as a DataFrame, whose codec gives
+    # them integer codes (sorted levels) for its forest
+    if features.categorical_names():
+        X = features.frame(complete=True)
+    else:
+        X = features.numeric_matrix(complete=True)
     y = None if args.target is None else table.column(args.target)
     kwargs = {"n_components": args.n_components, "n_jobs": args.n_jobs}
     valid = ForestAutoencoder().get_params(deep=False)
@@ -616,7 +673,14 @@ def _add_demo(sub):
 
 def _add_fit(sub):
     """The ``fit`` subcommand."""
-    p = sub.add_parser("fit", help="train a forest on a table and save it")
+    p = sub.add_parser(
+        "fit",
+        help="train a forest on a table and save it",
+        description="Text and True/False columns are categorical features (their levels "
+        "are saved in the model; predict reads another file's text through them, a level "
+        "never seen here being no error); the other columns must be numbers. An empty cell "
+        "is a missing value, which the forests handle natively.",
+    )
     _model_options(p)
     p.add_argument("--model", "-o", required=True, metavar="OUT", help="model file to write")
     p.add_argument(

@@ -24,9 +24,16 @@
 //! 3. the numbers are standardised over the node's rows (weighted mean 0, standard
 //!    deviation 1) and, in a projection that also has numeric terms, scaled to the spread
 //!    (weighted standard deviation) of the projection's numeric part over the node's rows,
-//!    so that neither part drowns the other; the term's weight gives its sign only (the
-//!    map's values are divided by its magnitude, which a family's scaling of the column's
-//!    codes would otherwise set).
+//!    so that neither part drowns the other, times the levels' **reliability** in [0, 1]:
+//!    with `eta2` the share of the node's impurity that the partition of its `n` rows into
+//!    `g` groups of levels (rare ones pooled) explains, the variance-ratio statistic
+//!    `F = (eta2 / (g - 1)) / ((1 - eta2) / (n - g))` is about 1 for levels of noise, with
+//!    spread `s = sqrt(2 / (g - 1))`, and the reliability is `clamp((F - 1) / 2s, 0, 1)`:
+//!    levels that explain no more than noise would add nothing to an oblique projection
+//!    (their scores come from the same rows' targets, so they always look informative),
+//!    levels two spreads above noise enter whole. The term's weight gives its sign only
+//!    (the map's values are divided by its magnitude, which a family's scaling of the
+//!    column's codes would otherwise set).
 //!
 //! The projected value is then the projection's sum with each categorical term read
 //! through its map, and the split search sorts and scans it like any other. For a
@@ -38,8 +45,13 @@
 //!
 //! The maps of the split chosen are stored with the tree ([`LevelMaps`]), so prediction
 //! reads a row's level through the same numbers. A level that has no entry in a node's
-//! map (a level never seen in training, or absent from that node's in-bag rows) reads as
-//! missing: the row goes where the node sends missing values ([`crate::tree::Tree::missing_goes_left`]).
+//! map (a level never seen in training, or absent from that node's in-bag rows) reads,
+//! at a split on its column alone, as missing: the row goes where the node sends missing
+//! values ([`crate::tree::Tree::missing_goes_left`]); inside a projection with numeric
+//! terms, as an average level (0, the standardised scores' mean), so that the numeric
+//! part still decides. A missing entry (NaN) makes the projection missing, as a numeric
+//! NaN does. Callers code a level never seen in training as any code without an entry
+//! (e.g. `levels`, one past the last), never as NaN.
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
@@ -164,16 +176,16 @@ fn code(v: f32, levels: u32) -> Option<u32> {
 }
 
 /// The value of a categorical term whose map at a node is `(levels, values)` (levels
-/// ascending) for a row whose column holds `x`: the level's value, or NaN (the node's
-/// missing side) for a missing entry or a level the map does not hold.
+/// ascending) for a row whose column holds `x`: NaN (the node's missing side) for a
+/// missing entry, the level's value, or `unseen` for a level the map does not hold.
 #[inline]
-pub fn encode(levels: &[u32], values: &[f32], x: f32) -> f32 {
-    match code(x, MAX_LEVELS) {
-        Some(c) => match levels.binary_search(&c) {
-            Ok(i) => values[i],
-            Err(_) => f32::NAN,
-        },
-        None => f32::NAN,
+pub fn encode(levels: &[u32], values: &[f32], unseen: f32, x: f32) -> f32 {
+    if x.is_nan() {
+        return f32::NAN;
+    }
+    match code(x, MAX_LEVELS).map(|c| levels.binary_search(&c)) {
+        Some(Ok(i)) => values[i],
+        _ => unseen,
     }
 }
 
@@ -190,6 +202,8 @@ pub struct TermMaps<'a> {
     pub levels: &'a [u32],
     /// The value of each level, parallel to `levels`.
     pub values: &'a [f32],
+    /// Each map's value for a level it does not hold.
+    pub unseen: &'a [f32],
 }
 
 impl<'a> TermMaps<'a> {
@@ -211,7 +225,7 @@ impl<'a> TermMaps<'a> {
             let mut v = get(j as usize);
             if self.term.get(m) == Some(&(k as u32)) {
                 let (levels, values) = self.map(m);
-                v = encode(levels, values, v);
+                v = encode(levels, values, self.unseen[m], v);
                 m += 1;
             }
             s += wk * v;
@@ -225,7 +239,7 @@ impl<'a> TermMaps<'a> {
 /// node's projection and holds `levels[ptr[m]..ptr[m + 1]]` (ascending) with `values`;
 /// in a tree, node `i`'s maps are `node_ptr[i]..node_ptr[i + 1]` (empty `node_ptr` when
 /// no node has one, as in every tree grown on numeric data).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 pub struct LevelMaps {
     /// Per node, offsets into the maps (`n_nodes + 1`), or empty.
     pub node_ptr: Vec<u32>,
@@ -237,6 +251,23 @@ pub struct LevelMaps {
     pub levels: Vec<u32>,
     /// Each level's value, parallel to `levels`.
     pub values: Vec<f32>,
+    /// Each map's value for a level it does not hold (one never seen in training, or
+    /// absent from its node's rows): NaN (the missing side) for a split on the column
+    /// alone, 0 (an average level) beside numeric terms.
+    pub unseen: Vec<f32>,
+}
+
+impl PartialEq for LevelMaps {
+    /// The same maps (an `unseen` of NaN equals NaN: the same rule).
+    fn eq(&self, o: &Self) -> bool {
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        self.node_ptr == o.node_ptr
+            && self.term == o.term
+            && self.ptr == o.ptr
+            && self.levels == o.levels
+            && self.values == o.values
+            && bits(&self.unseen) == bits(&o.unseen)
+    }
 }
 
 impl LevelMaps {
@@ -252,14 +283,17 @@ impl LevelMaps {
         self.ptr.clear();
         self.levels.clear();
         self.values.clear();
+        self.unseen.clear();
     }
 
-    /// Adds a map for term `term` whose levels and values are `pairs`' (levels ascending).
-    pub(crate) fn push(&mut self, term: u32, pairs: impl Iterator<Item = (u32, f32)>) {
+    /// Adds a map for term `term` whose levels and values are `pairs`' (levels ascending),
+    /// reading `unseen` for the levels it does not hold.
+    pub(crate) fn push(&mut self, term: u32, pairs: impl Iterator<Item = (u32, f32)>, unseen: f32) {
         if self.ptr.is_empty() {
             self.ptr.push(0);
         }
         self.term.push(term);
+        self.unseen.push(unseen);
         for (l, v) in pairs {
             self.levels.push(l);
             self.values.push(v);
@@ -275,7 +309,7 @@ impl LevelMaps {
                 .iter()
                 .copied()
                 .zip(other.values[lo..hi].iter().copied());
-            self.push(other.term[m], pairs);
+            self.push(other.term[m], pairs, other.unseen[m]);
         }
     }
 
@@ -287,6 +321,7 @@ impl LevelMaps {
             ptr: if a == b { &[] } else { &self.ptr[a..=b] },
             levels: &self.levels,
             values: &self.values,
+            unseen: &self.unseen[a..b],
         }
     }
 
@@ -313,7 +348,11 @@ impl LevelMaps {
     pub(crate) fn validate(&self, n_nodes: usize, proj_len: impl Fn(usize) -> usize) -> Result<()> {
         let bad = |what: &str| Err(Error::CorruptModel(format!("level maps: {what}")));
         if self.node_ptr.is_empty() {
-            if self.term.is_empty() && self.ptr.is_empty() && self.levels.is_empty() {
+            if self.term.is_empty()
+                && self.ptr.is_empty()
+                && self.levels.is_empty()
+                && self.unseen.is_empty()
+            {
                 return Ok(());
             }
             return bad("maps without nodes");
@@ -334,7 +373,11 @@ impl LevelMaps {
         {
             return bad("map offsets");
         }
-        if self.values.len() != self.levels.len() || self.values.iter().any(|v| !v.is_finite()) {
+        if self.values.len() != self.levels.len()
+            || self.values.iter().any(|v| !v.is_finite())
+            || self.unseen.len() != n_maps
+            || self.unseen.iter().any(|v| v.is_infinite())
+        {
             return bad("values");
         }
         for node in 0..n_nodes {
@@ -365,7 +408,8 @@ impl LevelMaps {
             + self.term.len()
             + self.ptr.len()
             + self.levels.len()
-            + self.values.len()) as u64
+            + self.values.len()
+            + self.unseen.len()) as u64
     }
 
     /// Releases spare capacity.
@@ -375,5 +419,6 @@ impl LevelMaps {
         self.ptr.shrink_to_fit();
         self.levels.shrink_to_fit();
         self.values.shrink_to_fit();
+        self.unseen.shrink_to_fit();
     }
 }

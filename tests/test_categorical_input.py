@@ -198,14 +198,18 @@ def test_every_forest_fits_and_predicts_on_a_table(name):
     assert est.is_categorical_.sum() == 5
     out = _outputs(est, X)
     assert np.isfinite(out).all()
-    # missing values and levels never seen in training: no error, and both go with the
-    # missing values (the same outputs for a row whatever its unseen level)
-    rows = pd.concat([X.iloc[:1]] * 4, ignore_index=True)
-    rows["city"] = pd.Series([None, "zz", np.nan, "a"], dtype=object)
-    rows["kind"] = pd.Categorical([None, "new", None, "lo"])
+    # missing values and levels never seen in training: no error; a row reads the same
+    # whatever its unseen level, and at splits on a categorical column alone (every split
+    # of the axis-aligned forests) an unseen level goes with the missing values (inside an
+    # oblique projection with numeric terms it is an average level: docs/categorical.md)
+    rows = pd.concat([X.iloc[:1]] * 5, ignore_index=True)
+    rows["city"] = pd.Series([None, "zz", np.nan, "a", "yy"], dtype=object)
+    rows["kind"] = pd.Categorical([None, "new", None, "lo", "other"])
     got = _outputs(est, rows)
-    np.testing.assert_array_equal(got[0], got[1])
-    np.testing.assert_array_equal(got[1], got[2])
+    np.testing.assert_array_equal(got[0], got[2])
+    np.testing.assert_array_equal(got[1], got[4])
+    if not name.startswith(("sporf", "oblique")):  # (None: SPORF's projections)
+        np.testing.assert_array_equal(got[0], got[1])
     again = pickle.loads(pickle.dumps(est))
     np.testing.assert_array_equal(_outputs(again, rows), got)
     assert [None if c is None else c.tolist() for c in again.categories_] == [

@@ -12,8 +12,9 @@ that turns a table into that matrix:
   private ``_categories``, read through ``categories_`` and ``is_categorical_``) and
   returns X with those columns coded;
 * :func:`predict_columns` codes X with the fitted levels. A value that is not a level
-  (a category never seen in training) is coded NaN, so its rows go with the missing
-  values at every split; never an error.
+  (a category never seen in training) is coded one past the column's last level, a code
+  no split's level map holds: at a split on the column alone its rows go with the missing
+  values, inside an oblique projection it reads as an average level; never an error.
 
 X without categorical columns passes through untouched: its conversion to float stays
 scikit-learn's ``validate_data``, and the estimator keeps no ``_categories``, so models of
@@ -37,6 +38,7 @@ __all__ = [
     "as_frame",
     "categorical_mask",
     "categorical_of",
+    "column_levels",
     "core_categorical",
     "fit_columns",
     "numeric_columns",
@@ -230,9 +232,21 @@ def _learn_levels(column) -> np.ndarray:
     return levels
 
 
-def _codes(column, levels) -> np.ndarray:
-    """Each value's index in ``levels`` as float64; NaN where it is missing or is not a
-    level."""
+def column_levels(column) -> np.ndarray:
+    """The levels :func:`fit_columns` records for a categorical column (a pandas Series or
+    a 1-D array): a category dtype's categories, [False, True] for bools, else the sorted
+    distinct values (in order of appearance when they do not compare).
+
+    The distinct values of row blocks concatenated in row order give the levels of the
+    whole column: Dask's partitions mode fixes a column's levels this way before its
+    workers grow trees (:mod:`obliqueforest.dask`).
+    """
+    return _learn_levels(column)
+
+
+def _codes(column, levels, unseen=np.nan) -> np.ndarray:
+    """Each value's index in ``levels`` as float64: NaN where it is missing, ``unseen``
+    where it is not a level."""
     pd = _pandas()
     index = pd.Index(levels)
     if isinstance(column.dtype, pd.CategoricalDtype):
@@ -242,7 +256,8 @@ def _codes(column, levels) -> np.ndarray:
     else:
         codes = index.get_indexer(column)
     out = codes.astype(np.float64)
-    out[codes < 0] = np.nan
+    out[codes < 0] = unseen
+    out[np.asarray(pd.isna(column), dtype=bool)] = np.nan
     return out
 
 
@@ -324,7 +339,9 @@ def _warm_columns(est, X, X2, value):
             f"{names[np.asarray(fitted)].tolist()}; a warm start takes the columns of the "
             "first fit, of the same kinds (or refit with warm_start=False)"
         )
-    return predict_columns(est, X)
+    # a level the first fit did not see is missing in the trees grown now (the core takes
+    # no code past a column's levels at fit)
+    return predict_columns(est, X, unseen=np.nan)
 
 
 def _check_columns(est, X2):
@@ -337,11 +354,11 @@ def _check_columns(est, X2):
         _check_feature_names(est, X2, reset=False)
 
 
-def predict_columns(est, X):
+def predict_columns(est, X, unseen=None):
     """X for a prediction of ``est``: its categorical columns coded through the levels of
-    the fit (a value that is not a level is NaN: it goes with the missing values), the
-    others as numbers; X as given (a pyarrow Table as a DataFrame) when the model has no
-    categorical column.
+    the fit (a value that is not a level is coded ``unseen``, by default one past the
+    column's last level, which no split's level map holds), the others as numbers; X as
+    given (a pyarrow Table as a DataFrame) when the model has no categorical column.
 
     Raises
     ------
@@ -379,7 +396,10 @@ def predict_columns(est, X):
                 f"and is numeric (dtype {column.dtype}) now: pass it as at fit (strings, "
                 "category or bool)"
             )
-        return _codes(column, levels[j])
+        # a level never seen in training: the code past the last level, which no node's map
+        # holds (at a split on the column alone it goes with the missing values; inside an
+        # oblique projection it is an average level)
+        return _codes(column, levels[j], len(levels[j]) if unseen is None else unseen)
 
     def numeric(j, column):
         if _is_strings(column.dtype) or (

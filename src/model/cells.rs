@@ -34,9 +34,11 @@ impl Model {
 
     /// The rows of `cells` as the numeric matrix [`Model::predict`] and the other
     /// predictions take: a categorical column's string becomes its level's code, and a
-    /// string that names no level (a category never seen in training) becomes NaN, which
-    /// the trees send where they send missing values; a numeric column's string is
-    /// parsed as a number (an empty string is missing).
+    /// string that names no level (a category never seen in training) the code one past
+    /// the last level, which no split's level map holds (a split on the column alone sends
+    /// it where it sends missing values, an oblique projection reads it as an average
+    /// level; [`crate::columns`]); a numeric column's string is parsed as a number (an
+    /// empty string is missing).
     ///
     /// ```
     /// # fn run(model: &obliqueforest::model::Model) -> obliqueforest::error::Result<()> {
@@ -70,10 +72,12 @@ impl Model {
                 out[[i, j]] = match (*cell, levels) {
                     (Cell::Missing, _) => f64::NAN,
                     (Cell::Num(v), _) => v,
+                    // a level never seen in training: the code past the last, which no
+                    // split's level map holds
                     (Cell::Str(s), Some(levels)) => levels
                         .iter()
                         .position(|l| l == s)
-                        .map_or(f64::NAN, |c| c as f64),
+                        .map_or(levels.len() as f64, |c| c as f64),
                     (Cell::Str(s), None) => parse_number(s, i, j, self.is_categorical(j))?,
                 };
             }

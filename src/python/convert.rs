@@ -307,7 +307,8 @@ pub(super) fn to_arg(name: &str, obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 /// Adds the level maps of a tree of `n` nodes ([`crate::columns::LevelMaps`]) to the
 /// node table `d` that `_core.Forest.tree_nodes` returns: node i's maps are
 /// `map_node_ptr[i]..map_node_ptr[i + 1]`; map m reads its node's term `map_term[m]` and
-/// holds the levels `map_levels[map_ptr[m]..map_ptr[m + 1]]` with their `map_values`.
+/// holds the levels `map_levels[map_ptr[m]..map_ptr[m + 1]]` with their `map_values`,
+/// and reads `map_unseen[m]` for a level it lacks (NaN: missing).
 pub(super) fn set_level_maps(
     d: &Bound<'_, PyDict>,
     maps: &crate::columns::LevelMaps,
@@ -329,6 +330,14 @@ pub(super) fn set_level_maps(
     d.set_item("map_term", as_i64(&maps.term).into_pyarray(py))?;
     d.set_item("map_ptr", ptr.into_pyarray(py))?;
     d.set_item("map_levels", as_i64(&maps.levels).into_pyarray(py))?;
+    d.set_item(
+        "map_unseen",
+        maps.unseen
+            .iter()
+            .map(|&v| f64::from(v))
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
     d.set_item(
         "map_values",
         maps.values

@@ -36,17 +36,26 @@ impl<C: Criterion> SplitSearch<'_, C> {
             return false;
         }
         ws.cat.cur.clear();
+        let mixed = idx.iter().any(|&j| kinds[j as usize] == 0);
+        // a level the node's map lacks: missing at a split on categorical columns only, an
+        // average level (score 0) beside numeric terms
+        let unseen = if mixed { 0.0 } else { f32::NAN };
         for (k, &j) in idx.iter().enumerate() {
             if kinds[j as usize] > 0 {
-                let (a, b) = self.cached_scores(ws, rng, node, j);
+                let (a, b, reliability) = self.cached_scores(ws, rng, node, j);
                 let cat = &mut ws.cat;
                 // a term's weight gives the sign of its part: its magnitude (a family's
-                // scaling of the column's codes) is divided out
+                // scaling of the column's codes) is divided out; beside numeric terms, the
+                // part is as large as the levels are reliable
                 let wk = f64::from(w[k].abs());
                 let per = if wk > 0.0 { 1.0 / wk } else { 1.0 };
+                let per = if mixed { per * reliability } else { per };
                 let pairs = cat.cache_levels[a..b].iter().zip(&cat.cache_scores[a..b]);
-                cat.cur
-                    .push(k as u32, pairs.map(|(&l, &s)| (l, (s * per) as f32)));
+                cat.cur.push(
+                    k as u32,
+                    pairs.map(|(&l, &s)| (l, (s * per) as f32)),
+                    unseen,
+                );
             }
         }
         self.scale_to_numeric_part(ws, node, idx, w);
@@ -62,17 +71,18 @@ impl<C: Criterion> SplitSearch<'_, C> {
     }
 
     /// The range in `ws.cat.cache_*` of the levels of column `j` present at `node` and
-    /// their standardised scores ([`Self::level_scores`]), computed once per node and
-    /// column: every candidate of the node that reads the column reads it the same way.
+    /// their standardised scores ([`Self::level_scores`]), and their reliability
+    /// ([`Self::level_statistics`]), computed once per node and column: every candidate of
+    /// the node that reads the column reads it the same way.
     fn cached_scores(
         &self,
         ws: &mut Workspace,
         rng: &mut Rng,
         node: Node<'_>,
         j: u32,
-    ) -> (usize, usize) {
-        if let Some(&(_, a, b)) = ws.cat.cache.iter().find(|c| c.0 == j) {
-            return (a as usize, b as usize);
+    ) -> (usize, usize, f64) {
+        if let Some(&(_, a, b, r)) = ws.cat.cache.iter().find(|c| c.0 == j) {
+            return (a as usize, b as usize, r);
         }
         self.level_scores(ws, rng, node, j as usize);
         let cat = &mut ws.cat;
@@ -80,14 +90,15 @@ impl<C: Criterion> SplitSearch<'_, C> {
         cat.cache_levels.extend(cat.groups.iter().map(|g| g.0));
         cat.cache_scores.extend_from_slice(&cat.scores);
         let b = cat.cache_levels.len();
-        cat.cache.push((j, a as u32, b as u32));
-        (a, b)
+        cat.cache.push((j, a as u32, b as u32, cat.reliability));
+        (a, b, cat.reliability)
     }
 
     /// The standardised score of each level of column `j` present at `node`: levels
     /// (ascending) in `ws.cat.groups`, scores in `ws.cat.scores`.
     fn level_scores(&self, ws: &mut Workspace, rng: &mut Rng, node: Node<'_>, j: usize) {
         let cat = &mut ws.cat;
+        cat.reliability = 1.0;
         cat.pairs.clear();
         for &s in &ws.samples[node.start..node.end] {
             let v = self.x.get(s as usize, j);
@@ -118,7 +129,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             standardise(&cat.groups, &mut cat.scores);
             return;
         }
-        self.level_statistics(cat);
+        cat.reliability = self.level_statistics(cat);
         let width = cat.stats.len() / cat.groups.len();
         level_numbers(
             &cat.groups,
@@ -142,8 +153,12 @@ impl<C: Criterion> SplitSearch<'_, C> {
 
     /// Each present level's statistic (the criterion's leaf value of its rows, or of the
     /// pooled rare levels' rows), from the sorted `cat.pairs`.
-    fn level_statistics(&self, cat: &mut CatScratch) {
+    ///
+    /// Returns the levels' reliability ([`Self::reliability`]).
+    fn level_statistics(&self, cat: &mut CatScratch) -> f64 {
         let len = self.crit.stat_len(self.cfg.n_outputs);
+        let mut within = 0.0; // the groups' weighted impurities
+        let mut n_groups = 0usize;
         let min_rows = self.cfg.min_category_samples;
         cat.rare_sums.clear();
         cat.rare_sums.resize(len, 0.0);
@@ -178,6 +193,10 @@ impl<C: Criterion> SplitSearch<'_, C> {
             }
             self.crit
                 .finish_node(&mut cat.sums, &cat.rows, self.weights);
+            if w > 0.0 {
+                within += w * self.crit.impurity(&cat.sums, w);
+            }
+            n_groups += 1;
             cat.value.clear();
             self.crit.push_value(&cat.sums, w, &mut cat.value);
             cat.groups.push((level, w, false));
@@ -190,6 +209,10 @@ impl<C: Criterion> SplitSearch<'_, C> {
             cat.rare_rows.sort_unstable();
             self.crit
                 .finish_node(&mut cat.rare_sums, &cat.rare_rows, self.weights);
+            if rare_w > 0.0 {
+                within += rare_w * self.crit.impurity(&cat.rare_sums, rare_w);
+            }
+            n_groups += 1;
             cat.value.clear();
             self.crit.push_value(&cat.rare_sums, rare_w, &mut cat.value);
             rare_value.copy_from_slice(&cat.value[..width]);
@@ -205,6 +228,50 @@ impl<C: Criterion> SplitSearch<'_, C> {
             }
         }
         cat.stats = full;
+        self.reliability(cat, within, n_groups)
+    }
+
+    /// How far the levels' partition of the node's rows (rare ones pooled) explains more
+    /// than noise, in [0, 1], from the groups' weighted impurities `within` and their
+    /// number `g`, against the impurity of all `n` rows of `cat.pairs`: with `eta2` the
+    /// share of the impurity the partition explains, its variance-ratio statistic
+    /// `F = (eta2 / (g - 1)) / ((1 - eta2) / (n - g))`, which is about 1 for levels of noise
+    /// (spread `sqrt(2 / (g - 1))`), gives `clamp((F - 1) / (2 sqrt(2 / (g - 1))), 0, 1)`:
+    /// 0 for levels that explain no more than noise would, 1 from two spreads above it.
+    fn reliability(&self, cat: &mut CatScratch, within: f64, n_groups: usize) -> f64 {
+        let len = self.crit.stat_len(self.cfg.n_outputs);
+        cat.sums.clear();
+        cat.sums.resize(len, 0.0);
+        cat.rows.clear();
+        let mut total = 0.0;
+        for &(_, s) in &cat.pairs {
+            let w = self.weights[s as usize];
+            self.crit.add_sample(&mut cat.sums, s as usize, w);
+            cat.rows.push(s);
+            total += w;
+        }
+        self.crit
+            .finish_node(&mut cat.sums, &cat.rows, self.weights);
+        let node = if total > 0.0 {
+            total * self.crit.impurity(&cat.sums, total)
+        } else {
+            0.0
+        };
+        let n = cat.pairs.len() as f64;
+        if node.is_nan() || node <= 0.0 || n <= n_groups as f64 {
+            return 0.0;
+        }
+        let g = n_groups as f64;
+        if g < 2.0 {
+            return 0.0;
+        }
+        let eta2 = (1.0 - within / node).clamp(0.0, 1.0);
+        if eta2 >= 1.0 {
+            return 1.0;
+        }
+        let f = (eta2 / (g - 1.0)) / ((1.0 - eta2) / (n - g));
+        let spread = (2.0 / (g - 1.0)).sqrt();
+        ((f - 1.0) / (2.0 * spread)).clamp(0.0, 1.0)
     }
 
     /// The width of a level's statistic (the criterion's leaf value).

@@ -221,6 +221,7 @@ pub struct PackedTree {
     map_ptr: Vec<u32>,
     map_levels: Vec<u32>,
     map_values: Vec<f32>,
+    map_unseen: Vec<f32>,
 }
 
 impl PackedTree {
@@ -236,6 +237,7 @@ impl PackedTree {
             map_ptr: Vec::new(),
             map_levels: Vec::new(),
             map_values: Vec::new(),
+            map_unseen: Vec::new(),
         };
         // the length of every inner node's dense projection so far (None before the first)
         let mut dense: Option<usize> = None;
@@ -325,6 +327,7 @@ impl PackedTree {
             let index = (self.map_ptr.len() - 1) as u32;
             self.map_levels.extend_from_slice(levels);
             self.map_values.extend(values.iter().map(|&v| entry.1 * v));
+            self.map_unseen.push(entry.1 * maps.unseen[m]);
             self.map_ptr.push(self.map_levels.len() as u32);
             *entry = (entry.0 | CAT_TERM, f32::from_bits(index));
         }
@@ -344,7 +347,8 @@ impl PackedTree {
                 let m = w.to_bits() as usize;
                 let (a, b) = (self.map_ptr[m] as usize, self.map_ptr[m + 1] as usize);
                 let x = row.at((j & !CAT_TERM) as usize);
-                s += crate::columns::encode(&self.map_levels[a..b], &self.map_values[a..b], x);
+                let (levels, values) = (&self.map_levels[a..b], &self.map_values[a..b]);
+                s += crate::columns::encode(levels, values, self.map_unseen[m], x);
             }
         }
         s

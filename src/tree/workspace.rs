@@ -237,9 +237,12 @@ pub(crate) struct CatScratch {
     pub(super) value: Vec<f64>,
     pub(super) scores: Vec<f64>,
     pub(super) numeric: Vec<f32>,
+    /// The reliability of the levels last scored.
+    pub(super) reliability: f64,
     /// The node's level scores per column so far: (column, range in `cache_levels` and
-    /// `cache_scores`); emptied for each node ([`CatScratch::enter_node`]).
-    pub(super) cache: Vec<(u32, u32, u32)>,
+    /// `cache_scores`, the levels' reliability); emptied for each node
+    /// ([`CatScratch::enter_node`]).
+    pub(super) cache: Vec<(u32, u32, u32, f64)>,
     pub(super) cache_levels: Vec<u32>,
     pub(super) cache_scores: Vec<f64>,
 }

@@ -107,4 +107,4 @@ impl Default for Growth {
 }
 
 /// The default of [`Growth::min_category_samples`].
-pub const DEFAULT_MIN_CATEGORY_SAMPLES: usize = 5;
+pub const DEFAULT_MIN_CATEGORY_SAMPLES: usize = 3;

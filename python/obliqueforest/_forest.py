@@ -132,7 +132,7 @@ class ObliqueForestClassifier(_ForestClassifier):
         class_weight: Any = None, max_samples: Any = None, ccp_alpha: Any = 0.0,
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = None, honest_fraction: Any = 0.0,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
         categorical_in_projections: Any = True,
     ):
         self.projection = projection
@@ -183,7 +183,7 @@ class ObliqueForestRegressor(_ForestRegressor):
         max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
         splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
         honest_fraction: Any = 0.0, store_leaf_values: Any = False,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
         categorical_in_projections: Any = True,
     ):
         self.projection = projection
@@ -239,7 +239,7 @@ class RandomForestClassifier(_ForestClassifier):
         max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
         splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
         honest_fraction: Any = 0.0, categorical_features: Any = "from_dtype",
-        min_category_samples: Any = 5, categorical_in_projections: Any = True,
+        min_category_samples: Any = 3, categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators
         self.criterion = criterion
@@ -290,7 +290,7 @@ class RandomForestRegressor(_ForestRegressor):
         verbose: Any = 0, warm_start: Any = False, max_samples: Any = None, ccp_alpha: Any = 0.0,
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = None, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
         categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators
@@ -401,7 +401,7 @@ class SPORFClassifier(_SPORFMixin, _ForestClassifier):
         warm_start: Any = False, class_weight: Any = None, max_samples: Any = None,
         ccp_alpha: Any = 0.0, monotonic_cst: Any = None, splitter: Any = "best",
         max_bins: Any = 256, candidate_samples: Any = 512, honest_fraction: Any = 0.0,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
         categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators
@@ -455,7 +455,7 @@ class SPORFRegressor(_SPORFMixin, _ForestRegressor):
         warm_start: Any = False, max_samples: Any = None, ccp_alpha: Any = 0.0,
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = 512, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
         categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators

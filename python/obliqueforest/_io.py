@@ -119,7 +119,7 @@ def _plain_params(est):
 #: is saved byte for byte as before they existed, readable by earlier versions.
 _LEFT_OUT_AT_DEFAULT = {
     "categorical_features": "from_dtype",
-    "min_category_samples": 5,
+    "min_category_samples": 3,
     "categorical_in_projections": True,
 }
 

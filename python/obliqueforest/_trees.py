@@ -388,7 +388,7 @@ class ObliqueTreeClassifier(_TreeMixin, _ClassifierMixin, _BaseForest):
         min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
         random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
         class_weight: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
         categorical_in_projections: Any = True,
     ):
         self.projection = projection
@@ -422,7 +422,7 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
         min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
         random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
         ccp_alpha: Any = 0.0, monotonic_cst: Any = None, categorical_features: Any = "from_dtype",
-        min_category_samples: Any = 5, categorical_in_projections: Any = True,
+        min_category_samples: Any = 3, categorical_in_projections: Any = True,
     ):
         self.projection = projection
         self.criterion = criterion

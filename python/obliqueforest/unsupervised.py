@@ -301,7 +301,7 @@ class UnsupervisedRandomForest(
         min_impurity_decrease: Any = 0.0, bootstrap: Any = True, n_jobs: Any = None,
         random_state: Any = None, verbose: Any = 0, warm_start: Any = False,
         max_samples: Any = None, splitter: Any = "best", n_components: Any = 2,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 5,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
         categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators

@@ -282,8 +282,11 @@ def _of(kind, **params):
         import obliqueforest as of
 
         name = kind + ("Classifier" if task == "classification" else "Regressor")
+        extra = dict(params)
+        if args.min_category_samples is not None:
+            extra["min_category_samples"] = args.min_category_samples
         return getattr(of, name)(
-            n_estimators=args.trees, random_state=seed, n_jobs=args.n_jobs, **params
+            n_estimators=args.trees, random_state=seed, n_jobs=args.n_jobs, **extra
         )
 
     return make
@@ -570,6 +573,12 @@ def main(argv=None):
         "--quick",
         action="store_true",
         help="smoke run: 10 trees, 1 repeat, 2,000-row subsamples, 3,000 synthetic rows",
+    )
+    parser.add_argument(
+        "--min-category-samples",
+        type=int,
+        help="our forests' min_category_samples (default: theirs); a sweep reruns the script "
+        "per value, e.g. with --methods of_rf",
     )
     parser.add_argument("--list", action="store_true", help="print the tables and stop")
     parser.add_argument("--out", help="write the Markdown report here too")

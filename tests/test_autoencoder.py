@@ -133,7 +133,7 @@ def test_autoencoder_knn_decodes_inverse_square_distance_mean_of_neighbour_rows(
 
 
 def test_auto_min_samples_leaf_scales_down_on_small_data():
-    from obliqueforest.autoencoder._estimator import _auto_min_samples_leaf
+    from obliqueforest.autoencoder._adversarial import _auto_min_samples_leaf
 
     assert _auto_min_samples_leaf(360, adversarial=True) == 12
     assert _auto_min_samples_leaf(50, adversarial=True) == 8

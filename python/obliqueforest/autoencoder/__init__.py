@@ -8,7 +8,11 @@ give the diffusion map ``Z = √n V Λᵗ`` (the constant eigenvector dropped). 
 rows are embedded with the Nyström formula ``Z₀ = K₀ Z Λ⁻¹``, which reduces to
 one sparse product with a (total leaves × n_components) matrix precomputed at
 fit time. Decoders map latent vectors back to the input space through the
-forest's leaf regions (boxes computed in Rust by ``leaf_bounds``).
+forest's leaf regions (boxes computed in Rust by ``leaf_bounds``; for a categorical
+column, the levels its training rows hold in each leaf).
+
+A DataFrame's categorical columns are read as the forest estimators read them
+(:mod:`obliqueforest._tables`), and the forest splits them by sets of levels.
 
 Exact duplicate rows are collapsed before the kernel is built (and before an
 unsupervised forest is grown): copies share every leaf, and a row repeated

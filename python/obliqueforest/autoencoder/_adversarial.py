@@ -16,11 +16,30 @@ from ..interpret import _core_forest as _core_forest  # (re-exported for _estima
 # --------------------------------------------------------------------------- #
 # Forests                                                                       #
 # --------------------------------------------------------------------------- #
-def _forest_params(X, *, n_classes, seed, n_jobs, **params):
+# min_samples_leaf="auto": leaves of the adversarial forest hold real and synthetic rows
+# (as many synthetic as real), so 12 is about 6 real rows; below 72 distinct rows it is
+# n/6 (at least 5), so that small data still give trees of several leaves. Other forests
+# hold real rows only and keep 5.
+_ARF_MIN_SAMPLES_LEAF = 12
+_ARF_ROWS_PER_LEAF = 6
+_MIN_SAMPLES_LEAF = 5
+
+
+def _auto_min_samples_leaf(n_rows, adversarial):
+    """``min_samples_leaf="auto"`` of a forest grown on ``n_rows`` (distinct) rows."""
+    if not adversarial:
+        return _MIN_SAMPLES_LEAF
+    return min(_ARF_MIN_SAMPLES_LEAF, max(_MIN_SAMPLES_LEAF, n_rows // _ARF_ROWS_PER_LEAF))
+
+
+def _forest_params(X, *, n_classes, seed, n_jobs, categorical=None, **params):
     """The core parameters of a forest grown here on ``X``: those the fit of a
     :class:`~obliqueforest.RandomForestClassifier` of ``n_classes`` classes (a
     :class:`~obliqueforest.RandomForestRegressor` for ``n_classes=None``) with ``params``
-    (its parameters by name) builds, with ``seed`` as the forest's seed.
+    (its parameters by name) builds, with ``seed`` as the forest's seed. ``categorical``:
+    per column its levels (``X`` holds their codes) or None, as the estimators pass them
+    (:func:`obliqueforest._tables.core_categorical`), so the core splits those columns
+    by sets of levels.
 
     The estimator gives its projection and the defaults of every parameter not in
     ``params``, so they are written once. It is not fitted: its fit draws the seed from
@@ -35,6 +54,7 @@ def _forest_params(X, *, n_classes, seed, n_jobs, **params):
         projection=est._projection(X.shape[1]),
         seed=seed,
         n_jobs=n_jobs,
+        categorical=categorical,
     )
 
 
@@ -169,4 +189,44 @@ def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs, verbo
 def _is_fitted_forest(forest):
     return isinstance(forest, _core.Forest) or isinstance(
         getattr(forest, "_forest", None), _core.Forest
+    )
+
+
+def _same_levels(a, b):
+    if a is None or b is None:
+        return a is None and b is None
+    a, b = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
+    return len(a) == len(b) and bool(np.all(a == b))
+
+
+def _check_forest_columns(forest, codec, n_features):
+    """A forest the autoencoder takes reads its codes: ``n_features`` columns, and its
+    categorical columns, if it has any, are the codec's with the same levels (a forest of
+    numeric columns only reads the codes as numbers, as forests fitted on the codes did
+    before the forests split categorical columns themselves).
+
+    Raises
+    ------
+    ValueError
+        Saying how to fit the forest, when it does not read these columns.
+    """
+    core = _core_forest(forest)
+    if core.n_features != n_features:
+        raise ValueError(f"the fitted forest has {core.n_features} features, X has {n_features}")
+    counts = [int(c) for c in core.categorical]
+    if not any(counts):
+        return
+    expected = [0] * n_features if codec is None else codec.n_categories.tolist()
+    ours = (None if codec is None else codec._categories) or [None] * n_features
+    theirs = getattr(forest, "_categories", None)  # an estimator's levels (categories_)
+    if counts == expected and (
+        theirs is None or all(_same_levels(a, b) for a, b in zip(theirs, ours))
+    ):
+        return
+    raise ValueError(
+        "the forest's categorical columns (levels per column: "
+        f"{counts}) are not the autoencoder's ({expected}): fit the forest on the same "
+        "DataFrame as the autoencoder, with its category, object, string and bool columns "
+        "categorical (categorical_features='from_dtype', the default) and the same levels, "
+        "or on the autoencoder's integer codes as numbers"
     )

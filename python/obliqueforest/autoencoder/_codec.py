@@ -1,66 +1,101 @@
-"""Tabular codec: numeric arrays or mixed DataFrames <-> float code matrices."""
+"""Tabular codec: numeric arrays or mixed DataFrames <-> float code matrices.
+
+Which columns are categorical, their levels and their codes are the forest estimators'
+(:mod:`obliqueforest._tables`, ``categorical_features="from_dtype"``), so the autoencoder's
+forest splits them as a forest fitted on the same DataFrame does, and a forest fitted on
+it reads the autoencoder's codes.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .._tables import categorical_mask, fit_columns, predict_columns
 
-# --------------------------------------------------------------------------- #
-# Tabular codec: numeric arrays or mixed DataFrames <-> float code matrices    #
-# --------------------------------------------------------------------------- #
+
 def _is_dataframe(X):
     return hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc")
 
 
-def _is_categorical_dtype(dtype):
-    import pandas as pd
-
-    return (
-        isinstance(dtype, pd.CategoricalDtype)
-        or pd.api.types.is_bool_dtype(dtype)
-        or pd.api.types.is_object_dtype(dtype)
-        or pd.api.types.is_string_dtype(dtype)
-    )
-
-
-def _sorted_categories(values):
-    uniq = list(dict.fromkeys(values.tolist()))
-    try:
-        return sorted(uniq)
-    except TypeError:
-        return sorted(uniq, key=str)
+def _as_levels(levels):
+    """A column's levels as the array ``_tables`` codes through: arrays as they are, a list
+    (from a model file or an earlier pickle) of strings as an object array, of bools, ints
+    or floats as an array of that type."""
+    if isinstance(levels, np.ndarray):
+        return levels
+    if any(isinstance(v, str) for v in levels):
+        return np.asarray(levels, dtype=object)
+    return np.asarray(levels)
 
 
 class _TabularCodec:
     """Converts a DataFrame with numeric and categorical columns to float codes.
 
-    Categorical columns (``category``, ``object``, string and ``bool`` dtypes)
-    become integer codes ``0..n_categories-1`` (the dtype's category order for
-    ``category`` columns, sorted values otherwise), which is how they enter the
-    trees; :meth:`decode` maps codes back to the original values and dtypes.
+    Categorical columns are those the forests take from a DataFrame's dtypes (category,
+    object, string and bool); a column's levels are a category dtype's categories,
+    ``[False, True]`` for bools, else its sorted distinct values; it becomes the level
+    codes ``0..n_categories-1``, NaN for a missing value and, at :meth:`encode`, for a
+    value that is not a level (a category never seen in fit), which the forest sends with
+    the missing values. :meth:`decode` maps codes back to the original values and dtypes
+    (NaN to a missing value).
+
+    The codec is the "estimator" :func:`obliqueforest._tables.fit_columns` and
+    :func:`~obliqueforest._tables.predict_columns` record and read the levels on
+    (``categorical_features``, ``_categories``, ``n_features_in_``), so there is one
+    implementation of the dtype rules, the levels' order and the coding.
+
+    Attributes
+    ----------
+    columns : list
+        The column names, in order.
+    dtypes : list
+        Each column's dtype at fit (what :meth:`decode` returns).
+    categories : list
+        Per column its levels (an array, or a list once read from a model file), None for
+        a numeric column; model files save them.
     """
 
-    def fit(self, frame):
+    categorical_features = "from_dtype"
+
+    def fit_encode(self, frame):
+        """Learns the columns' kinds and levels from ``frame``; returns its codes, float64
+        of shape (n_samples, n_features).
+
+        Raises
+        ------
+        TypeError
+            For a numeric-looking column of a dtype that is not numbers (dates, say).
+        ValueError
+            For a categorical column without a value.
+        """
         import pandas as pd
 
         self.columns = list(frame.columns)
         self.dtypes = list(frame.dtypes)
-        self.categories = []
-        for name, dtype in zip(self.columns, self.dtypes):
-            col = frame[name]
-            if col.isna().any():
-                raise ValueError(f"column {name!r} has missing values; impute them first")
-            if isinstance(dtype, pd.CategoricalDtype):
-                self.categories.append(list(dtype.categories))
-            elif pd.api.types.is_bool_dtype(dtype):
-                self.categories.append([False, True])
-            elif _is_categorical_dtype(dtype):
-                self.categories.append(_sorted_categories(col.to_numpy()))
-            elif pd.api.types.is_numeric_dtype(dtype):
-                self.categories.append(None)
-            else:
+        self.categories = [None] * len(self.columns)
+        mask = categorical_mask(self.categorical_features, frame)
+        for name, dtype, categorical in zip(self.columns, self.dtypes, mask):
+            if not categorical and not pd.api.types.is_numeric_dtype(dtype):
                 raise TypeError(f"column {name!r} has unsupported dtype {dtype}")
-        return self
+        codes = self._floats(fit_columns(self, frame))
+        for name, levels in zip(self.columns, self.categories):
+            if levels is not None and len(levels) == 0:
+                raise ValueError(f"column {name!r} has no values (every entry is missing)")
+        return codes
+
+    @property
+    def _categories(self):
+        if all(c is None for c in self.categories):
+            return None
+        return [None if c is None else _as_levels(c) for c in self.categories]
+
+    @_categories.setter
+    def _categories(self, levels):
+        self.categories = list(levels)
+
+    @property
+    def n_features_in_(self):
+        return len(self.columns)
 
     @property
     def categorical(self):
@@ -71,23 +106,22 @@ class _TabularCodec:
         return np.array([0 if c is None else len(c) for c in self.categories], dtype=np.int64)
 
     def encode(self, frame):
-        import pandas as pd
+        """The codes of ``frame`` through the fitted levels, float64 of shape (n_samples,
+        n_features).
 
-        out = np.empty((len(frame), len(self.columns)), dtype=np.float64)
-        for j, (name, cats) in enumerate(zip(self.columns, self.categories)):
-            col = frame[name]
-            if col.isna().any():
-                raise ValueError(f"column {name!r} has missing values; impute them first")
-            if cats is None:
-                out[:, j] = col.to_numpy(dtype=np.float64)
-                continue
-            values = col.astype(object).to_numpy()
-            codes = pd.Categorical(values, categories=cats).codes
-            if (codes < 0).any():
-                unseen = sorted({str(v) for v in values[codes < 0]})[:5]
-                raise ValueError(f"column {name!r} has categories unseen in fit: {unseen}")
-            out[:, j] = codes
-        return out
+        Raises
+        ------
+        ValueError
+            Naming the column: a categorical column given as numbers or a numeric one as
+            strings (the estimators' errors).
+        """
+        return self._floats(predict_columns(self, frame))
+
+    @staticmethod
+    def _floats(coded):
+        if _is_dataframe(coded):
+            return coded.to_numpy(dtype=np.float64, na_value=np.nan)
+        return np.asarray(coded, dtype=np.float64)
 
     def decode(self, codes, index=None):
         import pandas as pd
@@ -100,11 +134,15 @@ class _TabularCodec:
                     col = np.rint(col)
                 data[name] = pd.Series(col, index=index).astype(dtype)
                 continue
-            idx = np.clip(np.rint(col), 0, len(cats) - 1).astype(np.int64)
+            missing = np.isnan(col)
+            idx = np.clip(np.rint(np.where(missing, 0, col)), 0, len(cats) - 1).astype(np.int64)
             if isinstance(dtype, pd.CategoricalDtype):
+                idx[missing] = -1
                 data[name] = pd.Series(pd.Categorical.from_codes(idx, dtype=dtype), index=index)
             else:
-                values = np.empty(len(cats), dtype=object)
-                values[:] = cats
+                values = np.empty(len(cats) + 1, dtype=object)
+                values[:-1] = list(cats)
+                values[-1] = None
+                idx[missing] = len(cats)
                 data[name] = pd.Series(values[idx], index=index).astype(dtype)
         return pd.DataFrame(data, index=index, columns=self.columns)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 
 
 # Rows decoded per block by the k-NN decoder (bounds the k × p temporaries).
@@ -16,19 +17,16 @@ _LASSO_ITERATIONS = 300
 # --------------------------------------------------------------------------- #
 # Leaf regions and sampling (Sect. 4)                                          #
 # --------------------------------------------------------------------------- #
-def _sample_in_boxes(lower, upper, col_min, col_max, n_categories, rng):
+def _sample_in_boxes(lower, upper, col_min, col_max, rng):
     """Draw one point uniformly from each box ``(lower, upper]``.
 
-    Boxes are clipped to the training range of each column. Categorical columns
-    (``n_categories > 0``) draw an integer code uniformly among those inside
-    the box; a box holding no valid code falls back to the nearest code.
+    Boxes are clipped to the training range of each column (categorical columns are
+    drawn apart, :func:`_draw_levels`: their splits are sets of levels, not boxes).
 
     Parameters
     ----------
     lower, upper : ndarray of shape (..., n_features)
     col_min, col_max : ndarray of shape (n_features,)
-    n_categories : ndarray of shape (n_features,)
-        0 for numeric columns.
     rng : numpy.random.Generator
 
     Returns
@@ -42,21 +40,67 @@ def _sample_in_boxes(lower, upper, col_min, col_max, n_categories, rng):
         mid = np.clip(np.where(np.isfinite(lower), lower, upper), col_min, col_max)
         lo = np.where(bad, mid, lo)
         hi = np.where(bad, mid, hi)
-    u = rng.random(lo.shape)
-    out = lo + u * (hi - lo)
-    cat = n_categories > 0
-    if cat.any():
-        kmax = (n_categories[cat] - 1).astype(np.float64)
-        c_lo = np.clip(np.floor(lower[..., cat]) + 1.0, 0.0, kmax)
-        c_hi = np.clip(np.floor(upper[..., cat]), 0.0, kmax)
-        c_hi = np.maximum(c_hi, c_lo)
-        out[..., cat] = c_lo + np.floor(u[..., cat] * (c_hi - c_lo + 1.0))
-        out[..., cat] = np.minimum(out[..., cat], c_hi)
+    return lo + rng.random(lo.shape) * (hi - lo)
+
+
+def _leaf_levels(train_leaves, codes, n_categories, n_leaves):
+    """Which levels of each categorical column the training rows of each leaf hold: the
+    categorical part of a leaf's region, as the box is its numeric part. (A categorical
+    split sends a set of levels each way, which no box holds; the levels a leaf's rows
+    hold are the ones of its set that the data show.)
+
+    Parameters
+    ----------
+    train_leaves : ndarray of shape (n_samples, n_trees)
+        Forest-wide leaf ids of the training rows (``apply_leaves``).
+    codes : ndarray of shape (n_samples, n_features)
+        Their codes; NaN is a missing value.
+    n_categories : ndarray of shape (n_features,)
+        0 for numeric columns.
+    n_leaves : int
+
+    Returns
+    -------
+    levels : dict of int to sparse matrix of shape (n_leaves, n_categories[j] + 1)
+        Per categorical column j, 1 where a leaf holds a level (the last column: a
+        missing value).
+    """
+    n, n_trees = train_leaves.shape
+    out = {}
+    for j in np.flatnonzero(n_categories):
+        level = np.where(np.isnan(codes[:, j]), n_categories[j], codes[:, j]).astype(np.int64)
+        held = sparse.csr_matrix(
+            (np.ones(n * n_trees), (train_leaves.ravel(), np.repeat(level, n_trees))),
+            shape=(n_leaves, n_categories[j] + 1),
+        )
+        held.data[:] = 1.0
+        out[j] = held
     return out
 
 
+def _draw_levels(held, rng):
+    """Per row, a level drawn uniformly among those held by the most of its leaves (all of
+    them when the leaves agree), as :func:`_max_coverage_boxes` and :func:`_sample_in_boxes`
+    do for numeric columns.
+
+    Parameters
+    ----------
+    held : ndarray of shape (n_rows, n_categories + 1)
+        How many of the row's leaves hold each level (the last column: missing).
+
+    Returns
+    -------
+    codes : ndarray of shape (n_rows,)
+        NaN where the level drawn is the missing value.
+    """
+    best = held == held.max(axis=1, keepdims=True)
+    pick = np.argmax(np.where(best, rng.random(held.shape), -1.0), axis=1)
+    return np.where(pick == held.shape[1] - 1, np.nan, pick.astype(np.float64))
+
+
 def _weighted_mode(codes, weights, n_cat, rng):
-    """Weighted mode per row, ties broken at random.
+    """Weighted mode per row, ties broken at random; a missing code (NaN) is an outcome
+    of its own, which wins only with more weight than every level.
 
     Parameters
     ----------
@@ -66,13 +110,23 @@ def _weighted_mode(codes, weights, n_cat, rng):
     Returns
     -------
     mode : ndarray of shape (n_rows,)
+        NaN where the missing value won.
     """
     m = codes.shape[0]
+    missing = np.isnan(codes)
     votes = np.zeros((m, n_cat))
     rows = np.repeat(np.arange(m), codes.shape[1])
-    np.add.at(votes, (rows, codes.astype(np.int64).ravel()), weights.ravel())
+    present = ~missing.ravel()
+    np.add.at(
+        votes,
+        (rows[present], codes.ravel()[present].astype(np.int64)),
+        weights.ravel()[present],
+    )
     votes += rng.random(votes.shape) * 1e-9 * (votes.max(axis=1, keepdims=True) + 1e-300)
-    return np.argmax(votes, axis=1).astype(np.float64)
+    mode = np.argmax(votes, axis=1).astype(np.float64)
+    if missing.any():
+        mode[(weights * missing).sum(axis=1) > votes.max(axis=1)] = np.nan
+    return mode
 
 
 def _max_coverage_boxes(lower, upper):
@@ -222,12 +276,15 @@ def _greedy_leaf_region(scores, leaf_lower, leaf_upper, offsets, rng):
     -------
     lower, upper : ndarray of shape (n_features,)
         The feasible region.
+    leaves : list of int
+        The leaf taken in each tree that took one.
     """
     n_trees = len(offsets) - 1
     best = np.maximum.reduceat(scores, offsets[:-1]) if len(scores) else np.zeros(n_trees)
     order = np.lexsort((rng.random(n_trees), -best))
     lo = np.full(leaf_lower.shape[1], -np.inf)
     hi = np.full(leaf_lower.shape[1], np.inf)
+    leaves = []
     for t in order:
         a, b = offsets[t], offsets[t + 1]
         cand_lo = np.maximum(leaf_lower[a:b], lo)
@@ -238,4 +295,5 @@ def _greedy_leaf_region(scores, leaf_lower, leaf_upper, offsets, rng):
         sc = np.where(ok, scores[a:b] + rng.random(b - a) * 1e-12, -np.inf)
         j = int(np.argmax(sc))
         lo, hi = cand_lo[j], cand_hi[j]
-    return lo, hi
+        leaves.append(a + j)
+    return lo, hi, leaves

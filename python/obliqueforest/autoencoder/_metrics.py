@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
-from ._codec import _is_categorical_dtype, _is_dataframe
+from .._tables import categorical_mask
+from ._codec import _is_dataframe
+
+
+def _missing(values):
+    """Which entries of an object array are missing (None, NaN, ``pd.NA``, ``NaT``)."""
+    pd = sys.modules.get("pandas")
+    if pd is not None:
+        return np.asarray(pd.isna(values), dtype=bool)
+    return np.array([v is None or v != v for v in values], dtype=bool)
 
 
 # --------------------------------------------------------------------------- #
@@ -23,7 +34,9 @@ def distortion(X_true, X_pred, *, categorical_features=None, per_column=False):
     ----------
     X_true, X_pred : ndarray or DataFrame of shape (n_samples, n_features)
         Original and reconstructed data, same columns. With DataFrames,
-        ``category``, ``object``, string and ``bool`` columns are categorical.
+        ``category``, ``object``, string and ``bool`` columns are categorical (the
+        forests' ``categorical_features="from_dtype"``). In a categorical column a
+        missing value reconstructed as missing is no error.
     categorical_features : array-like of bool or int, default=None
         Mask or indices of categorical columns; overrides the dtypes.
     per_column : bool, default=False
@@ -39,7 +52,7 @@ def distortion(X_true, X_pred, *, categorical_features=None, per_column=False):
     """
     if _is_dataframe(X_true):
         cols_true = [X_true[c].to_numpy() for c in X_true.columns]
-        cat = np.array([_is_categorical_dtype(X_true[c].dtype) for c in X_true.columns])
+        cat = categorical_mask("from_dtype", X_true)
     else:
         arr = np.asarray(X_true)
         arr = arr.reshape(-1, 1) if arr.ndim == 1 else arr
@@ -64,7 +77,12 @@ def distortion(X_true, X_pred, *, categorical_features=None, per_column=False):
         if len(t) != len(p):
             raise ValueError("X_true and X_pred must have the same number of rows")
         if cat[j]:
-            scores[j] = np.mean(np.asarray(t, dtype=object) != np.asarray(p, dtype=object))
+            t, p = np.asarray(t, dtype=object), np.asarray(p, dtype=object)
+            t_missing, p_missing = _missing(t), _missing(p)
+            wrong = t_missing != p_missing
+            present = ~(t_missing | p_missing)
+            wrong[present] = t[present] != p[present]
+            scores[j] = np.mean(wrong)
             continue
         t = np.asarray(t, dtype=np.float64)
         p = np.asarray(p, dtype=np.float64)

@@ -576,3 +576,125 @@ def test_ctrl_c_during_a_fit_stops_the_workers_trees(client, mode):
         of.RandomForestClassifier(n_estimators=4, random_state=0), Xd, yd, client=client, mode=mode
     )
     assert est.score(X, y) > 0.8
+
+
+# -- categorical columns (issue 46) --------------------------------------------------------
+
+
+def _table(n=800, seed=0):
+    """Numbers, a text column (object), a category and a bool column; y depends on a
+    non-ordinal set of the text column's levels and on x."""
+    rng = np.random.default_rng(seed)
+    city = rng.choice(list("abcdef"), size=n)
+    frame = pd.DataFrame(
+        {
+            "x": rng.normal(size=n),
+            "city": city.astype(object),
+            "size": pd.Categorical(rng.choice(["S", "M", "L"], size=n), categories=["S", "M", "L"]),
+            "flag": rng.random(n) < 0.5,
+        }
+    )
+    frame.loc[rng.random(n) < 0.05, "city"] = None
+    y = (np.isin(city, ["b", "e", "f"]) ^ (frame["x"].to_numpy() > 1)).astype(np.int64)
+    return frame, y
+
+
+def _assert_same_categories(est, local):
+    np.testing.assert_array_equal(est.is_categorical_, local.is_categorical_)
+    for ours, theirs in zip(est.categories_, local.categories_):
+        assert (ours is None and theirs is None) or (
+            ours.dtype == theirs.dtype and list(ours) == list(theirs)
+        )
+    assert list(est._forest.categorical) == list(local._forest.categorical)
+
+
+def _split_levels(forest, n_trees, feature):
+    """The level codes of ``feature`` that the level maps of the forest's nodes hold."""
+    seen = set()
+    for t in range(n_trees):
+        nodes = forest.tree_nodes(t)
+        for node in range(len(nodes["left"])):
+            for m in range(nodes["map_node_ptr"][node], nodes["map_node_ptr"][node + 1]):
+                if (
+                    nodes["proj_features"][nodes["proj_ptr"][node] + nodes["map_term"][m]]
+                    == feature
+                ):
+                    seen.update(nodes["map_levels"][nodes["map_ptr"][m] : nodes["map_ptr"][m + 1]])
+    return {int(v) for v in seen}
+
+
+def test_replicate_fit_of_a_table_with_text_columns_is_byte_identical_to_local(client):
+    frame, y = _table()
+    local = of.SPORFClassifier(n_estimators=12, random_state=0).fit(frame, y)
+    for X, yy in ((frame, y), (dd.from_pandas(frame, npartitions=3), da.from_array(y, 300))):
+        if isinstance(X, dd.DataFrame):
+            yy = dd.from_pandas(pd.Series(y), npartitions=3)
+        est = odask.fit(
+            of.SPORFClassifier(n_estimators=12, random_state=0),
+            X,
+            yy,
+            client=client,
+            mode="replicate",
+        )
+        assert est._forest.to_bytes() == local._forest.to_bytes()
+        _assert_same_categories(est, local)
+
+
+def test_dask_predict_on_text_columns_matches_local_predict(client):
+    frame, y = _table()
+    est = of.RandomForestClassifier(n_estimators=10, random_state=0).fit(frame, y)
+    new, _ = _table(300, seed=1)
+    new.loc[::7, "city"] = "zz"  # a level never seen in training: the missing side
+    new["size"] = pd.Categorical(new["size"].astype(str), categories=["L", "M", "S", "XL"])
+    Xd = dd.from_pandas(new, npartitions=3)
+    np.testing.assert_array_equal(odask.predict(est, Xd).compute().to_numpy(), est.predict(new))
+    out = odask.predict_proba(est, Xd).compute()
+    np.testing.assert_array_equal(out.to_numpy(), est.predict_proba(new))
+
+
+def test_partitions_mode_fixes_the_levels_from_every_partition(client):
+    frame, y = _table(1200, seed=2)
+    # sorted by city: each partition holds a few of its levels, the last its missing values
+    order = np.argsort(frame["city"].fillna("~").to_numpy(), kind="stable")
+    frame, y = frame.iloc[order].reset_index(drop=True), y[order]
+    Xd = dd.from_pandas(frame, npartitions=4)
+    yd = dd.from_pandas(pd.Series(y), npartitions=4)
+    assert Xd.partitions[0]["city"].compute().nunique() < 6
+    est = odask.fit(
+        of.RandomForestClassifier(n_estimators=16, random_state=0),
+        Xd,
+        yd,
+        client=client,
+        mode="partitions",
+    )
+    local = of.RandomForestClassifier(n_estimators=16, random_state=0).fit(frame, y)
+    _assert_same_categories(est, local)  # every tree knows every level
+    assert sorted(set(est.dask_tree_rows_)) != [len(y)]  # grown on groups of partitions
+    # the groups code city through the same levels: the trees of the first group split
+    # on a, b, c (codes 0-2), those of the second on d, e, f (3-5), not on codes of their own
+    assert _split_levels(est._forest, 16, feature=1) == set(range(6))
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict_proba(frame), est.predict_proba(frame))
+
+
+def test_partitions_mode_fixes_the_levels_of_integer_coded_array_columns(client):
+    frame, y = _table(1200, seed=3)
+    codes = frame["city"].map(dict(zip("abcdef", range(6)))).to_numpy(dtype=np.float64)
+    X = np.column_stack([frame["x"].to_numpy(), np.sort(codes)])
+    y = y[np.argsort(codes, kind="stable")]
+    make = lambda: of.RandomForestClassifier(  # noqa: E731
+        n_estimators=8, categorical_features=[1], random_state=0
+    )
+    est = odask.fit(make(), *chunked(X, y, rows=300), client=client, mode="partitions")
+    _assert_same_categories(est, make().fit(X, y))
+
+
+def test_dask_transform_of_a_mixed_table_equals_the_autoencoders(client):
+    from obliqueforest import ForestAutoencoder
+
+    frame, _ = _table(300)
+    ae = ForestAutoencoder(n_estimators=20, n_components=2, random_state=0).fit(frame)
+    new = frame.iloc[:90].copy()
+    new.loc[::5, "city"] = "zz"
+    Z = odask.transform(ae, dd.from_pandas(new, npartitions=3)).compute()
+    np.testing.assert_array_equal(np.asarray(Z), ae.transform(new))

@@ -139,6 +139,17 @@ def _collection(X):
     return da.from_delayed(data, shape=X.shape, dtype=X.dtype)
 
 
+def _probe_frame(meta):
+    """Two rows of ``meta``'s columns and dtypes: 0 in numeric columns (an autoencoder
+    refuses their missing values), missing values in the others (a category column
+    holds no 0, and a missing value is what every categorical column takes)."""
+    probe = meta.reindex(range(2))
+    for j, dtype in enumerate(meta.dtypes):
+        if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
+            probe.isetitem(j, probe.iloc[:, j].fillna(0))
+    return probe.astype(meta.dtypes.to_dict())
+
+
 def _map(estimator, X, method):
     check_is_fitted(estimator)
     if not hasattr(estimator, method):
@@ -151,7 +162,7 @@ def _map(estimator, X, method):
     # the output's width and type, from the method itself on two rows (the autoencoder
     # wants two); a multi-output classifier's predict_proba is a list, one array per output
     if isinstance(X, dd.DataFrame):
-        probe = X._meta.reindex(range(2)).fillna(0).astype(X.dtypes.to_dict())
+        probe = _probe_frame(X._meta)
     else:
         probe = np.zeros((2, X.shape[1]), dtype=X.dtype)
     sample = getattr(estimator, method)(probe)

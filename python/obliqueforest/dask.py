@@ -27,7 +27,14 @@ like one fitted locally. Two modes:
     workers, not on where Dask placed the partitions: the same seed on the same
     partitioning gives the same model. Every tree draws from its (seed, *t*) streams,
     class labels are gathered first so every tree knows every class, and features are
-    checked to be identical across partitions. With a few workers holding large random
+    checked to be identical across partitions. Categorical columns (the estimator's
+    ``categorical_features``, e.g. a DataFrame's text, category and bool columns) have
+    their levels fixed from all the data before any tree grows: one pass over the
+    partitions gathers each categorical column's distinct values, merged in partition
+    order and ordered as a local fit orders them (a category dtype's categories, the
+    same in every partition; else the sorted distinct values), and every group codes its
+    rows through those levels, so every tree knows every level, and ``categories_`` is
+    a local fit's. With a few workers holding large random
     partitions its accuracy is close to a full fit's (``benches/dask_bench.py``
     measures it). ``class_weight="balanced"`` balances each group's rows; ``oob_score``
     and ``estimators_samples_`` are not available (a tree's rows are its group's).
@@ -82,6 +89,7 @@ from sklearn.base import clone, is_classifier
 from . import _core
 from ._forest import FOREST_GROWER, CoreSparse, _BaseForest
 from ._progress import _make_bar
+from ._tables import categorical_mask, column_levels
 
 __all__ = [
     "MODES",
@@ -124,7 +132,9 @@ def fit(estimator, X, y=None, sample_weight=None, client=None, mode="auto"):
         in place.
     X : dask array or dask DataFrame of shape (n_samples, n_features)
         Training data, partitioned by rows (numpy arrays and pandas frames are accepted:
-        one partition, scattered to the workers).
+        one partition, scattered to the workers). Categorical columns (the estimator's
+        ``categorical_features``) are taken in both modes, with the levels a local fit
+        finds (see the module documentation).
     y : dask array or dask Series of shape (n_samples,), default=None
         Targets, partitioned like X (the same number of partitions with the same rows);
         None for a forest grown without targets. In partitions mode an isolation forest
@@ -203,14 +213,16 @@ def fit(estimator, X, y=None, sample_weight=None, client=None, mode="auto"):
             for v in (X, y, sample_weight)
         )
         columns = list(X.columns) if isinstance(X, pd.DataFrame) else list(range(X.shape[1]))
+        meta = X.iloc[:0] if isinstance(X, pd.DataFrame) else X[:0]
         blocks = [
             None if v is None else [client.scatter(v, hash=False)] for v in (X, y, sample_weight)
         ]
-        _fit_partitions(client, estimator, *blocks, columns, getattr(y, "ndim", 1))
+        _fit_partitions(client, estimator, *blocks, columns, getattr(y, "ndim", 1), meta)
     else:
         columns = list(X.columns) if isinstance(X, dd.DataFrame) else list(range(X.shape[1]))
+        meta = X._meta if isinstance(X, dd.DataFrame) else np.empty((0, X.shape[1]), X.dtype)
         blocks = [_blocks(v) for v in (X, y, sample_weight)]
-        _fit_partitions(client, estimator, *blocks, columns, 1)
+        _fit_partitions(client, estimator, *blocks, columns, 1, meta)
     estimator.dask_mode_ = mode
     return estimator
 
@@ -533,10 +545,49 @@ def _partition(X, y, sw, index, columns):
     return X, y, sw
 
 
-def _summary(part, classify):
+def _summary(part, classify, categorical):
+    """Worker side: a partition's rows, classes (when ``classify``) and the distinct
+    values of its columns ``categorical`` (Series in order of appearance, each of its
+    column's dtype)."""
     X, y, _ = part
     classes = np.unique(np.asarray(y)) if classify else None
-    return X.shape[0], classes
+    distinct = [_column(X, j).drop_duplicates() for j in categorical]
+    return X.shape[0], classes, distinct
+
+
+def _column(X, j):
+    return X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(X[:, j])
+
+
+def _categorical_columns(estimator, meta):
+    """The columns ``estimator`` fits as categorical, from ``categorical_features`` and
+    X's dtypes (``meta``, X without rows), as its own fit resolves them."""
+    if getattr(estimator, "categorical_features", None) is None:
+        return np.zeros(meta.shape[1], dtype=bool)
+    return categorical_mask(estimator.categorical_features, meta)
+
+
+def _levels(mask, summaries):
+    """Per column its levels (None for a numeric one) from every partition's distinct
+    values: merged in partition order, they are the values of the whole column in order
+    of first appearance, which :func:`~obliqueforest._tables.column_levels` orders as a
+    local fit does."""
+    levels = [None] * len(mask)
+    for k, j in enumerate(np.flatnonzero(mask)):
+        levels[j] = column_levels(pd.concat([s[2][k] for s in summaries], ignore_index=True))
+    return levels
+
+
+def _with_levels(X, levels):
+    """A worker's rows with every categorical column ``j`` as a pandas Categorical of
+    ``levels[j]``: the estimator's fit then takes each column's levels from its dtype,
+    the same on every worker, rather than from the worker's rows (an array becomes a
+    DataFrame of integer column names, which scikit-learn does not take as names)."""
+    frame = (X if isinstance(X, pd.DataFrame) else pd.DataFrame(X)).copy(deep=False)
+    for j, these in enumerate(levels):
+        if these is not None:
+            frame.isetitem(j, pd.Categorical(frame.iloc[:, j], categories=these))
+    return frame
 
 
 def _concat(blocks):
@@ -592,10 +643,14 @@ class _PartitionGrower:
         )
 
 
-def _fit_worker_rows(estimator, parts, classes, seed, start, end, topic):
+def _fit_worker_rows(estimator, parts, classes, seed, start, end, topic, levels):
     """Worker side: the estimator's own fit on the worker's partitions, growing trees
-    start..end. Returns the fitted estimator (without its forest) and the part."""
-    X = _concat_features([p[0] for p in parts])
+    start..end, categorical columns coded through ``levels`` (None: every column
+    numeric). Returns the fitted estimator (without its forest) and the part."""
+    if levels is None:
+        X = _concat_features([p[0] for p in parts])
+    else:  # (the blocks as they are: float levels read in another precision would not match)
+        X = _with_levels(_concat([p[0] for p in parts]), levels)
     y = None if parts[0][1] is None else _concat([p[1] for p in parts])
     sw = None if parts[0][2] is None else _concat([np.asarray(p[2]) for p in parts])
     est = clone(estimator)
@@ -605,9 +660,9 @@ def _fit_worker_rows(estimator, parts, classes, seed, start, end, topic):
     return est, part
 
 
-def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
+def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim, meta):
     """Partitions mode on the row blocks ``xs``, ``ys``, ``ws`` (delayed objects or
-    futures; ``ws`` may be None)."""
+    futures; ``ws`` may be None); ``meta`` is X without rows (its columns' dtypes)."""
     if getattr(estimator, "oob_score", False):
         raise ValueError(
             "oob_score is not available in partitions mode (a row is out of bag only for "
@@ -625,6 +680,7 @@ def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
             "mode='replicate'"
         )
     classify = is_classifier(estimator)
+    mask = _categorical_columns(estimator, meta)
     ys = ys or [None] * len(xs)
     ws = ws or [None] * len(xs)
     checked = [
@@ -634,9 +690,14 @@ def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
     parts = client.compute(checked)
     try:
         wait(parts)
-        summaries = client.gather(client.map(_summary, parts, classify=classify, pure=False))
+        summaries = client.gather(
+            client.map(
+                _summary, parts, classify=classify, categorical=np.flatnonzero(mask), pure=False
+            )
+        )
         rows = np.array([s[0] for s in summaries], dtype=np.int64)
         classes = np.unique(np.concatenate([s[1] for s in summaries])) if classify else None
+        levels = _levels(mask, summaries) if mask.any() else None
         workers = sorted(_workers(client))
         n_trees = int(estimator.n_estimators)
         # the model depends on the partitioning and the number of workers only: the
@@ -657,6 +718,7 @@ def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
                     start,
                     end,
                     progress.topic,
+                    levels,
                     workers=[placed[k]],
                     allow_other_workers=True,
                     pure=False,
@@ -668,11 +730,6 @@ def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
         client.cancel(parts)
         raise
     fitted = [r[0] for r in results]
-    if any(getattr(f, "_categories", None) is not None for f in fitted):
-        raise ValueError(
-            "categorical columns are not available in partitions mode (each worker would "
-            "take the levels of its own rows); use mode='replicate'"
-        )
     first = fitted[0]
     for other in fitted[1:]:
         if other.n_features_in_ != first.n_features_in_ or not np.array_equal(
@@ -692,6 +749,8 @@ def _fit_partitions(client, estimator, xs, ys, ws, columns, y_ndim):
         state["classes_"] = classes
         state["n_classes_"] = len(classes)
     state["_seed"] = seed
+    if levels is not None:
+        state["_categories"] = levels  # (a worker's are its dtype's categories: the same)
     state["_forest"] = _core.ForestPart.join([r[1] for r in results])
     tree_rows = np.empty(n_trees, dtype=np.int64)
     for k, start, end in ranges:

@@ -551,11 +551,12 @@ def _summary(part, classify, categorical):
     column's dtype)."""
     X, y, _ = part
     classes = np.unique(np.asarray(y)) if classify else None
-    distinct = [_column(X, j).drop_duplicates() for j in categorical]
+    distinct = [_series(X, j).drop_duplicates() for j in categorical]
     return X.shape[0], classes, distinct
 
 
-def _column(X, j):
+def _series(X, j):
+    """Column j of a partition as a pandas Series."""
     return X.iloc[:, j] if isinstance(X, pd.DataFrame) else pd.Series(X[:, j])
 
 

@@ -105,9 +105,12 @@ class _TabularCodec:
     def n_categories(self):
         return np.array([0 if c is None else len(c) for c in self.categories], dtype=np.int64)
 
-    def encode(self, frame):
+    def encode(self, frame, native=True):
         """The codes of ``frame`` through the fitted levels, float64 of shape (n_samples,
-        n_features).
+        n_features). A level never seen in training is coded as the estimators code it
+        when the forest splits the categorical columns itself (``native``), else (a forest
+        grown on the codes as numbers: a model file from before native splits, or a forest
+        without categorical columns) as missing, never as a number past the last code.
 
         Raises
         ------
@@ -115,7 +118,7 @@ class _TabularCodec:
             Naming the column: a categorical column given as numbers or a numeric one as
             strings (the estimators' errors).
         """
-        return self._floats(predict_columns(self, frame))
+        return self._floats(predict_columns(self, frame, unseen=None if native else np.nan))
 
     @staticmethod
     def _floats(coded):

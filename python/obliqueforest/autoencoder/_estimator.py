@@ -278,7 +278,8 @@ class ForestAutoencoder(
                 X = validate_data(self, X=X, reset=False, dtype=np.float64)
                 return np.asarray(X, dtype=np.float64)
             else:
-                codes = self._codec.encode(X)
+                native = bool(getattr(self._core(), "categorical", None))
+                codes = self._codec.encode(X, native=native)
             for j in np.flatnonzero(~self._codec.categorical):
                 if not np.all(np.isfinite(codes[:, j])):
                     raise ValueError(

@@ -281,14 +281,15 @@ def test_categorical_features_parameter_marks_or_unmarks_columns(cli, files, tmp
     assert res.stdout.split()[1:] == [r[2] for r in rows]
 
 
-def test_embed_takes_complete_text_columns(cli, files, tmp_path):
-    rows = [r for r in files["rows"] if r[0] and r[3] != "NA"]
-    data = _write_csv(tmp_path / "complete.csv", ["city", "industry", "x", "flag", "y"], rows)
-    res = cli("embed", data, "--target", "y", "-p", "n_estimators=20", "-p", "random_state=0")
+def test_embed_takes_text_columns_with_gaps_and_numeric_ones_complete(cli, files, tmp_path):
+    res = cli("embed", files["train"], "--target", "y", "-p", "n_estimators=20",
+              "-p", "random_state=0")  # fmt: skip
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
-    assert lines[0] == "component_1,component_2,y" and len(lines) == len(rows) + 1
-    assert_clean_error(cli("embed", files["train"], "--target", "y"), "'city', 'flag'", "missing")
+    assert lines[0] == "component_1,component_2,y" and len(lines) == 401
+    rows = [r[:2] + ([""] if i == 3 else r[2:3]) + r[3:] for i, r in enumerate(files["rows"])]
+    gap = _write_csv(tmp_path / "gap.csv", ["city", "industry", "x", "flag", "y"], rows)
+    assert_clean_error(cli("embed", gap, "--target", "y"), "column(s) 'x'", "missing values")
 
 
 def test_true_false_column_with_gaps_reads_as_bools_and_none(tmp_path):

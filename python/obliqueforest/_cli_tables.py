@@ -109,7 +109,8 @@ class Table:
         what : str
             What the columns are, for messages.
         complete : bool
-            Refuse missing values (as :meth:`numeric_matrix` does).
+            Refuse missing values in the numeric columns (as :meth:`numeric_matrix` does;
+            the autoencoder takes a missing level as a value of its own).
         as_levels : list of str or None
             The columns passed as they are (text, True/False, or every cell missing: None
             where missing), for the estimator to code by its levels; default: the text and
@@ -135,7 +136,7 @@ class Table:
                 "pandas); or encode them as numbers"
             ) from None
         if complete:
-            self._refuse_missing(what, self.names)
+            self._refuse_missing(what, numeric)
         numbers = [_as_float(self.column(n)) for n in numeric]
         _check_numbers(what, numeric, numbers)
         data = dict(zip(numeric, numbers))

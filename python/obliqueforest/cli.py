@@ -19,18 +19,19 @@ levels in the model and ``predict``/``explain`` map another file's text through 
 level never seen in training is no error: the estimators' rule for it applies); a column
 that held text at fit and numbers now, or the reverse, is an error naming it. MORF and
 the rotation ensembles take numeric columns only and say which forests take text. A
-missing feature value is NaN, which the forests handle natively; ``embed`` refuses it
-(the autoencoder's decoders need complete rows; its codec gives text columns integer
-codes). A missing target value is an error naming its line. ``--drop COL[,COL]`` leaves
-columns out of the features (an id, a leak) and ``--features COL[,COL]`` keeps only
-those, in every command; a name that is not a column is an error naming it. ``fit``
-stores the column names in the model, and ``predict`` finds its columns by them (other
-columns are ignored; a column of the model that ``--drop`` removes is an error saying
-so). A classifier (the default, ``sporf``) refuses a target that scikit-learn's
-``type_of_target`` calls continuous, and one of whole numbers with more distinct values
-than half its rows (scikit-learn's warning rule), with a hint to fit a regressor;
-``--task classification`` fits a classifier on the latter anyway. A misspelt estimator
-or ``-p`` parameter name is answered with the closest valid one.
+missing feature value is NaN, which the forests handle natively; ``embed`` refuses it in
+numeric columns (the autoencoder's decoders need them complete; it takes a missing level
+of a text column as a value of its own). A missing target value is an error naming its
+line. ``--drop COL[,COL]`` leaves columns out of the features (an id, a leak) and
+``--features COL[,COL]`` keeps only those, in every command; a name that is not a column
+is an error naming it. ``fit`` stores the column names in the model, and ``predict``
+finds its columns by them (other columns are ignored; a column of the model that
+``--drop`` removes is an error saying so). A classifier (the default, ``sporf``) refuses
+a target that scikit-learn's ``type_of_target`` calls continuous, and one of whole
+numbers with more distinct values than half its rows (scikit-learn's warning rule), with
+a hint to fit a regressor; ``--task classification`` fits a classifier on the latter
+anyway. A misspelt estimator or ``-p`` parameter name is answered with the closest valid
+one.
 Output piped into a program that stops reading early (``| head``) ends the command quietly
 with exit status 141 (128 + SIGPIPE), as ``yes | head`` does in a shell.
 
@@ -531,8 +532,8 @@ def _cmd_embed(args):
     features = _feature_table(
         table, args.target, required=args.supervised, drop=args.drop, keep=args.features
     )
-    # text and True/False columns go to the autoencoder as a DataFrame, whose codec gives
-    # them integer codes (sorted levels) for its forest
+    # text and True/False columns go to the autoencoder as a DataFrame's categorical
+    # columns, which its forest splits (a missing level is a value of its own there)
     if features.categorical_names():
         X = features.frame(complete=True)
     else:

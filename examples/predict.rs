@@ -16,7 +16,7 @@
 //! [`Model::encode_cells`]); an empty cell (or `NaN`) is a missing value, which each split
 //! sends to the side it learned. When the model knows its feature names (a model fitted
 //! on named columns: a DataFrame in Python, or `obliqueforest fit`), a first line that
-//! names all of them is a header: the columns are found by name, in any order, and other
+//! names some of them is a header (it must name all of them): the columns are found by name, in any order, and other
 //! columns are ignored whatever they hold (an id, a text label). For a model without
 //! names, a first line with text in a numeric column is a header. Without a header every
 //! line holds exactly the model's features, in its order. Every line has as many fields
@@ -149,11 +149,11 @@ fn cell(field: &str) -> Cell<'_> {
     }
 }
 
-/// Whether the first line `fields` is a header: it names every feature of a model with
+/// Whether the first line `fields` is a header: it names some feature of a model with
 /// names; for a model without names, it has text where a numeric feature is.
 fn is_header(fields: &[&str], model: &Model) -> bool {
     if let Some(names) = model.feature_names() {
-        return names.iter().all(|n| fields.contains(&n.as_str()));
+        return names.iter().any(|n| fields.contains(&n.as_str()));
     }
     let levels = model.level_names();
     fields.iter().enumerate().any(|(j, f)| {
@@ -232,9 +232,10 @@ fn read_rows(input: impl BufRead, model: &Model) -> Result<Array2<f64>, Box<dyn 
             .into());
         }
         let cells = vec![order.iter().map(|&j| cell(fields[j])).collect()];
-        let row = model
-            .encode_cells(&cells)
-            .map_err(|e| format!("line {}: {e}", n + 1))?;
+        let row = model.encode_cells(&cells).map_err(|e| match e {
+            obliqueforest::Error::InvalidInput(m) => format!("line {}: {m}", n + 1),
+            e => format!("line {}: {e}", n + 1),
+        })?;
         values.extend(row.iter());
     }
     Ok(Array2::from_shape_vec((values.len() / p, p), values)?)

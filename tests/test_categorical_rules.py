@@ -71,3 +71,36 @@ def test_an_oblique_split_reads_the_levels_score():
     # the path's projection is the core's value for the row's level
     path = decision_path_rules(model, df.iloc[[3]])
     assert path[-1]["node"] == model.apply(df.iloc[[3]])[0, 0]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"splitter": "hist"},
+        {"splitter": "random"},
+        {"honest_fraction": 0.5},
+        {"store_leaf_values": True},
+    ],
+    ids=["hist", "random", "honest", "quantile"],
+)
+def test_every_splitter_and_kind_splits_the_levels(params):
+    df, y = table(1500)
+    target = df["x"] + df["city"].map(EFFECT)
+    model = of.RandomForestRegressor(20, random_state=0, **params).fit(df, target)
+    assert model.score(df, target) > 0.8
+    maps = [len(model._forest.tree_nodes(t)["map_term"]) for t in range(20)]
+    assert sum(maps) > 0
+    if params.get("store_leaf_values"):
+        q = model.predict_quantiles(df.iloc[:5], quantiles=[0.1, 0.9])
+        assert (q[:, 0] <= q[:, 1]).all()
+
+
+def test_importances_are_per_column_and_credit_the_signal():
+    from sklearn.inspection import permutation_importance
+
+    df, y = table(1500)
+    model = of.SPORFClassifier(30, random_state=0).fit(df, y)
+    assert model.feature_importances_.shape == (3,)
+    assert model.feature_importances_[2] < min(model.feature_importances_[:2])
+    perm = permutation_importance(model, df, y, n_repeats=3, random_state=0)
+    assert perm.importances_mean[2] < min(perm.importances_mean[:2])

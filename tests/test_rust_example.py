@@ -195,7 +195,7 @@ def test_rust_example_reads_the_levels_of_text_columns(cls, tmp_path):
     # the header names the columns in another order, beside one the model does not read
     csv = tmp_path / "rows.csv"
     lines = ["id,city,flag,x"] + [
-        f"{i},{'' if c is None else c},{f},{x!r}"
+        f"{i},{'' if pd.isna(c) else c},{f},{x!r}"
         for i, (c, f, x) in enumerate(zip(new["city"], new["flag"], new["x"]))
     ]
     csv.write_text("\n".join(lines) + "\n")

@@ -71,7 +71,8 @@ ATTRIBUTES_DOC = """
         Per column, None for a numeric one, else the ndarray of its levels: a category
         dtype's categories, or the sorted distinct values seen at fit. Column j's values
         reach the core as their index in ``categories_[j]``; a value not in it (a
-        category never seen in training) goes with the missing values.
+        category never seen in training) is no error: it goes with the missing values at
+        a split on its column alone, and reads as an average level in an oblique one.
     feature_importances_ : ndarray of shape (n_features,)
         Impurity-based importances, shared within a projection by |weight|.
     projection_counts_ : ndarray of shape (n_features,)

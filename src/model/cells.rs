@@ -37,8 +37,8 @@ impl Model {
     /// string that names no level (a category never seen in training) the code one past
     /// the last level, which no split's level map holds (a split on the column alone sends
     /// it where it sends missing values, an oblique projection reads it as an average
-    /// level; [`crate::columns`]); a numeric column's string is parsed as a number (an
-    /// empty string is missing).
+    /// level; [`crate::columns`]), and `"NaN"` that names no level is missing; a numeric
+    /// column's string is parsed as a number (an empty string or `"NaN"` is missing).
     ///
     /// ```
     /// # fn run(model: &obliqueforest::model::Model) -> obliqueforest::error::Result<()> {
@@ -74,10 +74,12 @@ impl Model {
                     (Cell::Num(v), _) => v,
                     // a level never seen in training: the code past the last, which no
                     // split's level map holds
-                    (Cell::Str(s), Some(levels)) => levels
-                        .iter()
-                        .position(|l| l == s)
-                        .map_or(levels.len() as f64, |c| c as f64),
+                    (Cell::Str(s), Some(levels)) => match levels.iter().position(|l| l == s) {
+                        Some(c) => c as f64,
+                        // "NaN" (no level of that name): missing, as in a numeric column
+                        None if s.trim().eq_ignore_ascii_case("nan") => f64::NAN,
+                        None => levels.len() as f64,
+                    },
                     (Cell::Str(s), None) => parse_number(s, i, j, self.is_categorical(j))?,
                 };
             }
@@ -105,11 +107,11 @@ fn parse_number(s: &str, i: usize, j: usize, categorical: bool) -> Result<f64> {
     t.parse::<f64>().map_err(|_| {
         Error::InvalidInput(if categorical {
             format!(
-                "row {i}, column {j}: {s:?} — the column is categorical but the model file \
-                 carries no level names; give its level code as a number"
+                "{s:?} in column {j} (row {i}): the column is categorical but the model \
+                 file carries no level names; give its level code as a number"
             )
         } else {
-            format!("row {i}, column {j}: {s:?} is not a number (the column is numeric)")
+            format!("{s:?} in column {j} (row {i}) is not a number (the column is numeric)")
         })
     })
 }

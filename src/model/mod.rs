@@ -940,6 +940,6 @@ mod cells_tests {
         let err = model
             .encode_cells(&[vec![Cell::Str("a"), Cell::Str("x"), Cell::Num(0.0)]])
             .unwrap_err();
-        assert!(err.to_string().contains("row 0, column 1"), "{err}");
+        assert!(err.to_string().contains("column 1 (row 0)"), "{err}");
     }
 }

@@ -66,6 +66,23 @@ impl Bins {
         })
     }
 
+    /// Takes the rows' bins as given (`bins`, one per row; at most 65,536 bins, each of
+    /// one value, `values` holding the bins' values in increasing order): exact bins
+    /// without binning by width.
+    pub(super) fn assign_given(&mut self, bins: impl Iterator<Item = usize>, values: &[f32]) {
+        let n_bins = values.len();
+        self.n_bins = n_bins;
+        if n_bins <= 256 {
+            let rows = self.of_row.bytes();
+            rows.extend(bins.map(|b| b as u8));
+        } else {
+            let rows = self.of_row.wide();
+            rows.extend(bins.map(|b| b as u16));
+        }
+        self.value.clear();
+        self.value.extend_from_slice(values);
+    }
+
     /// Sums every row's weight into its bin: `row(k)` of the `k`-th row says where in its
     /// bin's `per_bin` statistics its weight goes, with what factor, and the weight; `ask(k)`
     /// asks the cache for what `row(k)` will read (called some rows ahead).

@@ -8,6 +8,7 @@
 //! the node's projection with these maps, which is what prediction computes for it.
 
 use super::criterion::Criterion;
+use super::monotonic::Bounds;
 use super::splitter::{Node, SplitSearch};
 use super::workspace::{CatScratch, Workspace};
 use crate::columns::{LevelMaps, TermMaps};
@@ -42,7 +43,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let unseen = if mixed { 0.0 } else { f32::NAN };
         for (k, &j) in idx.iter().enumerate() {
             if kinds[j as usize] > 0 {
-                let (a, b, reliability) = self.cached_scores(ws, rng, node, j);
+                let (a, b, reliability) = self.cached_scores(ws, rng, node, j, mixed);
                 let cat = &mut ws.cat;
                 // a term's weight gives the sign of its part: its magnitude (a family's
                 // scaling of the column's codes) is divided out; beside numeric terms, the
@@ -58,6 +59,10 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 );
             }
         }
+        if let ([j], [wj]) = (idx, w) {
+            self.project_one(ws, node, *j as usize, *wj);
+            return true;
+        }
         self.scale_to_numeric_part(ws, node, idx, w);
         let samples = &ws.samples[node.start..node.end];
         let maps = ws.cat.cur.range((0, ws.cat.cur.n_maps()));
@@ -70,21 +75,93 @@ impl<C: Criterion> SplitSearch<'_, C> {
         true
     }
 
+    /// The node's values of a projection of one categorical term (column `j`, weight
+    /// `wj`) through its map in `ws.cat.cur`: the column's values gathered once, each
+    /// read from a table indexed by level where the column has few levels for the node's
+    /// rows, else by a search of the map; the same numbers as
+    /// [`crate::columns::TermMaps::value_by`] (`wj` times the level's value, NaN for a
+    /// missing or unseen level).
+    fn project_one(&self, ws: &mut Workspace, node: Node<'_>, j: usize, wj: f32) {
+        let cat = &mut ws.cat;
+        let samples = &ws.samples[node.start..node.end];
+        if cat.col_of != Some((j, node.start, node.end)) {
+            gather(self.x, j, samples, &mut cat.col);
+            cat.col_of = Some((j, node.start, node.end));
+        }
+        let (levels, values) = cat.cur.range((0, 1)).map(0);
+        let n_levels = self.cfg.categorical[j] as usize;
+        ws.vals.clear();
+        if n_levels <= DENSE_LEVELS.max(samples.len()) {
+            cat.dense.clear();
+            cat.dense.resize(n_levels, f32::NAN);
+            for (&l, &v) in levels.iter().zip(values) {
+                cat.dense[l as usize] = v;
+            }
+            let dense = &cat.dense;
+            ws.vals.extend(cat.col.iter().map(|&x| {
+                // a code checked at fit (below n_levels) or NaN
+                let v = if x >= 0.0 {
+                    dense[x as usize]
+                } else {
+                    f32::NAN
+                };
+                wj * v
+            }));
+            level_bins(cat, wj);
+        } else {
+            let encode = |x| crate::columns::encode(levels, values, f32::NAN, x);
+            ws.vals.extend(cat.col.iter().map(|&x| wj * encode(x)));
+        }
+    }
+
+    /// The split of a projection of one categorical term from a bin per level, in the
+    /// order of its projected values ([`level_bins`]): the exact histogram scan, whose
+    /// positions are the sorted scan's (between distinct values) without a sort of the
+    /// rows. `None` when the term has one value or more values than bins hold.
+    pub(super) fn level_split(
+        &self,
+        ws: &mut Workspace,
+        node: Node<'_>,
+        to_beat: Option<f64>,
+        mono: Option<(i8, Bounds)>,
+    ) -> Option<Option<(f64, f32)>> {
+        let cat = &ws.cat;
+        let n_bins = cat.bin_values.len();
+        if n_bins < 2 || n_bins > usize::from(u16::MAX) + 1 {
+            return None;
+        }
+        let bin_of = &cat.level_bin;
+        // every row's level is one of the node's (its map holds them all), none missing
+        let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
+        ws.bins.assign_given(bins, &cat.bin_values);
+        Some(self.binned_split(ws, node, true, to_beat, mono))
+    }
+
     /// The range in `ws.cat.cache_*` of the levels of column `j` present at `node` and
     /// their standardised scores ([`Self::level_scores`]), and their reliability
     /// ([`Self::level_statistics`]), computed once per node and column: every candidate of
     /// the node that reads the column reads it the same way.
+    /// The reliability, which only a projection with numeric terms reads, is computed
+    /// when `reliability` asks for it (NaN otherwise, until a later candidate asks).
     fn cached_scores(
         &self,
         ws: &mut Workspace,
         rng: &mut Rng,
         node: Node<'_>,
         j: u32,
+        reliability: bool,
     ) -> (usize, usize, f64) {
-        if let Some(&(_, a, b, r)) = ws.cat.cache.iter().find(|c| c.0 == j) {
-            return (a as usize, b as usize, r);
+        let cache = &mut ws.cat.cache;
+        if let Some(k) = cache.iter().position(|c| c.0 == j) {
+            let (_, a, b, r) = cache[k];
+            if !(reliability && r.is_nan()) {
+                return (a as usize, b as usize, r);
+            }
+            // scored before without its reliability: score again (the same scores), then
+            // keep the reliability
+            cache.remove(k);
         }
-        self.level_scores(ws, rng, node, j as usize);
+        self.level_scores(ws, rng, node, j as usize, reliability);
         let cat = &mut ws.cat;
         let a = cat.cache_levels.len();
         cat.cache_levels.extend(cat.groups.iter().map(|g| g.0));
@@ -96,17 +173,20 @@ impl<C: Criterion> SplitSearch<'_, C> {
 
     /// The standardised score of each level of column `j` present at `node`: levels
     /// (ascending) in `ws.cat.groups`, scores in `ws.cat.scores`.
-    fn level_scores(&self, ws: &mut Workspace, rng: &mut Rng, node: Node<'_>, j: usize) {
+    fn level_scores(
+        &self,
+        ws: &mut Workspace,
+        rng: &mut Rng,
+        node: Node<'_>,
+        j: usize,
+        reliability: bool,
+    ) {
         let cat = &mut ws.cat;
         cat.reliability = 1.0;
-        cat.pairs.clear();
-        for &s in &ws.samples[node.start..node.end] {
-            let v = self.x.get(s as usize, j);
-            if v >= 0.0 {
-                cat.pairs.push((v as u32, s)); // codes were checked at fit: NaN or 0..levels
-            }
-        }
-        cat.pairs.sort_unstable();
+        let samples = &ws.samples[node.start..node.end];
+        gather(self.x, j, samples, &mut cat.col);
+        cat.col_of = Some((j, node.start, node.end));
+        sort_by_level(cat, samples, self.cfg.categorical[j] as usize);
         cat.groups.clear();
         cat.stats.clear();
         cat.scores.clear();
@@ -129,7 +209,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             standardise(&cat.groups, &mut cat.scores);
             return;
         }
-        cat.reliability = self.level_statistics(cat);
+        cat.reliability = self.level_statistics(cat, reliability);
         let width = cat.stats.len() / cat.groups.len();
         level_numbers(
             &cat.groups,
@@ -155,7 +235,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// pooled rare levels' rows), from the sorted `cat.pairs`.
     ///
     /// Returns the levels' reliability ([`Self::reliability`]).
-    fn level_statistics(&self, cat: &mut CatScratch) -> f64 {
+    fn level_statistics(&self, cat: &mut CatScratch, reliability: bool) -> f64 {
         let len = self.crit.stat_len(self.cfg.n_outputs);
         let mut within = 0.0; // the groups' weighted impurities
         let mut n_groups = 0usize;
@@ -228,7 +308,11 @@ impl<C: Criterion> SplitSearch<'_, C> {
             }
         }
         cat.stats = full;
-        self.reliability(cat, within, n_groups)
+        if reliability {
+            self.reliability(cat, within, n_groups)
+        } else {
+            f64::NAN
+        }
     }
 
     /// How far the levels' partition of the node's rows (rare ones pooled) explains more
@@ -324,6 +408,74 @@ impl<C: Criterion> SplitSearch<'_, C> {
         for v in &mut cat.cur.values {
             *v = (f64::from(*v) * sd) as f32;
         }
+    }
+}
+
+/// Columns of at most this many levels (or of at most as many levels as the node has
+/// rows) read a single categorical term through a table indexed by level.
+const DENSE_LEVELS: usize = 1 << 12;
+
+/// Prepares [`SplitSearch::level_split`] for a single term of weight `wj` whose map is
+/// `cat.cur`'s first: each level's bin (`cat.level_bin`, by level) and the bins'
+/// projected values in increasing order (`cat.bin_values`; levels of equal values share
+/// a bin).
+fn level_bins(cat: &mut CatScratch, wj: f32) {
+    let CatScratch {
+        cur,
+        order,
+        bin_values,
+        level_bin,
+        dense,
+        level_bins,
+        ..
+    } = cat;
+    let (levels, values) = cur.range((0, 1)).map(0);
+    order.clear();
+    order.extend(levels.iter().zip(values).map(|(&l, &v)| (wj * v, l)));
+    order.sort_by(|a, b| a.0.total_cmp(&b.0));
+    bin_values.clear();
+    level_bin.resize(dense.len(), 0);
+    for &(v, l) in order.iter() {
+        if bin_values.last() != Some(&v) {
+            bin_values.push(v);
+        }
+        level_bin[l as usize] = (bin_values.len() - 1) as u32;
+    }
+    *level_bins = true;
+}
+
+/// Column `j` of `x` at the rows `samples`, into `out`.
+fn gather(x: &crate::data::FeatureMatrix<'_>, j: usize, samples: &[u32], out: &mut Vec<f32>) {
+    out.clear();
+    out.extend(samples.iter().map(|&s| x.get(s as usize, j)));
+}
+
+/// `cat.pairs`: (level, row) of the rows `samples` whose gathered value `cat.col` is
+/// present, ordered by level and, within a level, as the rows come; by counting when the
+/// column's `n_levels` are at most the rows, else by sorting.
+fn sort_by_level(cat: &mut CatScratch, samples: &[u32], n_levels: usize) {
+    cat.pairs.clear();
+    // codes were checked at fit: NaN or 0..levels
+    let present = samples.iter().zip(&cat.col).filter(|(_, &v)| v >= 0.0);
+    if n_levels > samples.len() {
+        cat.pairs.extend(present.map(|(&s, &v)| (v as u32, s)));
+        cat.pairs.sort_by_key(|&(l, _)| l); // stable: rows in node order within a level
+        return;
+    }
+    cat.counts.clear();
+    cat.counts.resize(n_levels + 1, 0);
+    for (_, &v) in present.clone() {
+        cat.counts[v as usize + 1] += 1;
+    }
+    for l in 0..n_levels {
+        cat.counts[l + 1] += cat.counts[l];
+    }
+    let n = cat.counts[n_levels] as usize;
+    cat.pairs.resize(n, (0, 0));
+    for (&s, &v) in present {
+        let at = &mut cat.counts[v as usize];
+        cat.pairs[*at as usize] = (v as u32, s);
+        *at += 1;
     }
 }
 

@@ -372,9 +372,18 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 // a constant projection cannot split: skip it before paying for a sort
                 // (common with sparse or binary data, e.g. image backgrounds)
                 let (lo, hi) = finite_range(&ws.vals)?;
-                let hist = self.histogram_kind(|| self.all_discrete(proj), lo, hi, n);
-                let from_hist = hist.and_then(|(n_bins, exact)| {
-                    self.hist_split(ws, node, (lo, hi, n_bins, exact), to_beat, mono)
+                // one categorical term: a bin per level, in the order of their values
+                // (`super::categorical`), instead of a sort of the rows
+                let from_levels = if ws.cat.level_bins {
+                    self.level_split(ws, node, to_beat, mono)
+                } else {
+                    None
+                };
+                let hist = || self.histogram_kind(|| self.all_discrete(proj), lo, hi, n);
+                let from_hist = from_levels.or_else(|| {
+                    hist().and_then(|(n_bins, exact)| {
+                        self.hist_split(ws, node, (lo, hi, n_bins, exact), to_beat, mono)
+                    })
                 });
                 match from_hist {
                     Some(found) => found,
@@ -753,10 +762,23 @@ impl<C: Criterion> SplitSearch<'_, C> {
         to_beat: Option<f64>,
         mono: Option<(i8, Bounds)>,
     ) -> Option<Option<(f64, f32)>> {
-        let per_bin = self.crit.bin_width(self.cfg.n_outputs);
         if !ws.bins.assign(&ws.vals, lo, hi, n_bins, exact) {
             return None;
         }
+        Some(self.binned_split(ws, node, exact, to_beat, mono))
+    }
+
+    /// The scan of the node's rows binned in `ws.bins` (exact bins: every bin one value):
+    /// (proxy, threshold) of its best admissible split, when it beats `to_beat`.
+    pub(super) fn binned_split(
+        &self,
+        ws: &mut Workspace,
+        node: Node<'_>,
+        exact: bool,
+        to_beat: Option<f64>,
+        mono: Option<(i8, Bounds)>,
+    ) -> Option<(f64, f32)> {
+        let per_bin = self.crit.bin_width(self.cfg.n_outputs);
         match self.packing {
             Some(packing) => {
                 self.pack_node(ws, node, packing);
@@ -784,11 +806,9 @@ impl<C: Criterion> SplitSearch<'_, C> {
         };
         let found = self.scan_with(node.stats, (&mut ws.left, &mut ws.right), &[], mono, driver);
         // the threshold takes a pass over the rows (approximate bins): only for a new best
-        Some(
-            found
-                .filter(|&(proxy, _)| to_beat.is_none_or(|b| proxy > b))
-                .map(|(proxy, b)| (proxy, ws.bins.threshold(&ws.vals, b, exact))),
-        )
+        found
+            .filter(|&(proxy, _)| to_beat.is_none_or(|b| proxy > b))
+            .map(|(proxy, b)| (proxy, ws.bins.threshold(&ws.vals, b, exact)))
     }
 
     /// The random splitter's split of the node's rows at threshold `t`: (proxy, t) when

@@ -239,6 +239,18 @@ pub(crate) struct CatScratch {
     pub(super) numeric: Vec<f32>,
     /// The reliability of the levels last scored.
     pub(super) reliability: f64,
+    /// A column's values at a node's rows, and which (column, node range) they are.
+    pub(super) col: Vec<f32>,
+    pub(super) col_of: Option<(usize, usize, usize)>,
+    /// Counts per level (counting sort), and a single term's values by level.
+    pub(super) counts: Vec<u32>,
+    pub(super) dense: Vec<f32>,
+    /// A single term's levels as bins of its projected values: whether they are ready for
+    /// the candidate being scored, each level's bin, the bins' values, and scratch.
+    pub(super) level_bins: bool,
+    pub(super) level_bin: Vec<u32>,
+    pub(super) bin_values: Vec<f32>,
+    pub(super) order: Vec<(f32, u32)>,
     /// The node's level scores per column so far: (column, range in `cache_levels` and
     /// `cache_scores`, the levels' reliability); emptied for each node
     /// ([`CatScratch::enter_node`]).
@@ -252,6 +264,7 @@ impl CatScratch {
     #[inline]
     pub(super) fn enter_node(&mut self) {
         self.best.clear();
+        self.col_of = None;
         self.cache.clear();
         self.cache_levels.clear();
         self.cache_scores.clear();
@@ -261,6 +274,7 @@ impl CatScratch {
     #[inline]
     pub(super) fn start_candidate(&mut self) {
         self.cur.clear();
+        self.level_bins = false;
     }
 
     /// The candidate just scored became the best: its maps (maybe none) are kept.

@@ -21,6 +21,7 @@ import numpy as np
 
 from . import _core
 from ._estimators import ESTIMATORS, estimator_class
+from ._params import FOREST_PARAMS
 from ._transaction import fitted_params
 
 # Python-side fitted attributes each family saves besides its forests (all optional).
@@ -118,9 +119,9 @@ def _plain_params(est):
 #: (numeric columns; its categorical columns are kept as ``_categories_*`` attributes)
 #: is saved byte for byte as before they existed, readable by earlier versions.
 _LEFT_OUT_AT_DEFAULT = {
-    "categorical_features": "from_dtype",
-    "min_category_samples": 3,
-    "categorical_in_projections": True,
+    p.name: p.default
+    for p in FOREST_PARAMS
+    if p.name in ("categorical_features", "min_category_samples", "categorical_in_projections")
 }
 
 

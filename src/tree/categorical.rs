@@ -240,6 +240,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let mut within = 0.0; // the groups' weighted impurities
         let mut n_groups = 0usize;
         let min_rows = self.cfg.min_category_samples;
+        let width = self.crit_width(cat);
         cat.rare_sums.clear();
         cat.rare_sums.resize(len, 0.0);
         cat.rare_rows.clear();
@@ -263,6 +264,8 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 cat.rare_rows.extend_from_slice(&cat.rows);
                 rare_w += w;
                 cat.groups.push((level, w, true));
+                // its statistic is the pooled one, written below
+                cat.stats.extend(std::iter::repeat_n(0.0, width));
                 continue;
             }
             cat.sums.clear();
@@ -282,9 +285,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             cat.groups.push((level, w, false));
             cat.stats.extend_from_slice(&cat.value);
         }
-        // the pooled levels' statistic, given to each of them in level order
-        let width = self.crit_width(cat);
-        let mut rare_value = vec![0.0; width];
+        // the pooled levels' statistic, given to each of them
         if !cat.rare_rows.is_empty() {
             cat.rare_rows.sort_unstable();
             self.crit
@@ -295,19 +296,12 @@ impl<C: Criterion> SplitSearch<'_, C> {
             n_groups += 1;
             cat.value.clear();
             self.crit.push_value(&cat.rare_sums, rare_w, &mut cat.value);
-            rare_value.copy_from_slice(&cat.value[..width]);
-        }
-        let mut full = Vec::with_capacity(cat.groups.len() * width);
-        let mut next = 0;
-        for &(_, _, rare) in &cat.groups {
-            if rare {
-                full.extend_from_slice(&rare_value);
-            } else {
-                full.extend_from_slice(&cat.stats[next * width..(next + 1) * width]);
-                next += 1;
+            for (g, &(_, _, rare)) in cat.groups.iter().enumerate() {
+                if rare {
+                    cat.stats[g * width..(g + 1) * width].copy_from_slice(&cat.value[..width]);
+                }
             }
         }
-        cat.stats = full;
         if reliability {
             self.reliability(cat, within, n_groups)
         } else {

@@ -393,6 +393,8 @@ impl ForestParams {
             categorical: self.categorical.clone(),
             min_category_samples: self.growth.min_category_samples,
             categorical_in_projections: self.growth.categorical_in_projections,
+            fork_rows: crate::probe::fork_rows(),
+            par_rows: crate::probe::par_rows(),
         })
     }
 
@@ -783,6 +785,12 @@ pub struct TreeConfig {
     pub(crate) min_category_samples: usize,
     /// [`Growth::categorical_in_projections`].
     pub(crate) categorical_in_projections: bool,
+    /// The node size from which subtrees fork (`tree::fork`): `None`, the builder's own
+    /// (tests set a lower one, through the probes).
+    pub(crate) fork_rows: Option<usize>,
+    /// The node size from which candidates are scored on several threads
+    /// (`tree::par_candidates`): `None`, the search's own (tests set a lower one).
+    pub(crate) par_rows: Option<usize>,
 }
 
 impl TreeConfig {

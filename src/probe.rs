@@ -22,6 +22,10 @@ pub(crate) enum Count {
     SparseScans,
     /// Subtrees grown on a copy of their rows (`tree::builder`).
     LocalCopies,
+    /// Subtrees grown on another thread (`tree::fork`).
+    Fragments,
+    /// Halves of a node's candidates scored on another thread (`tree::par_candidates`).
+    TakenCandidates,
 }
 
 /// A fast path a test may switch off.
@@ -65,6 +69,28 @@ pub(crate) fn local_limits() -> Option<[usize; 3]> {
     None
 }
 
+/// The fork threshold a test set on this thread ([`crate::tree`]'s parallel subtrees), to
+/// fork the subtrees of small data; `None`: the builder's own. Read where a fit's
+/// parameters are checked, on the calling thread ([`crate::params::TreeConfig`]).
+#[inline(always)]
+pub(crate) fn fork_rows() -> Option<usize> {
+    #[cfg(test)]
+    return tested::fork_rows();
+    #[cfg(not(test))]
+    None
+}
+
+/// The node size from which a test on this thread scores candidates on several threads
+/// ([`crate::tree`]'s parallel candidates); `None`: the search's own. Read as
+/// [`fork_rows`] is.
+#[inline(always)]
+pub(crate) fn par_rows() -> Option<usize> {
+    #[cfg(test)]
+    return tested::par_rows();
+    #[cfg(not(test))]
+    None
+}
+
 /// `production`, or in the crate's tests `tests` (a threshold lowered so that small test
 /// data reaches the path behind it).
 pub(crate) const fn test_or(production: usize, tests: usize) -> usize {
@@ -76,7 +102,7 @@ pub(crate) const fn test_or(production: usize, tests: usize) -> usize {
 }
 
 #[cfg(test)]
-pub(crate) use tested::{counted, hold, set, set_local_limits};
+pub(crate) use tested::{counted, hold, set, set_fork_rows, set_local_limits, set_par_rows};
 
 #[cfg(test)]
 mod tested {
@@ -84,7 +110,7 @@ mod tested {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Mutex, MutexGuard, PoisonError};
 
-    pub(super) static COUNTS: [AtomicUsize; 5] = [const { AtomicUsize::new(0) }; 5];
+    pub(super) static COUNTS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
     pub(super) static SWITCHES: [AtomicBool; 2] = [const { AtomicBool::new(true) }; 2];
     pub(super) static LOCAL_LIMITS: Mutex<Option<[usize; 3]>> = Mutex::new(None);
 
@@ -103,6 +129,33 @@ mod tested {
         *LOCAL_LIMITS.lock().unwrap_or_else(PoisonError::into_inner) = limits;
     }
 
+    thread_local! {
+        // per test thread: a fork threshold changes the trees, so it must not reach the
+        // fits of tests running beside the one that sets it
+        static FORK_ROWS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+        static PAR_ROWS: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
+    }
+
+    /// Sets the parallel-candidates threshold of the fits this thread checks (see
+    /// [`super::par_rows`]); `None` for the search's.
+    pub(crate) fn set_par_rows(rows: Option<usize>) {
+        PAR_ROWS.with(|f| f.set(rows));
+    }
+
+    pub(super) fn par_rows() -> Option<usize> {
+        PAR_ROWS.with(std::cell::Cell::get)
+    }
+
+    /// Sets the fork threshold of the fits this thread checks (see [`super::fork_rows`]);
+    /// `None` for the builder's.
+    pub(crate) fn set_fork_rows(rows: Option<usize>) {
+        FORK_ROWS.with(|f| f.set(rows));
+    }
+
+    pub(super) fn fork_rows() -> Option<usize> {
+        FORK_ROWS.with(std::cell::Cell::get)
+    }
+
     /// Held by a test while it reads counts or changes switches or limits: such tests run
     /// one at a time, and dropping it (also when the test fails) puts every switch and
     /// limit back.
@@ -116,6 +169,8 @@ mod tested {
                 s.store(true, Ordering::Relaxed);
             }
             set_local_limits(None);
+            set_fork_rows(None);
+            set_par_rows(None);
         }
     }
 

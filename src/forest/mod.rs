@@ -672,6 +672,8 @@ mod tests;
 #[cfg(test)]
 mod categorical_tests;
 #[cfg(test)]
+mod fork_tests;
+#[cfg(test)]
 mod kinds_tests;
 #[cfg(test)]
 mod screening_tests;

@@ -31,11 +31,11 @@ const PURE: f64 = 1e-7;
 
 /// A chosen split waiting to be applied.
 #[derive(Clone)]
-struct Pending {
-    node: u32,
-    start: usize,
-    end: usize,
-    depth: u32,
+pub(super) struct Pending {
+    pub(super) node: u32,
+    pub(super) start: usize,
+    pub(super) end: usize,
+    pub(super) depth: u32,
     improvement: f64,
     threshold: f32,
     proj: (usize, usize),
@@ -45,7 +45,7 @@ struct Pending {
     bounds: Bounds,
     dir: i8,
     /// Side of the rows whose projection is missing (true: left); `None` when there are none.
-    missing: Option<bool>,
+    pub(super) missing: Option<bool>,
 }
 
 impl PartialEq for Pending {
@@ -245,6 +245,31 @@ fn set_path_lengths(tree: &mut Tree, rows_per_tree: usize) {
     }
 }
 
+/// Appends an empty node slot to the tree (a leaf until a split is applied to it; its
+/// statistics come from [`Builder::search_node`]); returns its index. `k`: outputs.
+pub(super) fn push_slot(tree: &mut Tree, ws: &mut Workspace, k: usize) -> usize {
+    let node = tree.n_nodes();
+    tree.left.push(LEAF);
+    tree.right.push(LEAF);
+    tree.threshold.push(0.0);
+    tree.impurity.push(0.0);
+    tree.n_node_samples.push(0);
+    tree.weighted_n_node_samples.push(0.0);
+    tree.depth.push(0);
+    ws.node_proj.push((0, 0));
+    ws.node_maps.push((0, 0));
+    ws.node_values.resize(ws.node_values.len() + k, 0.0);
+    node
+}
+
+/// Records the side of split node `node`'s missing rows (`Some(true)`: left), once its
+/// children are in the tree: a learned side is stored only where it is not the default.
+pub(super) fn note_missing_side(tree: &mut Tree, node: usize, missing: Option<bool>) {
+    if missing.is_some_and(|left| left != tree.default_missing_left(node)) {
+        tree.missing_flip.push(node as u32);
+    }
+}
+
 /// A [`Grower`] with its criterion and the tree's row weights resolved: the split search,
 /// and the tree it grows from what the search finds.
 pub(super) struct Builder<'a, C> {
@@ -317,16 +342,11 @@ impl<C: Criterion> Builder<'_, C> {
         let SplitSearch {
             cfg,
             sampler,
-            crit,
             weights,
             ..
         } = self.search;
         let k = cfg.n_outputs;
-        let stat_len = crit.stat_len(k);
-        ws.left.resize(stat_len, 0.0);
-        ws.right.resize(stat_len, 0.0);
-        ws.node_sums.resize(stat_len, 0.0);
-        ws.reserve_rows(weights.len());
+        self.prepare(ws, weights.len());
         ws.samples.clear();
         ws.samples
             .extend((0..weights.len() as u32).filter(|&i| weights[i as usize] > 0.0));
@@ -387,6 +407,35 @@ impl<C: Criterion> Builder<'_, C> {
         tree
     }
 
+    /// Sizes the workspace's buffers for this criterion and a tree of at most `n_rows`
+    /// rows.
+    pub(super) fn prepare(&self, ws: &mut Workspace, n_rows: usize) {
+        let stat_len = self.search.crit.stat_len(self.search.cfg.n_outputs);
+        ws.left.resize(stat_len, 0.0);
+        ws.right.resize(stat_len, 0.0);
+        ws.node_sums.resize(stat_len, 0.0);
+        ws.reserve_rows(n_rows);
+    }
+
+    /// Fills slot `node` with the node of `samples[start..end]` at `depth` and grows its
+    /// subtree (depth-first) when it splits.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn grow_child(
+        &self,
+        tree: &mut Tree,
+        ws: &mut Workspace,
+        rng: &mut Rng,
+        node: usize,
+        range: (usize, usize, u32),
+        limits: (f64, f64),
+        bounds: Bounds,
+    ) {
+        if let Some(p) = self.search_node(tree, ws, rng, node, range, limits, bounds) {
+            let mut queue = Queue::Depth(vec![p]);
+            self.grow_nodes(tree, ws, rng, &mut queue, limits);
+        }
+    }
+
     /// Splits the nodes of `queue` and adds their children until none is left (or the fit
     /// is cancelled, or `max_leaf_nodes` is reached). `limits` = (root weight, minimum
     /// leaf weight).
@@ -425,6 +474,12 @@ impl<C: Criterion> Builder<'_, C> {
                 let (v_l, v_r) = self.child_values(ws, p.start, mid, p.end);
                 p.bounds.children(p.dir, v_l, v_r)
             };
+            if self.forks(&p) {
+                // each child's subtree on its own random stream, perhaps on another thread
+                self.fork(tree, ws, rng, &p, mid, (bounds_l, bounds_r), limits);
+                n_leaves += 1;
+                continue;
+            }
             let left = (p.start, mid, p.depth + 1);
             let l = self.add_node(tree, ws, rng, left, limits, bounds_l);
             let left_id = tree.n_nodes() as u32 - 1;
@@ -433,12 +488,7 @@ impl<C: Criterion> Builder<'_, C> {
             let right_id = tree.n_nodes() as u32 - 1;
             tree.left[node] = left_id;
             tree.right[node] = right_id;
-            // a learned side of the missing rows is stored only where it is not the default
-            if p.missing
-                .is_some_and(|left| left != tree.default_missing_left(node))
-            {
-                tree.missing_flip.push(node as u32);
-            }
+            note_missing_side(tree, node, p.missing);
             n_leaves += 1;
             // depth-first: the right child waits under the left one
             if let Some(r) = r {
@@ -530,6 +580,24 @@ impl<C: Criterion> Builder<'_, C> {
         tree: &mut Tree,
         ws: &mut Workspace,
         rng: &mut Rng,
+        range: (usize, usize, u32),
+        limits: (f64, f64),
+        bounds: Bounds,
+    ) -> Option<Pending> {
+        let node = push_slot(tree, ws, self.search.cfg.n_outputs);
+        self.search_node(tree, ws, rng, node, range, limits, bounds)
+    }
+
+    /// Fills the node slot `node` ([`push_slot`]) with the node of `samples[start..end]`
+    /// at `depth` and, when it may split, finds its split. `(root_weight,
+    /// min_weight_leaf)` are the tree's.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn search_node(
+        &self,
+        tree: &mut Tree,
+        ws: &mut Workspace,
+        rng: &mut Rng,
+        node: usize,
         (start, end, depth): (usize, usize, u32),
         (root_weight, min_weight_leaf): (f64, f64),
         bounds: Bounds,
@@ -541,26 +609,23 @@ impl<C: Criterion> Builder<'_, C> {
             weights,
             ..
         } = self.search;
-        let node = tree.n_nodes();
         let w_node = node_stats(&crit, &mut ws.node_sums, &ws.samples[start..end], weights);
         let impurity = if w_node > 0.0 {
             crit.impurity(&ws.node_sums, w_node)
         } else {
             0.0
         };
-        tree.left.push(LEAF);
-        tree.right.push(LEAF);
-        tree.threshold.push(0.0);
-        tree.impurity.push(impurity);
-        tree.n_node_samples.push((end - start) as u32);
-        tree.weighted_n_node_samples.push(w_node);
-        tree.depth.push(depth);
-        ws.node_proj.push((0, 0));
-        ws.node_maps.push((0, 0));
-        // every node's value waits here; the tree keeps the leaves' only
+        tree.impurity[node] = impurity;
+        tree.n_node_samples[node] = (end - start) as u32;
+        tree.weighted_n_node_samples[node] = w_node;
+        tree.depth[node] = depth;
+        // every node's value waits here (in its slot); the tree keeps the leaves' only
+        let k = cfg.n_outputs;
+        let len = ws.node_values.len();
         crit.push_value(&ws.node_sums, w_node, &mut ws.node_values);
+        ws.node_values.copy_within(len.., node * k);
+        ws.node_values.truncate(len);
         if !cfg.monotonic_cst.is_empty() {
-            let k = cfg.n_outputs;
             bounds.clip(&mut ws.node_values[node * k..(node + 1) * k]);
         }
         let n = end - start;

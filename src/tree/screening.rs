@@ -113,6 +113,16 @@ impl<C: Criterion> SplitSearch<'_, C> {
         // best first; ties to the earlier candidate, as the full search keeps the first
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         // the finalists are scored on every row; the best of them splits the node
+        let finalists: Vec<usize> = ranked
+            .iter()
+            .take(SCREEN_FINALISTS)
+            .map(|&(_, c)| c)
+            .filter(|&c| ws.repeats.original(c).is_none())
+            .collect();
+        if self.scores_in_parallel(node, finalists.len()) {
+            // a large node: its finalists on the pool's threads
+            return self.score_parallel(ws, cand, node, &finalists)?.0;
+        }
         let mut best: Option<Best> = None;
         for (_, c) in ranked.into_iter().take(SCREEN_FINALISTS) {
             if crate::cancel::requested() {

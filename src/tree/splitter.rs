@@ -192,6 +192,13 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 self.x.prefetch_columns(cand.entries(c));
             }
         }
+        if self.scores_in_parallel(node, cand.len()) {
+            // a large node: its candidates on the pool's threads
+            let order: Vec<usize> = (0..cand.len())
+                .filter(|&c| ws.repeats.original(c).is_none())
+                .collect();
+            return self.score_parallel(ws, cand, node, &order);
+        }
         self.batch_terms(ws, cand, node);
         for c in 0..cand.len() {
             if crate::cancel::requested() {
@@ -257,6 +264,19 @@ impl<C: Criterion> SplitSearch<'_, C> {
         to_beat: Option<f64>,
     ) -> Option<Option<Best>> {
         self.x.keep_sums_finite(cand, c); // overflow: huge data, halved weights
+        self.score_kept(ws, cand, c, rng, node, to_beat)
+    }
+
+    /// [`Self::score_candidate`] of a candidate whose weights were kept finite already.
+    pub(super) fn score_kept(
+        &self,
+        ws: &mut Workspace,
+        cand: &ProjectionBuf,
+        c: usize,
+        rng: &mut Rng,
+        node: Node<'_>,
+        to_beat: Option<f64>,
+    ) -> Option<Option<Best>> {
         let proj = cand.get(c, self.sampler.descriptors());
         // under monotonic constraints: the order the split must keep, and the projections
         // that cannot keep one are skipped

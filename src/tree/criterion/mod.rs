@@ -37,7 +37,7 @@ pub(crate) use regression::{FriedmanMse, MultiSquaredError, Poisson, SquaredErro
 pub(crate) use unsupervised::{average_path_length, Moments, Unlabelled, ValueRule};
 
 /// The statistics and impurity of one criterion over a tree's targets.
-pub(crate) trait Criterion: Copy {
+pub(crate) trait Criterion: Copy + Send + Sync {
     /// The running statistics of a split scan.
     type Scan<'s>: ScanStats
     where

@@ -10,6 +10,9 @@
 //! * `grow_tree`: one fully grown tree through [`Forest::fit`] (`n_estimators = 1`,
 //!   `bootstrap = false`), data preparation included.
 //! * `fit_forest`: 20 bootstrapped trees with `n_jobs` 1 and 2.
+//! * `grow_tree_threads`: one bootstrapped tree on 200,000 x 20 rows of sparse parity with
+//!   `n_jobs` 1 and 2: only the parallel subtrees of one tree (`tree/fork.rs`) use the
+//!   second thread, for the axis forest and SPORF at its defaults.
 //! * `predict_batch`: class probabilities of 10,000 rows from a 100-tree forest.
 //! * `predict_single_row`: the same forest on one row (the latency of a single call).
 //! * `fit_sparse`: 5 trees (`n_jobs = 1`) on sparse X in CSC layout (5,000 x 5,000 at
@@ -216,6 +219,31 @@ fn fit_forest(c: &mut Criterion) {
             p.growth.n_jobs = n_jobs;
             let id = BenchmarkId::new(f.name, format!("{},trees=20,n_jobs={n_jobs}", f.case));
             group.bench_function(id, |b| b.iter(|| black_box(fit(&p, f.x.view(), &f.y))));
+        }
+    }
+    group.finish();
+}
+
+fn grow_tree_threads(c: &mut Criterion) {
+    let mut group = c.benchmark_group("grow_tree_threads");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(5));
+    group.warm_up_time(Duration::from_millis(500));
+    const ROWS: usize = 200_000;
+    let (x, y) = sparse_parity(ROWS, P, SEED + 7);
+    for (name, projection, max_features) in [
+        ("axis", Projection::new(AxisAligned), MaxFeatures::Sqrt),
+        ("sporf", sporf_defaults(), MaxFeatures::Fraction(2.0)),
+    ] {
+        for n_jobs in [1, 2] {
+            let mut p = ForestParams::classification(2);
+            p.projection = projection.clone();
+            p.max_features = max_features;
+            p.n_estimators = 1;
+            p.seed = SEED;
+            p.growth.n_jobs = n_jobs;
+            let id = BenchmarkId::new(name, format!("n={ROWS},p={P},trees=1,n_jobs={n_jobs}"));
+            group.bench_function(id, |b| b.iter(|| black_box(fit(&p, x.view(), &y))));
         }
     }
     group.finish();
@@ -509,6 +537,7 @@ criterion_group!(
     split_search,
     grow_tree,
     fit_forest,
+    grow_tree_threads,
     predict,
     fit_sparse,
     fit_sporf_defaults,

@@ -139,6 +139,21 @@ def test_estimator_same_seed_same_model_for_any_n_jobs(cls):
     np.testing.assert_array_equal(pa, pb)
 
 
+@pytest.mark.parametrize("cls", [of.RandomForestClassifier, of.SPORFClassifier, of.SPORFRegressor])
+def test_one_large_tree_is_the_same_on_any_thread_count(cls):
+    # 70,000 rows: the root scores its candidates on several threads (65,536 rows or
+    # more) and every node of 8,192 rows or more forks its subtrees, which the second
+    # thread may take; neither may change the tree
+    X, y = make_classification(70_000, 8, n_informative=6, random_state=3)
+    if cls is of.SPORFRegressor:
+        y = X[:, 0] + X[:, 1] * X[:, 2]
+    params = dict(n_estimators=1, bootstrap=False, min_samples_leaf=20, random_state=1)
+    one = cls(**params, n_jobs=1).fit(X, y)
+    two = cls(**params, n_jobs=2).fit(X, y)
+    assert one._forest.to_bytes() == two._forest.to_bytes()
+    assert one._forest.tree_nodes(0)["left"].size > 500
+
+
 @pytest.mark.parametrize("cls", [of.SPORFClassifier, of.RandomForestClassifier])
 def test_memory_order_and_dtype_do_not_change_the_model(cls):
     # wide C-order float32 is copied column by column by the core (two-valued columns as

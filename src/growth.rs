@@ -24,9 +24,10 @@ pub struct Growth {
     pub monotonic_cst: Vec<i8>,
     /// Worker threads; -1 means all cores. Never changes the fitted model.
     pub n_jobs: i64,
-    /// Candidate screening at large nodes: at a node of more than twice this many rows,
-    /// every candidate projection is scored on this many of its rows, drawn at random,
-    /// and only the four best are scored on all of them; the best of those splits the
+    /// Candidate screening at large nodes: at a node of `n` rows, more than twice this
+    /// many, every candidate projection is scored on this many of its rows or `16 *
+    /// sqrt(n)`, whichever is more, drawn at random, and only the four best are scored on
+    /// all of them; the best of those splits the
     /// node (with its exact threshold). `None` scores every candidate on every row. For
     /// the splitters "best" and "hist" of forests with targets.
     pub candidate_samples: Option<usize>,

@@ -352,10 +352,11 @@ SPORF_PARAMS = [
 
 
 #: SPORF's default candidate screening (``candidate_samples``): at SPORF's d = 2p
-#: candidates, comparing them on 512 rows of a node of more than 1,024 rows cuts the fit
-#: time at 10^6 rows to about 0.4x at the same accuracy, and keeps the accuracy on the
-#: papers' simulations and the real data sets (benches/results/sporf_screening.md); data
-#: sets of fewer than about 2,000 rows are grown exactly as without it.
+#: candidates, comparing them on max(512, 16 sqrt(n)) rows of a node of n > 1,024 rows
+#: cuts the fit time at 10^6 rows to about 0.4x at the same accuracy, and keeps the
+#: accuracy on the papers' simulations and the real data sets
+#: (benches/results/sporf_screening.md, screening_pays.md); data sets of fewer than about
+#: 2,000 rows are grown exactly as without it.
 SPORF_CANDIDATE_SAMPLES = 512
 
 
@@ -383,8 +384,8 @@ class _SPORFMixin:
     d = 2p candidate projections and lambda = 1.5/p (on average 1.5 features per
     projection), each feature's +-1 over its interquartile range (``scaling="robust"``),
     chosen on the paper's simulations and 20 real data sets
-    (benches/results/sporf_defaults.md); at nodes of more than 1,024 rows the candidates
-    are compared on 512 of them and only the four best on all
+    (benches/results/sporf_defaults.md); at a node of n > 1,024 rows the candidates
+    are compared on max(512, 16 sqrt(n)) of them and only the four best on all
     (``candidate_samples=512``), which keeps SPORF's cost near RF's at scale. The paper's SPORF (Sect. 5.2: d = p, lambda = 3/p, weights +-1
     on the raw values, every candidate scored on every row) is
     ``max_features=1.0, feature_combinations=3.0, scaling=None, candidate_samples=None``.""",
@@ -439,8 +440,8 @@ class SPORFClassifier(_SPORFMixin, _ForestClassifier):
 @_sporf(REGRESSOR_PARAMS, "Number d of candidate projections per node.").declare(
     """Sparse Projection Oblique Randomer Forest regressor (Tomita et al. 2020).
 
-    Defaults d = 2p, lambda = 1.5/p, robust scaling and candidate screening on 512 rows
-    as :class:`SPORFClassifier` (the paper's: ``max_features=1.0,
+    Defaults d = 2p, lambda = 1.5/p, robust scaling and candidate screening (at least 512
+    rows) as :class:`SPORFClassifier` (the paper's: ``max_features=1.0,
     feature_combinations=3.0, scaling=None, candidate_samples=None``).""",
     ATTRIBUTES_DOC,
 )

@@ -27,11 +27,20 @@ use super::workspace::Workspace;
 use super::{Tree, LEAF};
 use crate::probe::{self, Count};
 use crate::rng::Rng;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError, TryLockError};
 
 /// Nodes with at least this many in-bag rows hand their children their own random streams
 /// (the module's rule; why this number: its docs).
 pub(super) const FORK_ROWS: usize = 8192;
+
+/// What `shared` holds, unless it is held already (a panic elsewhere set aside).
+pub(super) fn held_now<T>(shared: &Mutex<T>) -> Option<MutexGuard<'_, T>> {
+    match shared.try_lock() {
+        Ok(held) => Some(held),
+        Err(TryLockError::Poisoned(held)) => Some(held.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
 
 /// A subtree grown on another thread: node 0 is its root, the rest its descendants, its
 /// workspace holding their projections, level maps and values.
@@ -89,17 +98,18 @@ impl<C: Criterion> Builder<'_, C> {
                     self.grow_child(tree, ws, &mut rng_l, l, left, limits, bounds_l);
                 },
                 |ctx| {
-                    if ctx.migrated() {
-                        probe::count(Count::Fragments);
-                        let grown = carried
-                            .run(|| self.grow_fragment(rows, &mut rng_r, depth, limits, bounds_r));
-                        return Some(grown);
-                    }
                     // here, after the left subtree: in place, as with one thread
-                    let mut held = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                    let (tree, ws) = &mut *held;
-                    self.grow_child(tree, ws, &mut rng_r, r, right, limits, bounds_r);
-                    None
+                    if let Some(mut held) = (!ctx.migrated()).then(|| held_now(&shared)).flatten() {
+                        let (tree, ws) = &mut *held;
+                        self.grow_child(tree, ws, &mut rng_r, r, right, limits, bounds_r);
+                        return None;
+                    }
+                    // on another thread (or here while the left subtree holds the tree,
+                    // which rayon's order of jobs rules out): a fragment, the same nodes
+                    probe::count(Count::Fragments);
+                    let grown = carried
+                        .run(|| self.grow_fragment(rows, &mut rng_r, depth, limits, bounds_r));
+                    Some(grown)
                 },
             );
             if let Some(fragment) = fragment {

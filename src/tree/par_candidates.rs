@@ -24,6 +24,7 @@
 //! indices, and one set of sort buffers for each thread that took candidates.
 
 use super::criterion::Criterion;
+use super::fork::held_now;
 use super::splitter::{Best, Node, SplitSearch};
 use super::workspace::Workspace;
 use crate::cancel::Carry;
@@ -31,7 +32,7 @@ use crate::params::Splitter;
 use crate::probe::{self, Count};
 use crate::projection::ProjectionBuf;
 use crate::rng::Rng;
-use std::sync::{Mutex, PoisonError};
+use std::sync::Mutex;
 
 /// Nodes with at least this many rows score their candidates on several threads (the
 /// module's rule; why this number: its docs).
@@ -100,15 +101,22 @@ impl<C: Criterion> SplitSearch<'_, C> {
         carried: &Carry,
     ) -> Vec<Option<Option<Best>>> {
         if order.len() < 2 {
-            let mut ws = held.lock().unwrap_or_else(PoisonError::into_inner);
-            let score = |&c: &usize| {
-                if crate::cancel::requested() {
-                    return None;
-                }
-                // (the paths taken here draw no random number)
-                self.score_kept(&mut ws, cand, c, &mut Rng::from_seed(0), node, None)
+            let score = |ws: &mut Workspace, node: Node<'_>| {
+                let score_one = |&c: &usize| {
+                    if crate::cancel::requested() {
+                        return None;
+                    }
+                    // (the paths taken here draw no random number)
+                    self.score_kept(ws, cand, c, &mut Rng::from_seed(0), node, None)
+                };
+                order.iter().map(score_one).collect()
             };
-            return order.iter().map(score).collect();
+            return match held_now(held) {
+                Some(mut ws) => score(&mut ws, node),
+                // (held by a half up this thread's stack, which rayon's order of jobs rules
+                // out): the node's rows' copy, the same scores
+                None => score(&mut scratch(rows, stat_len), rows_node(node, rows)),
+            };
         }
         let (a, b) = order.split_at(order.len() / 2);
         let (mut first, second) = rayon::join_context(
@@ -121,18 +129,23 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 probe::count(Count::TakenCandidates);
                 carried.run(|| {
                     let mut own = scratch(rows, stat_len);
-                    let at = Node {
-                        start: 0,
-                        end: rows.len(),
-                        ..node
-                    };
                     let own = Mutex::new(&mut own);
+                    let at = rows_node(node, rows);
                     self.score_split(&own, (rows, stat_len), cand, at, b, carried)
                 })
             },
         );
         first.extend(second);
         first
+    }
+}
+
+/// `node` as the rows' copy `rows` holds it (at `0..n`).
+fn rows_node<'a>(node: Node<'a>, rows: &[u32]) -> Node<'a> {
+    Node {
+        start: 0,
+        end: rows.len(),
+        ..node
     }
 }
 

@@ -11,7 +11,7 @@ use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
 use crate::sparse::Features;
 use crate::threads::thread_pool;
-use crate::tree::{Fill, Grower, Tree, Workspace};
+use crate::tree::{Fill, Grower, RowWeights, Tree, Workspace};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -361,7 +361,11 @@ fn grow_one(data: &FitData<'_>, grower: &Grower<'_>, t: usize, ws: &mut Workspac
     });
     let alpha = data.params.growth.ccp_alpha;
     let prune = |tree| prune_cost_complexity(tree, alpha);
-    let weights = sample.structure_weights();
+    let structure = sample.structure_weights();
+    let weights = match &sample.compact {
+        Some(counts) => RowWeights::Counts(counts),
+        None => RowWeights::Values(&structure),
+    };
     let (p, k) = (data.x.n_features, data.cfg.tree_features);
     let tree = if k < p {
         // a random-subspace tree: its family samples over its own columns
@@ -374,9 +378,9 @@ fn grow_one(data: &FitData<'_>, grower: &Grower<'_>, t: usize, ws: &mut Workspac
             x: grower.x,
             y: grower.y,
         };
-        sub.grow(&weights, fill.as_ref(), prune, &mut rng, ws)
+        sub.grow(weights, fill.as_ref(), prune, &mut rng, ws)
     } else {
-        grower.grow(&weights, fill.as_ref(), prune, &mut rng, ws)
+        grower.grow(weights, fill.as_ref(), prune, &mut rng, ws)
     };
     (tree, oob)
 }

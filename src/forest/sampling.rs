@@ -148,8 +148,13 @@ pub(super) fn honest_mask(
 /// The rows one tree sees: their weights in the tree, its bootstrap counts, and, for an
 /// honest tree, which rows fill its leaves instead of growing it.
 pub(super) struct TreeSample {
-    /// Bootstrap count × sample weight × "balanced_subsample" class weight of every row.
+    /// Bootstrap count × sample weight × "balanced_subsample" class weight of every row;
+    /// empty when `compact` holds them.
     pub(super) weights: Vec<f64>,
+    /// The weights as a byte a row ([`crate::tree::RowWeights::Counts`]), where they are
+    /// whole counts below 256 of rows without sample or class weights, in a tree that is
+    /// not honest and keeps no leaf rows (nothing but the split search reads them).
+    pub(super) compact: Option<Vec<u8>>,
     /// Bootstrap or subsample counts, when the tree draws its rows ([`draw_counts`]).
     pub(super) counts: Option<Vec<u32>>,
     /// The tree sees every row once although it drew a sample (the fallback of
@@ -204,14 +209,32 @@ impl TreeSample {
 /// sample weights) would grow an empty tree: such a tree sees every row with its own
 /// weight instead.
 pub(super) fn tree_sample(data: &FitData<'_>, t: usize) -> TreeSample {
-    let (weights, counts, fallback) = weighted_sample(data, t);
     let fraction = data.cfg.honest_fraction;
+    let plain = data.sample_weight.is_none()
+        && !data.params.class_weight_subsample
+        && fraction == 0.0
+        && !data.params.store_leaf_values;
+    if plain {
+        if let Some(counts) = draw_counts(data.params, &data.cfg, t, data.x.n_samples) {
+            if counts.iter().all(|&c| c <= u32::from(u8::MAX)) {
+                return TreeSample {
+                    weights: Vec::new(),
+                    compact: Some(counts.iter().map(|&c| c as u8).collect()),
+                    counts: Some(counts),
+                    fallback: false,
+                    honest: None,
+                };
+            }
+        }
+    }
+    let (weights, counts, fallback) = weighted_sample(data, t);
     let honest = (fraction > 0.0).then(|| {
         let n = data.x.n_samples;
         honest_mask(data.params.seed, t, n, counts.as_deref(), fraction)
     });
     TreeSample {
         weights,
+        compact: None,
         counts,
         fallback,
         honest,

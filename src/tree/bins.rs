@@ -388,7 +388,7 @@ mod tests {
         let pairs = sorted(&vals);
         let (p_sort, at) = Sorted {
             pairs: &pairs,
-            rows: ByRow(&weights),
+            rows: ByRow(crate::tree::RowWeights::Values(&weights)),
             limits: (w_node, 1, 0.0),
             missing: Missing::NONE,
             stay_right: &[],
@@ -456,7 +456,7 @@ mod tests {
                 } else {
                     Sorted {
                         pairs: &pairs,
-                        rows: ByRow(&weights),
+                        rows: ByRow(crate::tree::RowWeights::Values(&weights)),
                         limits: (w_node, 1, 0.0),
                         missing: missing_of(()),
                         stay_right: &[],

@@ -23,6 +23,7 @@ use crate::params::{self, TreeConfig};
 use crate::probe::{self, Count};
 use crate::projection::{ProjRef, Sampler};
 use crate::rng::Rng;
+use crate::tree::RowWeights;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -86,7 +87,7 @@ impl Grower<'_> {
     /// ([`super::fill`]: honest leaf values, the leaves' rows).
     pub(crate) fn grow(
         &self,
-        weights: &[f64],
+        weights: RowWeights<'_>,
         fill: Option<&Fill<'_>>,
         finish: impl FnOnce(Tree) -> Tree,
         rng: &mut Rng,
@@ -153,7 +154,7 @@ impl Grower<'_> {
     fn builder<'b, C: Criterion>(
         &'b self,
         crit: C,
-        weights: &'b [f64],
+        weights: RowWeights<'b>,
         subtree: bool,
     ) -> Builder<'b, C> {
         let exact = crit.exact_scan(weights);
@@ -182,7 +183,7 @@ trait WithCriterion {
 
 /// The inputs of one tree's growth that the criterion dispatch passes through.
 struct Job<'j, 'f, F> {
-    weights: &'j [f64],
+    weights: RowWeights<'j>,
     fill: Option<&'j Fill<'f>>,
     finish: F,
     rng: &'j mut Rng,
@@ -210,7 +211,7 @@ impl<F: FnOnce(Tree) -> Tree> WithCriterion for Job<'_, '_, F> {
 /// The subtree under a pending node, grown on its rows' own copy of X, the targets and
 /// the weights ([`Builder::grow_local`]).
 struct Subtree<'j> {
-    weights: &'j [f64],
+    weights: RowWeights<'j>,
     tree: &'j mut Tree,
     ws: &'j mut Workspace,
     rng: &'j mut Rng,
@@ -552,7 +553,7 @@ impl<C: Criterion> Builder<'_, C> {
         };
         probe::count(Count::LocalCopies);
         let y = targets.gather_rows(&rows);
-        let weights: Vec<f64> = rows.iter().map(|&s| weights[s as usize]).collect();
+        let weights = weights.gather(&rows);
         for (k, s) in ws.samples[top.start..top.end].iter_mut().enumerate() {
             *s = k as u32;
         }
@@ -563,7 +564,7 @@ impl<C: Criterion> Builder<'_, C> {
             y: &y,
         };
         grower.with_criterion(Subtree {
-            weights: &weights,
+            weights: weights.view(),
             tree,
             ws,
             rng,

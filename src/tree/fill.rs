@@ -110,7 +110,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let crit = self.crit;
         let k = tree.n_outputs;
         for (r, &(a, b)) in ranges.iter().enumerate() {
-            let total = node_stats(&crit, &mut ws.node_sums, &ws.samples[a..b], w);
+            let total = node_stats(&crit, &mut ws.node_sums, &ws.samples[a..b], w.into());
             ws.node_values.clear();
             crit.push_value(&ws.node_sums, total, &mut ws.node_values);
             tree.value[r * k..(r + 1) * k].copy_from_slice(&ws.node_values[..k]);

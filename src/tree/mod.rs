@@ -71,11 +71,13 @@ pub(crate) mod sparse_split;
 pub(crate) mod splitter;
 pub(crate) mod term_batch;
 mod value_split;
+mod weights;
 mod workspace;
 
 pub(crate) use builder::Grower;
 pub(crate) use fill::Fill;
 pub use packed::PackedTree;
+pub(crate) use weights::RowWeights;
 pub(crate) use workspace::Workspace;
 
 use crate::columns::LevelMaps;

@@ -22,6 +22,7 @@
 
 use super::criterion::ScanStats;
 use crate::projection::ProjRef;
+use crate::tree::RowWeights;
 
 /// The direction a split on `proj` must order its children's values in under `cst`:
 /// `Some(1)`, `Some(-1)`, `Some(0)` (no constrained term), or `None` when its constrained
@@ -105,7 +106,7 @@ pub(super) struct Monotone<T> {
 
 impl<T: ScanStats> ScanStats for Monotone<T> {
     #[inline(always)]
-    fn prepare(&mut self, pairs: &[(f32, u32)], weights: &[f64], stay_right: &[u32]) {
+    fn prepare(&mut self, pairs: &[(f32, u32)], weights: RowWeights<'_>, stay_right: &[u32]) {
         self.inner.prepare(pairs, weights, stay_right)
     }
     #[inline(always)]

@@ -53,6 +53,20 @@ impl<C: Criterion> SplitSearch<'_, C> {
             && !matches!(self.cfg.splitter, Splitter::Random)
     }
 
+    /// The best split of `node` over every candidate of `cand` but the repeats, and
+    /// whether one varies on the node ([`Self::score_parallel`]).
+    pub(super) fn score_all_parallel(
+        &self,
+        ws: &mut Workspace,
+        cand: &mut ProjectionBuf,
+        node: Node<'_>,
+    ) -> Option<(Option<Best>, bool)> {
+        let order: Vec<usize> = (0..cand.len())
+            .filter(|&c| ws.repeats.original(c).is_none())
+            .collect();
+        self.score_parallel(ws, cand, node, &order)
+    }
+
     /// The best split of `node` over the candidates `order` of `cand` (in the order the
     /// one-thread search visits them), scored on the pool's threads, and whether one of
     /// them varies on the node; `None` when the fit is cancelled.

@@ -9,7 +9,8 @@
 //! those rows left.
 
 use super::criterion::{Criterion, ScanStats};
-use crate::prefetch::{prefetch, AHEAD};
+use crate::prefetch::AHEAD;
+use crate::tree::RowWeights;
 
 /// A way of walking the split positions of one candidate, generic over the criterion's
 /// running statistics so that each (walk, criterion) pair is one monomorphised loop.
@@ -106,7 +107,7 @@ pub(super) trait PairRows: Copy {
 /// Pairs tagged with their sample: its weight (in this slice) and its target are read per
 /// move, in value order, i.e. at random.
 #[derive(Clone, Copy)]
-pub(super) struct ByRow<'a>(pub(super) &'a [f64]);
+pub(super) struct ByRow<'a>(pub(super) RowWeights<'a>);
 
 impl PairRows for ByRow<'_> {
     #[inline(always)]
@@ -117,7 +118,7 @@ impl PairRows for ByRow<'_> {
     fn prefetch<T: ScanStats>(self, stats: &T, tag: u32) {
         // read in value order: asked for some rows ahead, or every read of a large node
         // waits for memory
-        prefetch(self.0, tag as usize);
+        self.0.prefetch(tag as usize);
         stats.prefetch(tag as usize);
     }
     #[inline(always)]
@@ -162,7 +163,11 @@ pub(crate) struct Packing {
 
 impl Packing {
     /// The packing of rows with these `weights` under `crit`, if they fit.
-    pub(super) fn of<C: Criterion>(crit: &C, n_outputs: usize, weights: &[f64]) -> Option<Self> {
+    pub(super) fn of<C: Criterion>(
+        crit: &C,
+        n_outputs: usize,
+        weights: RowWeights<'_>,
+    ) -> Option<Self> {
         let slots = crit.packable_slots(n_outputs)?;
         let bits = usize::BITS - slots.saturating_sub(1).leading_zeros();
         if bits >= 32 {
@@ -171,7 +176,7 @@ impl Packing {
         let most = f64::from(u32::MAX >> bits);
         let fits = weights
             .iter()
-            .all(|&w| w <= most && super::criterion::whole_weight(w));
+            .all(|w| w <= most && super::criterion::whole_weight(w));
         fits.then_some(Packing { bits })
     }
 
@@ -407,7 +412,7 @@ pub(super) mod tests {
         let pairs = sorted(&vals);
         let (_, at) = Sorted {
             pairs: &pairs,
-            rows: ByRow(&weights),
+            rows: ByRow(RowWeights::Values(&weights)),
             limits: (6.0, 1, 0.0),
             missing: Missing::NONE,
             stay_right: &[],
@@ -429,7 +434,7 @@ pub(super) mod tests {
             let (mut left, mut right) = (vec![0.0; 3], vec![0.0; 3]);
             Sorted {
                 pairs: &pairs,
-                rows: ByRow(&weights),
+                rows: ByRow(RowWeights::Values(&weights)),
                 limits: (6.0, min_leaf, 0.0),
                 missing: Missing::NONE,
                 stay_right: &[],
@@ -470,7 +475,7 @@ pub(super) mod tests {
         let pairs = sorted(vals);
         Sorted {
             pairs: &pairs,
-            rows: ByRow(&weights),
+            rows: ByRow(RowWeights::Values(&weights)),
             limits: (classes.len() as f64, min_leaf, 0.0),
             missing: Missing {
                 n: n_m,
@@ -535,7 +540,8 @@ pub(super) mod tests {
         let classes: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
         let weights: Vec<f64> = (0..n).map(|i| (i % 4) as f64).collect();
         let crit = Gini::new(&classes, 1);
-        let packing = Packing::of(&crit, 3, &weights).expect("whole weights pack");
+        let packing =
+            Packing::of(&crit, 3, RowWeights::Values(&weights)).expect("whole weights pack");
         let mut total = vec![0.0; 3];
         for (s, &w) in weights.iter().enumerate() {
             crit.add_sample(&mut total, s, w);
@@ -556,7 +562,7 @@ pub(super) mod tests {
         let (missing, stay_right) = (Missing::NONE, &[][..]);
         let want = Sorted {
             pairs: &by_row,
-            rows: ByRow(&weights),
+            rows: ByRow(RowWeights::Values(&weights)),
             limits,
             missing,
             stay_right,
@@ -584,16 +590,21 @@ pub(super) mod tests {
     fn rows_pack_only_with_whole_weights_that_fit() {
         let classes = [0u32, 1, 1];
         let gini = Gini::new(&classes, 1);
-        assert!(Packing::of(&gini, 2, &[1.0, 2.0, 0.0]).is_some());
-        assert!(Packing::of(&gini, 2, &[1.0, 0.5, 1.0]).is_none());
-        assert!(Packing::of(&gini, 2, &[1.0, f64::NAN, 1.0]).is_none());
-        assert!(Packing::of(&gini, 2, &[1.0, -1.0, 1.0]).is_none());
+        assert!(Packing::of(&gini, 2, RowWeights::Values(&[1.0, 2.0, 0.0])).is_some());
+        assert!(Packing::of(&gini, 2, RowWeights::Values(&[1.0, 0.5, 1.0])).is_none());
+        assert!(Packing::of(&gini, 2, RowWeights::Values(&[1.0, f64::NAN, 1.0])).is_none());
+        assert!(Packing::of(&gini, 2, RowWeights::Values(&[1.0, -1.0, 1.0])).is_none());
         // two classes leave 31 bits of weight
-        assert!(Packing::of(&gini, 2, &[f64::from(u32::MAX >> 1)]).is_some());
-        assert!(Packing::of(&gini, 2, &[f64::from(u32::MAX >> 1) + 1.0]).is_none());
+        assert!(Packing::of(&gini, 2, RowWeights::Values(&[f64::from(u32::MAX >> 1)])).is_some());
+        assert!(Packing::of(
+            &gini,
+            2,
+            RowWeights::Values(&[f64::from(u32::MAX >> 1) + 1.0])
+        )
+        .is_none());
         // criteria that read more of a row than a slot never pack
         let y = [0.0, 1.0, 2.0];
-        assert!(Packing::of(&SquaredError { y: &y }, 1, &[1.0; 3]).is_none());
+        assert!(Packing::of(&SquaredError { y: &y }, 1, RowWeights::Values(&[1.0; 3])).is_none());
     }
 
     #[test]

@@ -302,7 +302,8 @@ mod tests {
                         .collect();
                     let crit = Gini::new(&classes, 1);
                     assert!(crit.squares_class_weights());
-                    let packing = Packing::of(&crit, k, &weights).expect("whole weights pack");
+                    let packing = Packing::of(&crit, k, crate::tree::RowWeights::Values(&weights))
+                        .expect("whole weights pack");
                     let mut total = vec![0.0; k];
                     for (s, &w) in weights.iter().enumerate() {
                         crit.add_sample(&mut total, s, w);

@@ -25,6 +25,7 @@ use super::workspace::{project_nonzeros, Workspace};
 use crate::params::Splitter;
 use crate::probe::{self, Count};
 use crate::projection::ProjRef;
+use crate::tree::RowWeights;
 
 /// A sorted scan over a sparse candidate's values: the nonzero ones sorted (`pairs`, the
 /// first `n_neg` negative), and `n_zero` rows of value 0 between them with weight `w_zero`
@@ -37,7 +38,7 @@ pub(super) struct SparseSorted<'a> {
     pub(super) n_zero: usize,
     pub(super) w_zero: f64,
     pub(super) zero_bin: &'a [f64],
-    pub(super) weights: &'a [f64],
+    pub(super) weights: RowWeights<'a>,
     pub(super) limits: (f64, usize, f64),
 }
 

@@ -33,10 +33,11 @@ use super::scan_lanes::class_scan;
 use super::workspace::Workspace;
 use crate::data::FeatureMatrix;
 use crate::params::{Splitter, TreeConfig};
-use crate::prefetch::{prefetch, AHEAD};
+use crate::prefetch::AHEAD;
 use crate::probe::{self, Switch};
 use crate::projection::{ProjRef, ProjectionBuf, Sampler};
 use crate::rng::Rng;
+use crate::tree::RowWeights;
 
 /// On sparse X, how many candidates ahead of the one scored the split search asks for the
 /// bounds of their columns (`indptr`, scattered over X's columns: a cache miss each), and
@@ -54,7 +55,7 @@ pub(super) struct SplitSearch<'a, C> {
     pub(super) sampler: &'a Sampler<'a>,
     pub(super) x: &'a FeatureMatrix<'a>,
     pub(super) crit: C,
-    pub(super) weights: &'a [f64],
+    pub(super) weights: RowWeights<'a>,
     /// Sparse X whose criterion statistics are exact for these weights: a candidate's rows
     /// projected to zero move as one block ([`super::sparse_split`]).
     pub(super) zeros_as_block: bool,
@@ -193,11 +194,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             }
         }
         if self.scores_in_parallel(node, cand.len()) {
-            // a large node: its candidates on the pool's threads
-            let order: Vec<usize> = (0..cand.len())
-                .filter(|&c| ws.repeats.original(c).is_none())
-                .collect();
-            return self.score_parallel(ws, cand, node, &order);
+            return self.score_all_parallel(ws, cand, node); // a large node
         }
         self.batch_terms(ws, cand, node);
         for c in 0..cand.len() {
@@ -521,7 +518,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             // a large node's rows are far apart in the weights and targets
             |k| {
                 let s = samples[k] as usize;
-                prefetch(weights, s);
+                weights.prefetch(s as usize);
                 crit.prefetch(s);
             },
         );
@@ -538,7 +535,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws.packed.extend(rows.iter().enumerate().map(|(k, &s)| {
             // the rows are far apart in the weights and targets on large nodes
             if let Some(&ahead) = rows.get(k + AHEAD) {
-                prefetch(self.weights, ahead as usize);
+                self.weights.prefetch(ahead as usize);
                 self.crit.prefetch(ahead as usize);
             }
             let (slot, _) = self.crit.bin_slot(s as usize);
@@ -924,7 +921,7 @@ mod tests {
         };
         let mut rng = Rng::from_seed(params.seed);
         grower.grow(
-            &vec![1.0; n],
+            crate::tree::RowWeights::Values(&vec![1.0; n]),
             None,
             |t| t,
             &mut rng,

@@ -14,6 +14,7 @@ use super::term_batch::TermBatch;
 use crate::alloc::reserve_huge;
 use crate::data::FeatureMatrix;
 use crate::projection::{ProjRef, ProjectionBuf, SamplerScratch};
+use crate::tree::RowWeights;
 
 /// Per-worker memory reused across nodes and trees.
 #[derive(Default)]
@@ -178,7 +179,7 @@ pub(super) fn node_stats<C: Criterion>(
     crit: &C,
     sums: &mut [f64],
     rows: &[u32],
-    weights: &[f64],
+    weights: RowWeights<'_>,
 ) -> f64 {
     sums.fill(0.0);
     let mut total = 0.0;

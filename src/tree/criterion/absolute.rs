@@ -2,6 +2,7 @@
 //! statistics are not sums, with its running weighted median ([`RunningMedian`]).
 
 use super::{Criterion, RowSplit, ScanStats};
+use crate::tree::RowWeights;
 
 /// Absolute error around the weighted median over k >= 1 real outputs (scikit-learn's
 /// "absolute_error"): per output `(1/w) sum w |y - median|`, averaged over outputs; a
@@ -162,7 +163,7 @@ impl<'a> Criterion for AbsoluteError<'a> {
     fn add_sample(&self, sums: &mut [f64], _s: usize, w: f64) {
         sums[0] += w;
     }
-    fn finish_node(&self, sums: &mut [f64], rows: &[u32], weights: &[f64]) {
+    fn finish_node(&self, sums: &mut [f64], rows: &[u32], weights: RowWeights<'_>) {
         let k = self.k;
         let mut total = 0.0;
         MEDIANS.with_borrow_mut(|Medians { left: medians, .. }| {
@@ -256,7 +257,7 @@ pub(crate) struct AbsoluteErrorScan<'a> {
 }
 
 impl ScanStats for AbsoluteErrorScan<'_> {
-    fn prepare(&mut self, pairs: &[(f32, u32)], weights: &[f64], stay_right: &[u32]) {
+    fn prepare(&mut self, pairs: &[(f32, u32)], weights: RowWeights<'_>, stay_right: &[u32]) {
         let (k, n) = (self.k, pairs.len());
         MEDIANS.with_borrow_mut(|Medians { suffix, right, .. }| {
             right.clear();

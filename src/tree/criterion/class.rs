@@ -10,6 +10,7 @@
 //! updates by the change of one term per class a row moves.
 
 use super::{Criterion, ScanStats};
+use crate::tree::RowWeights;
 use std::marker::PhantomData;
 
 /// How a class criterion scores class weights. `k` is the number of outputs (1 for one);
@@ -236,12 +237,12 @@ impl<'a, R: ClassRule, const MULTI: bool> Criterion for Classes<'a, R, MULTI> {
     /// Gini over one output with integer weights (bootstrap counts, no fractional sample
     /// weights): class weights, their squares and the running terms `w (2x + w)` are
     /// integers up to 3 W^2 for a total weight W, exact while that stays below 2^53.
-    fn exact_scan(&self, weights: &[f64]) -> bool {
+    fn exact_scan(&self, weights: RowWeights<'_>) -> bool {
         if MULTI || !R::INTEGER_TERMS {
             return false;
         }
         let mut total = 0.0f64;
-        for &w in weights {
+        for w in weights.iter() {
             if !super::whole_weight(w) {
                 return false;
             }

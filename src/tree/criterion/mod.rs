@@ -26,6 +26,8 @@
 //! several outputs are not binned ([`Criterion::binned`]); the single-output loops stay
 //! exactly what they were.
 
+use crate::tree::RowWeights;
+
 pub(crate) mod absolute;
 pub(crate) mod class;
 pub(crate) mod regression;
@@ -51,7 +53,7 @@ pub(crate) trait Criterion: Copy + Send + Sync {
     /// of them, for criteria whose statistics are not sums (the median's); a no-op for
     /// the others.
     #[inline(always)]
-    fn finish_node(&self, _sums: &mut [f64], _rows: &[u32], _weights: &[f64]) {}
+    fn finish_node(&self, _sums: &mut [f64], _rows: &[u32], _weights: RowWeights<'_>) {}
     /// Impurity of a node with statistics `sums` and weight `w > 0`.
     fn impurity(&self, sums: &[f64], w: f64) -> f64;
     /// Appends the node's value (class distribution, or the mean) to `out`.
@@ -83,7 +85,7 @@ pub(crate) trait Criterion: Copy + Send + Sync {
     /// dense scan's split ([`super::sparse_split`]). A criterion that says so keeps its node
     /// statistics in histogram-bin form ([`Self::bin_slot`]: a node's statistics are the
     /// bin holding all its rows). False unless the criterion proves it.
-    fn exact_scan(&self, _weights: &[f64]) -> bool {
+    fn exact_scan(&self, _weights: RowWeights<'_>) -> bool {
         false
     }
     /// Whether a histogram bin can hold this criterion's statistics ([`Self::bin_slot`]
@@ -141,7 +143,7 @@ pub(crate) trait ScanStats {
     /// incrementally in both directions ([`AbsoluteError`]) precompute the right children
     /// here; a no-op for the others.
     #[inline(always)]
-    fn prepare(&mut self, _pairs: &[(f32, u32)], _weights: &[f64], _stay_right: &[u32]) {}
+    fn prepare(&mut self, _pairs: &[(f32, u32)], _weights: RowWeights<'_>, _stay_right: &[u32]) {}
     /// Moves row `sample` with weight `w` to the left child.
     fn move_left(&mut self, sample: usize, w: f64);
     /// Asks the cache for what [`Self::move_left`] of row `sample` will read (a hint).
@@ -172,7 +174,7 @@ pub(crate) struct RowSplit<'a> {
     pub(crate) vals: &'a [f32],
     pub(crate) threshold: f32,
     pub(crate) missing_left: bool,
-    pub(crate) weights: &'a [f64],
+    pub(crate) weights: RowWeights<'a>,
 }
 
 impl RowSplit<'_> {

@@ -44,7 +44,7 @@ fn check_gain<C: Criterion>(
     let (mut left, mut right) = (vec![0.0; total.len()], vec![0.0; total.len()]);
     let mut scan = c.scan(&total, &mut left, &mut right);
     let pairs: Vec<(f32, u32)> = (0..n as u32).map(|i| (i as f32, i)).collect();
-    scan.prepare(&pairs, w, &[]);
+    scan.prepare(&pairs, RowWeights::Values(w), &[]);
     let mut w_l = 0.0;
     for i in 0..n - 1 {
         scan.move_left(i, w[i]);
@@ -154,7 +154,7 @@ fn absolute_error_scan_matches_brute_force_and_median_matches_scikit_learn() {
     let mut sums = vec![0.0; c.stat_len(1)];
     rows.iter()
         .for_each(|&s| c.add_sample(&mut sums, s as usize, w[s as usize]));
-    c.finish_node(&mut sums, &rows, &w);
+    c.finish_node(&mut sums, &rows, RowWeights::Values(&w));
     let w_node: f64 = w.iter().sum();
     assert!(close(sums[1], brute_deviation(&y, &w)));
     assert!(close(
@@ -164,7 +164,7 @@ fn absolute_error_scan_matches_brute_force_and_median_matches_scikit_learn() {
     let (mut l, mut r) = (vec![0.0; 3], vec![0.0; 3]);
     let mut scan = c.scan(&sums, &mut l, &mut r);
     let pairs: Vec<(f32, u32)> = rows.iter().map(|&i| (i as f32, i)).collect();
-    scan.prepare(&pairs, &w, &[]);
+    scan.prepare(&pairs, RowWeights::Values(&w), &[]);
     let mut w_l = 0.0;
     for i in 0..n - 1 {
         scan.move_left(i, w[i]);
@@ -183,7 +183,7 @@ fn absolute_error_scan_matches_brute_force_and_median_matches_scikit_learn() {
             vals: &vals,
             threshold: i as f32,
             missing_left: false,
-            weights: &w,
+            weights: RowWeights::Values(&w),
         };
         let at = c.split_proxy_at(&[], &sums, (w_l, w_node - w_l), split);
         assert!(close(-at, want), "threshold at {i}");
@@ -198,7 +198,7 @@ fn absolute_error_scan_matches_brute_force_and_median_matches_scikit_learn() {
         ([1.0, 2.0, 2.0, 1.0], 2.5),
     ] {
         let mut sums = vec![0.0; 3];
-        c.finish_node(&mut sums, &[0, 1, 2, 3], &w);
+        c.finish_node(&mut sums, &[0, 1, 2, 3], RowWeights::Values(&w));
         let mut v = Vec::new();
         c.push_value(&sums, 4.0, &mut v);
         assert_eq!(v, vec![want]);
@@ -301,7 +301,7 @@ fn absolute_error_scores_missing_rows_on_either_side_as_brute_force() {
     let (mut l, mut r) = (vec![0.0; 3], vec![0.0; 3]);
     // missing rows right: every position, and the one after the last present row
     let mut scan = c.scan(&[], &mut l, &mut r);
-    scan.prepare(&pairs, &w, &missing);
+    scan.prepare(&pairs, RowWeights::Values(&w), &missing);
     for (i, &wi) in w.iter().enumerate().take(m) {
         scan.move_left(i, wi);
         let right: Vec<usize> = (i + 1..m).chain(miss.iter().copied()).collect();
@@ -313,7 +313,7 @@ fn absolute_error_scores_missing_rows_on_either_side_as_brute_force() {
     for &s in &missing {
         scan.move_left(s as usize, w[s as usize]);
     }
-    scan.prepare(&pairs, &w, &[]);
+    scan.prepare(&pairs, RowWeights::Values(&w), &[]);
     for (i, &wi) in w.iter().enumerate().take(m - 1) {
         scan.move_left(i, wi);
         let left: Vec<usize> = miss.iter().copied().chain(0..=i).collect();
@@ -332,7 +332,7 @@ fn absolute_error_scores_missing_rows_on_either_side_as_brute_force() {
                 vals: &vals,
                 threshold: i as f32 + 0.5,
                 missing_left,
-                weights: &w,
+                weights: RowWeights::Values(&w),
             };
             let (mut left, mut right): (Vec<usize>, Vec<usize>) =
                 ((0..=i).collect(), (i + 1..m).collect());

@@ -304,7 +304,10 @@ fn gib(b: u64) -> String {
 }
 
 /// Bytes each training row takes, at least, in the buffers of every worker growing a tree:
-/// its weight in the tree (8) and its place among the rows of a node (4).
+/// its weight in the tree (a byte for bootstrap counts, 8 with sample or class weights),
+/// and for the rows a tree draws, their places among a node's rows (4), their projected
+/// values (4) and the scan's tags or sorted pairs (4 or 8); measured, with everything a
+/// fit allocates, 32-48 (benches/results/tree_memory.md).
 pub const WORKING_BYTES_PER_ROW: u64 = 12;
 
 /// A lower bound of the memory a fit on `n_samples` rows uses while `workers` trees grow

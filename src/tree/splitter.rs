@@ -518,7 +518,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             // a large node's rows are far apart in the weights and targets
             |k| {
                 let s = samples[k] as usize;
-                weights.prefetch(s as usize);
+                weights.prefetch(s);
                 crit.prefetch(s);
             },
         );

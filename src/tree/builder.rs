@@ -246,6 +246,15 @@ fn set_path_lengths(tree: &mut Tree, rows_per_tree: usize) {
     }
 }
 
+/// A node slot to fill: its index in the tree, its rows `samples[start..end]` and depth as
+/// `rows`, and its bounds under monotonic constraints.
+#[derive(Clone, Copy)]
+pub(super) struct Slot {
+    pub(super) node: usize,
+    pub(super) rows: (usize, usize, u32),
+    pub(super) bounds: Bounds,
+}
+
 /// Appends an empty node slot to the tree (a leaf until a split is applied to it; its
 /// statistics come from [`Builder::search_node`]); returns its index. `k`: outputs.
 pub(super) fn push_slot(tree: &mut Tree, ws: &mut Workspace, k: usize) -> usize {
@@ -418,20 +427,16 @@ impl<C: Criterion> Builder<'_, C> {
         ws.reserve_rows(n_rows);
     }
 
-    /// Fills slot `node` with the node of `samples[start..end]` at `depth` and grows its
-    /// subtree (depth-first) when it splits.
-    #[allow(clippy::too_many_arguments)]
+    /// Fills `slot` with its node and grows its subtree (depth-first) when it splits.
     pub(super) fn grow_child(
         &self,
         tree: &mut Tree,
         ws: &mut Workspace,
         rng: &mut Rng,
-        node: usize,
-        range: (usize, usize, u32),
+        slot: Slot,
         limits: (f64, f64),
-        bounds: Bounds,
     ) {
-        if let Some(p) = self.search_node(tree, ws, rng, node, range, limits, bounds) {
+        if let Some(p) = self.search_node(tree, ws, rng, slot, limits) {
             let mut queue = Queue::Depth(vec![p]);
             self.grow_nodes(tree, ws, rng, &mut queue, limits);
         }
@@ -477,7 +482,7 @@ impl<C: Criterion> Builder<'_, C> {
             };
             if self.forks(&p) {
                 // each child's subtree on its own random stream, perhaps on another thread
-                self.fork(tree, ws, rng, &p, mid, (bounds_l, bounds_r), limits);
+                self.fork(tree, ws, rng, &p, (mid, bounds_l, bounds_r), limits);
                 n_leaves += 1;
                 continue;
             }
@@ -586,23 +591,29 @@ impl<C: Criterion> Builder<'_, C> {
         bounds: Bounds,
     ) -> Option<Pending> {
         let node = push_slot(tree, ws, self.search.cfg.n_outputs);
-        self.search_node(tree, ws, rng, node, range, limits, bounds)
+        let slot = Slot {
+            node,
+            rows: range,
+            bounds,
+        };
+        self.search_node(tree, ws, rng, slot, limits)
     }
 
-    /// Fills the node slot `node` ([`push_slot`]) with the node of `samples[start..end]`
-    /// at `depth` and, when it may split, finds its split. `(root_weight,
-    /// min_weight_leaf)` are the tree's.
-    #[allow(clippy::too_many_arguments)]
+    /// Fills `slot` ([`push_slot`]) with its node and, when it may split, finds its split.
+    /// `(root_weight, min_weight_leaf)` are the tree's.
     pub(super) fn search_node(
         &self,
         tree: &mut Tree,
         ws: &mut Workspace,
         rng: &mut Rng,
-        node: usize,
-        (start, end, depth): (usize, usize, u32),
+        slot: Slot,
         (root_weight, min_weight_leaf): (f64, f64),
-        bounds: Bounds,
     ) -> Option<Pending> {
+        let Slot {
+            node,
+            rows: (start, end, depth),
+            bounds,
+        } = slot;
         let SplitSearch {
             cfg,
             sampler,

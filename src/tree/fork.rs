@@ -20,7 +20,7 @@
 //! tree over a hundred subtrees to share out, enough to keep 16-64 threads busy after
 //! the first levels, and a tree below 8,192 rows (every test's pinned model) unchanged.
 
-use super::builder::{note_missing_side, push_slot, Builder, Pending};
+use super::builder::{note_missing_side, push_slot, Builder, Pending, Slot};
 use super::criterion::Criterion;
 use super::monotonic::Bounds;
 use super::workspace::Workspace;
@@ -59,17 +59,15 @@ impl<C: Criterion> Builder<'_, C> {
     }
 
     /// Grows the children of the split node `p` (rows `start..mid` left, `mid..end` right,
-    /// with their monotonic `bounds`) and their subtrees, each on a stream seeded from
+    /// with their monotonic bounds) and their subtrees, each on a stream seeded from
     /// `rng`; the right one on a free thread when there is one.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn fork(
         &self,
         tree: &mut Tree,
         ws: &mut Workspace,
         rng: &mut Rng,
         p: &Pending,
-        mid: usize,
-        (bounds_l, bounds_r): (Bounds, Bounds),
+        (mid, bounds_l, bounds_r): (usize, Bounds, Bounds),
         limits: (f64, f64),
     ) {
         let k = self.search.cfg.n_outputs;
@@ -81,10 +79,19 @@ impl<C: Criterion> Builder<'_, C> {
         let mut rng_l = Rng::from_seed(rng.next_u64());
         let mut rng_r = Rng::from_seed(rng.next_u64());
         let depth = p.depth + 1;
-        let (left, right) = ((p.start, mid, depth), (mid, p.end, depth));
+        let left = Slot {
+            node: l,
+            rows: (p.start, mid, depth),
+            bounds: bounds_l,
+        };
+        let right = Slot {
+            node: r,
+            rows: (mid, p.end, depth),
+            bounds: bounds_r,
+        };
         if rayon::current_num_threads() < 2 {
-            self.grow_child(tree, ws, &mut rng_l, l, left, limits, bounds_l);
-            self.grow_child(tree, ws, &mut rng_r, r, right, limits, bounds_r);
+            self.grow_child(tree, ws, &mut rng_l, left, limits);
+            self.grow_child(tree, ws, &mut rng_r, right, limits);
         } else {
             // the right rows' copy, for a thread that takes them (the left subtree
             // reorders only `start..mid`)
@@ -95,13 +102,13 @@ impl<C: Criterion> Builder<'_, C> {
                 |_| {
                     let mut held = shared.lock().unwrap_or_else(PoisonError::into_inner);
                     let (tree, ws) = &mut *held;
-                    self.grow_child(tree, ws, &mut rng_l, l, left, limits, bounds_l);
+                    self.grow_child(tree, ws, &mut rng_l, left, limits);
                 },
                 |ctx| {
                     // here, after the left subtree: in place, as with one thread
                     if let Some(mut held) = (!ctx.migrated()).then(|| held_now(&shared)).flatten() {
                         let (tree, ws) = &mut *held;
-                        self.grow_child(tree, ws, &mut rng_r, r, right, limits, bounds_r);
+                        self.grow_child(tree, ws, &mut rng_r, right, limits);
                         return None;
                     }
                     // on another thread (or here while the left subtree holds the tree,
@@ -137,7 +144,12 @@ impl<C: Criterion> Builder<'_, C> {
             ..Tree::default()
         };
         let root = push_slot(&mut tree, &mut ws, self.search.cfg.n_outputs);
-        self.grow_child(&mut tree, &mut ws, rng, root, (0, n, depth), limits, bounds);
+        let slot = Slot {
+            node: root,
+            rows: (0, n, depth),
+            bounds,
+        };
+        self.grow_child(&mut tree, &mut ws, rng, slot, limits);
         Fragment { tree, ws }
     }
 }

@@ -20,7 +20,8 @@
 //! against the data, targets and weights checked, X read once into a
 //! [`crate::data::FeatureMatrix`]) → `fit::grow_trees` (the family's data statistics
 //! computed once, then trees in parallel: `sampling.rs` draws each tree's rows, the tree
-//! builder grows it, [`crate::prune`] prunes it) → the trees in index order, laid out for
+//! builder grows it (its large nodes' subtrees and candidates on free threads of the same
+//! pool), [`crate::prune`] prunes it) → the trees in index order, laid out for
 //! prediction ([`crate::tree::PackedTree`]). [`Forest::fit_many`] and
 //! [`Forest::grow_more_many`] grow several forests' trees in one parallel loop
 //! (`fit::grow_batch`, which `fit::grow_trees` runs for a single forest).

@@ -23,6 +23,7 @@ from ._base import _BaseForest as _BaseForest
 from ._base import _ClassifierMixin, _RegressorMixin
 from ._params import PROJECTION, forest_params
 from ._surface import Param
+from ._tables import COLUMNS_DOC
 from ._trees import PerTreeMixin
 
 # (re-exported: rotation.py, dask.py and older code import these from here)
@@ -47,7 +48,8 @@ __all__ = [
 CLASSIFIER_PARAMS = forest_params("classification")
 REGRESSOR_PARAMS = forest_params("regression")
 
-ATTRIBUTES_DOC = """
+ATTRIBUTES_DOC = (
+    """
     Attributes
     ----------
     estimator : ObliqueTreeClassifier or ObliqueTreeRegressor
@@ -63,17 +65,9 @@ ATTRIBUTES_DOC = """
         Target columns of the fit (1 for a 1-D y).
     n_features_in_ : int
         Number of features seen in fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, when X was a DataFrame with string column names.
-    is_categorical_ : ndarray of bool of shape (n_features_in_,)
-        Which columns were categorical at fit (``categorical_features``).
-    categories_ : list of n_features_in_ entries
-        Per column, None for a numeric one, else the ndarray of its levels: a category
-        dtype's categories, or the sorted distinct values seen at fit. Column j's values
-        reach the core as their index in ``categories_[j]``; a value not in it (a
-        category never seen in training) is no error: it goes with the missing values at
-        a split on its column alone, and reads as an average level in an oblique one.
-    feature_importances_ : ndarray of shape (n_features,)
+"""
+    + COLUMNS_DOC
+    + """    feature_importances_ : ndarray of shape (n_features,)
         Impurity-based importances, shared within a projection by |weight|.
     projection_counts_ : ndarray of shape (n_features,)
         Normalised count of split projections using each feature.
@@ -93,6 +87,7 @@ ATTRIBUTES_DOC = """
        Forests", JMLR 21(104):1-39, 2020.
     .. [2] L. Breiman, "Random Forests", Machine Learning 45(1):5-32, 2001.
 """
+)
 
 
 class _ForestClassifier(PerTreeMixin, _ClassifierMixin, _BaseForest):

@@ -34,6 +34,21 @@ import numpy as np
 from scipy import sparse
 from sklearn.utils.validation import _check_feature_names, _check_n_features, _get_feature_names
 
+#: The attributes a fit records of X's columns, as the estimators' docstrings list them
+#: (between their ``n_features_in_`` and what follows).
+COLUMNS_DOC = """\
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Column names, when X was a DataFrame with string column names.
+    is_categorical_ : ndarray of bool of shape (n_features_in_,)
+        Which columns were categorical at fit (``categorical_features``).
+    categories_ : list of n_features_in_ entries
+        Per column, None for a numeric one, else the ndarray of its levels: a category
+        dtype's categories, or the sorted distinct values seen at fit. Column j's values
+        reach the core as their index in ``categories_[j]``; a value not in it (a
+        category never seen in training) is no error: it goes with the missing values at
+        a split on its column alone, and reads as an average level in an oblique one.
+"""
+
 __all__ = [
     "as_frame",
     "categorical_mask",

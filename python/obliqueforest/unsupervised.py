@@ -34,7 +34,7 @@ from . import _core
 from ._base import _BaseForest
 from ._params import FOREST_PARAMS, PROJECTION
 from ._surface import Param, Surface
-from ._tables import fit_columns, numeric_columns
+from ._tables import COLUMNS_DOC, fit_columns, numeric_columns
 from ._trees import InBagRowsMixin
 from ._validation import SPARSE_FORMATS, _validate_data
 from .projections import AxisAligned
@@ -256,17 +256,9 @@ _URF_SURFACE = (
         where the rows split into groups that share no leaf; a coordinate whose
         eigenvalue is 0 (too few distinct training rows for n_components) is 0.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, when X was a DataFrame with string column names.
-    is_categorical_ : ndarray of bool of shape (n_features_in_,)
-        Which columns were categorical at fit (``categorical_features``).
-    categories_ : list of n_features_in_ entries
-        Per column, None for a numeric one, else the ndarray of its levels: a category
-        dtype's categories, or the sorted distinct values seen at fit. Column j's values
-        reach the core as their index in ``categories_[j]``; a value not in it (a
-        category never seen in training) is no error: it goes with the missing values at
-        a split on its column alone, and reads as an average level in an oblique one.
-    projection_counts_ : ndarray of shape (n_features,)
+"""
+    + COLUMNS_DOC
+    + """    projection_counts_ : ndarray of shape (n_features,)
         Normalised count of split projections using each feature.
     estimators_samples_ : list of ndarray
         Each tree's rows (a row repeated as often as its bootstrap drew it).
@@ -712,17 +704,9 @@ _IF_SURFACE = Surface(
     offset_ : float
         ``decision_function = score_samples - offset_``: -0.5 for ``contamination="auto"``.
     n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Column names, when X was a DataFrame with string column names.
-    is_categorical_ : ndarray of bool of shape (n_features_in_,)
-        Which columns were categorical at fit (``categorical_features``).
-    categories_ : list of n_features_in_ entries
-        Per column, None for a numeric one, else the ndarray of its levels: a category
-        dtype's categories, or the sorted distinct values seen at fit. Column j's values
-        reach the core as their index in ``categories_[j]``; a value not in it (a
-        category never seen in training) is no error: it goes with the missing values at
-        a split on its column alone, and reads as an average level in an oblique one.
-    projection_counts_ : ndarray of shape (n_features,)
+"""
+    + COLUMNS_DOC
+    + """    projection_counts_ : ndarray of shape (n_features,)
         Normalised count of split projections using each feature.
     estimators_samples_ : list of ndarray
         Each tree's rows.

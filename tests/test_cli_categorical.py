@@ -10,28 +10,12 @@ import sys
 
 import numpy as np
 import pytest
-from test_cli import _WITHOUT_PANDAS, Result, assert_clean_error
+from test_cli import _WITHOUT_PANDAS, assert_clean_error
+from test_cli import cli as cli  # (the fixture, shared)
 
 import obliqueforest as of
 
 CITIES = ["Berlin", "Kyiv", "Lima", "Oslo", "Paris", "Rome"]
-
-
-@pytest.fixture
-def cli(capsys):
-    """``obliqueforest.cli.main`` in this process: exit status and captured output."""
-    from obliqueforest.cli import main
-
-    def run(*args):
-        capsys.readouterr()
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as e:  # argparse usage errors
-            code = e.code
-        out, err = capsys.readouterr()
-        return Result(code, out, err)
-
-    return run
 
 
 def _write_csv(path, header, rows):

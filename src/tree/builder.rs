@@ -421,10 +421,7 @@ impl<C: Criterion> Builder<'_, C> {
     /// rows.
     pub(super) fn prepare(&self, ws: &mut Workspace, n_rows: usize) {
         let stat_len = self.search.crit.stat_len(self.search.cfg.n_outputs);
-        ws.left.resize(stat_len, 0.0);
-        ws.right.resize(stat_len, 0.0);
-        ws.node_sums.resize(stat_len, 0.0);
-        ws.reserve_rows(n_rows);
+        ws.size_for(stat_len, n_rows);
     }
 
     /// Fills `slot` with its node and grows its subtree (depth-first) when it splits.

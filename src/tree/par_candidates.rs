@@ -167,9 +167,7 @@ fn rows_node<'a>(node: Node<'a>, rows: &[u32]) -> Node<'a> {
 /// room for criterion statistics of `stat_len`.
 fn scratch(rows: &[u32], stat_len: usize) -> Workspace {
     let mut ws = Workspace::default();
-    ws.reserve_rows(rows.len());
+    ws.size_for(stat_len, rows.len());
     ws.samples.extend_from_slice(rows);
-    ws.left.resize(stat_len, 0.0);
-    ws.right.resize(stat_len, 0.0);
     ws
 }

@@ -87,6 +87,15 @@ impl Workspace {
         reserve_huge(&mut self.packed, n);
     }
 
+    /// Room for criterion statistics of `stat_len` (the children's and the node's) and
+    /// for a node of `n_rows` rows.
+    pub(super) fn size_for(&mut self, stat_len: usize, n_rows: usize) {
+        self.left.resize(stat_len, 0.0);
+        self.right.resize(stat_len, 0.0);
+        self.node_sums.resize(stat_len, 0.0);
+        self.reserve_rows(n_rows);
+    }
+
     /// The node's rows `samples[start..end]` projected on `proj`, into `vals` ([`project`]).
     pub(super) fn project_node(
         &mut self,

@@ -179,7 +179,9 @@ def test_rust_example_refuses_what_it_cannot_read_naming_the_line(
     assert fragment in out.stderr, out.stderr
 
 
-@pytest.mark.parametrize("cls", [of.RandomForestClassifier, of.SPORFClassifier], ids=["rf", "sporf"])
+@pytest.mark.parametrize(
+    "cls", [of.RandomForestClassifier, of.SPORFClassifier], ids=["rf", "sporf"]
+)
 def test_rust_example_reads_the_levels_of_text_columns(cls, tmp_path):
     import pandas as pd
 

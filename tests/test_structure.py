@@ -364,3 +364,42 @@ def test_test_hooks_live_in_the_probe_module_only():
             if not re.match(r"(pub(\([^)]*\))? )?mod \w+", nxt):
                 offenders.append(f"{rel}:{i + 1}: {nxt}")
     assert offenders == [], "test hooks outside src/probe.rs:\n" + "\n".join(offenders)
+
+
+# the entry of each part of the split search (tree/parts.rs): only its dispatcher calls them
+_SPLIT_PARTS = {
+    "sparse_split": "sparse_split",
+    "project_categorical": "categorical",
+    "level_split": "categorical",
+    "value_split": "value_split",
+    "random_split": "random_split",
+    "random_split_missing": "random_split",
+    "split_missing": "missing_split",
+    "hist_split": "hist_split",
+    "sorted_split": "sorted_split",
+}
+
+
+def test_the_split_search_parts_are_picked_in_one_place():
+    # a fast path of the split search is a part: a room of its own whose module doc
+    # states its invariant, entered only from tree/parts.rs's one dispatcher, and named
+    # in that dispatcher's documented order
+    tree = ROOT / "src" / "tree"
+    dispatcher = (tree / "parts.rs").read_text()
+    order = _rust_doc(dispatcher)
+    called_elsewhere = []
+    for entry, room in _SPLIT_PARTS.items():
+        text = (tree / f"{room}.rs").read_text()
+        assert re.search(rf"\bfn {entry}\(", text), f"{entry} is not in tree/{room}.rs"
+        assert "Invariant" in _rust_doc(text), f"tree/{room}.rs does not state its invariant"
+        assert f"`{room}`" in order, f"tree/parts.rs's order does not name `{room}`"
+        assert re.search(rf"self\.{entry}\(", dispatcher), f"tree/parts.rs never calls {entry}"
+        for path in sorted(tree.rglob("*.rs")):
+            if path.name != "parts.rs" and re.search(rf"\.{entry}\(", _rust_code(path.read_text())):
+                called_elsewhere.append(f"{path.relative_to(ROOT)} calls {entry}")
+    assert called_elsewhere == []
+
+
+def _rust_doc(text):
+    """A Rust file's module doc (its leading `//!` lines)."""
+    return "\n".join(ln[3:] for ln in text.splitlines() if ln.startswith("//!"))

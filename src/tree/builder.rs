@@ -12,9 +12,8 @@ use super::criterion::{
     average_path_length, AbsoluteError, Criterion, Entropy, FriedmanMse, Gini, MultiEntropy,
     MultiGini, MultiSquaredError, Poisson, SquaredError, Unlabelled, ValueRule,
 };
-use super::fill::Fill;
+use super::fill::{Fill, Filler};
 use super::monotonic::Bounds;
-use super::scan::Packing;
 use super::splitter::{Node, SplitSearch};
 use super::workspace::{node_stats, project, stable_partition, Workspace};
 use super::{Tree, LEAF};
@@ -157,18 +156,8 @@ impl Grower<'_> {
         weights: RowWeights<'b>,
         subtree: bool,
     ) -> Builder<'b, C> {
-        let exact = crit.exact_scan(weights);
         Builder {
-            search: SplitSearch {
-                cfg: self.cfg,
-                sampler: self.sampler,
-                x: self.x,
-                crit,
-                weights,
-                zeros_as_block: self.x.is_sparse() && exact && self.cfg.categorical.is_empty(),
-                any_tie_order: exact,
-                packing: Packing::of(&crit, self.cfg.n_outputs, weights),
-            },
+            search: SplitSearch::new(self.cfg, self.sampler, self.x, crit, weights),
             // a subtree grows on its own copy already
             targets: (!subtree).then_some(self.y),
         }
@@ -202,7 +191,14 @@ impl<F: FnOnce(Tree) -> Tree> WithCriterion for Job<'_, '_, F> {
         }
         let tree = (self.finish)(tree);
         match self.fill {
-            Some(fill) => builder.search.fill(tree, fill, self.ws),
+            Some(fill) => {
+                let filler = Filler {
+                    x: grower.x,
+                    descriptors: grower.sampler.descriptors(),
+                    crit,
+                };
+                filler.fill(tree, fill, self.ws)
+            }
             None => tree,
         }
     }

@@ -19,23 +19,31 @@ use crate::rng::Rng;
 const POWER_STEPS: usize = 48;
 
 impl<C: Criterion> SplitSearch<'_, C> {
-    /// When candidate `proj` has categorical terms: computes their maps at `node` into
-    /// `ws.cat.cur` and the node's projected values into `ws.vals`, and returns true;
-    /// false (nothing done) for a candidate on numeric columns only.
+    /// Whether candidate `proj` has categorical terms (this part's values).
+    pub(super) fn has_categorical_terms(&self, proj: ProjRef<'_>) -> bool {
+        let kinds = &self.cfg.categorical;
+        match proj {
+            ProjRef::Sparse { idx, .. } if !kinds.is_empty() => {
+                idx.iter().any(|&j| kinds[j as usize] > 0)
+            }
+            _ => false,
+        }
+    }
+
+    /// Candidate `proj`, which has categorical terms ([`Self::has_categorical_terms`]):
+    /// computes their maps at `node` into `ws.cat.cur` and the node's projected values
+    /// into `ws.vals`.
     pub(super) fn project_categorical(
         &self,
         ws: &mut Workspace,
         rng: &mut Rng,
         node: Node<'_>,
         proj: ProjRef<'_>,
-    ) -> bool {
+    ) {
         let kinds = &self.cfg.categorical;
         let ProjRef::Sparse { idx, w } = proj else {
-            return false;
+            return; // (only sparse projections have categorical terms)
         };
-        if kinds.is_empty() || !idx.iter().any(|&j| kinds[j as usize] > 0) {
-            return false;
-        }
         ws.cat.cur.clear();
         let mixed = idx.iter().any(|&j| kinds[j as usize] == 0);
         // a level the node's map lacks: missing at a split on categorical columns only, an
@@ -61,7 +69,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         }
         if let ([j], [wj]) = (idx, w) {
             self.project_one(ws, node, *j as usize, *wj);
-            return true;
+            return;
         }
         self.scale_to_numeric_part(ws, node, idx, w);
         let samples = &ws.samples[node.start..node.end];
@@ -72,7 +80,6 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 .iter()
                 .map(|&s| maps.value_by(idx, w, |j| self.x.get(s as usize, j))),
         );
-        true
     }
 
     /// The node's values of a projection of one categorical term (column `j`, weight

@@ -1,5 +1,7 @@
 //! Filling a grown tree from rows its split search did not weigh (honest trees), or
-//! recording the rows each leaf holds (forests that keep leaf values).
+//! recording the rows each leaf holds (forests that keep leaf values). It runs after the
+//! tree is grown and reads only the data, the tree's projections and the criterion's leaf
+//! value ([`Filler`]), not the split search.
 //!
 //! The rows with a positive fill weight are routed down the finished tree, each node's
 //! rows partitioned in place as the builder partitions them (the same projection, the
@@ -12,9 +14,10 @@
 //! the parent's honest estimate stands in for an empty leaf.
 
 use super::criterion::Criterion;
-use super::splitter::SplitSearch;
 use super::workspace::{node_stats, stable_partition, Workspace};
 use super::{LeafRows, Tree};
+use crate::data::FeatureMatrix;
+use crate::projection::CompactDescriptors;
 
 /// The rows that fill a grown tree.
 pub(crate) struct Fill<'a> {
@@ -29,7 +32,15 @@ pub(crate) struct Fill<'a> {
     pub(crate) multiplicity: Option<&'a [u32]>,
 }
 
-impl<C: Criterion> SplitSearch<'_, C> {
+/// What filling reads: the data, the family's descriptors (patch forests) and the
+/// criterion whose leaf value an honest tree's leaves take.
+pub(super) struct Filler<'a, C> {
+    pub(super) x: &'a FeatureMatrix<'a>,
+    pub(super) descriptors: Option<&'a dyn CompactDescriptors>,
+    pub(super) crit: C,
+}
+
+impl<C: Criterion> Filler<'_, C> {
     /// `tree` filled from `fill` (see the module doc).
     pub(super) fn fill(&self, mut tree: Tree, fill: &Fill<'_>, ws: &mut Workspace) -> Tree {
         let w = fill.weights;
@@ -87,7 +98,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         end: usize,
         ws: &mut Workspace,
     ) -> usize {
-        let proj = tree.proj(node, self.sampler.descriptors());
+        let proj = tree.proj(node, self.descriptors);
         ws.project_node(self.x, proj, start, end);
         let left = tree.left[node] as usize;
         stable_partition(

@@ -8,13 +8,16 @@
 //!   or a histogram's bin boundaries — generic over the criterion's running statistics so
 //!   the scan loops are statically dispatched; `scan_lanes`: the sorted scan of a Gini
 //!   node of two to four classes with whole weights, four positions to an AVX2 instruction;
-//! * `splitter`: the split search of one node over its candidate projections (sort and
-//!   scan, histograms, random thresholds, missing values), reading the data, the
+//! * `splitter`: the split search of one node over its candidate projections (draw,
+//!   redraw, screen, batch and score them, keep the best), reading the data, the
 //!   configuration, the sampler and the criterion;
-//! * `sparse_split`: that search on sparse X at the cost of a candidate's nonzeros (its
-//!   zeros moved as one block), when the criterion's statistics are exact;
-//! * `value_split`: the same search for trees without targets, whose rule scores the
-//!   projected values themselves (two-means, Fast-BIC, isolation's random cut);
+//! * `parts`: the one dispatcher of the search's parts, in a documented order; where a
+//!   candidate's values come from (`sparse_split`: sparse X at the cost of a candidate's
+//!   nonzeros, its zeros moved as one block; `categorical`: level maps fitted to the
+//!   node; a node's batch; the plain projection) and how they are scanned (`value_split`
+//!   for trees without targets, whose rule scores the projected values; `random_split`;
+//!   `missing_split`; `categorical`'s level bins; `hist_split`; `sorted_split`, the plain
+//!   path), each part in its own room with its invariant;
 //! * `term_batch`: a node's explicit candidates projected together (each feature gathered
 //!   once a block of rows, the same values as one candidate at a time);
 //! * `workspace`: the per-worker buffers both the search and the builder reuse, and the
@@ -45,7 +48,7 @@
 //! better to send the node's missing rows the other way. A tree grown on data without NaN
 //! has an empty `missing_flip`.
 //!
-//! Filling a grown tree (`fill`): the rows of an honest tree's honest part, or the rows a
+//! Filling a grown tree (`fill`, apart from the split search): the rows of an honest tree's honest part, or the rows a
 //! tree grew on when its forest keeps leaf values, are routed down the finished tree; an
 //! honest tree's leaf values are recomputed from them (the criterion's own leaf value),
 //! and a forest that keeps leaf values records each leaf's rows ([`LeafRows`]). A leaf
@@ -59,14 +62,19 @@ mod categorical;
 pub(crate) mod criterion;
 mod fill;
 mod fork;
+mod hist_split;
+mod missing_split;
 pub(crate) mod monotonic;
 pub mod packed;
 mod par_candidates;
+mod parts;
 mod pooled_batch;
+mod random_split;
 mod repeats;
 mod scan;
 mod scan_lanes;
 mod screening;
+mod sorted_split;
 pub(crate) mod sparse_split;
 pub(crate) mod splitter;
 pub(crate) mod term_batch;

@@ -16,8 +16,9 @@
 //! sent left and the smallest sent right.
 
 use super::criterion::{Criterion, Moments, ValueRule};
+use super::random_split::{present_range, random_threshold};
 use super::scan::{midpoint, sort_pairs};
-use super::splitter::{present_range, random_threshold, Found, Node, SplitSearch};
+use super::splitter::{Found, Node, SplitSearch};
 use super::workspace::Workspace;
 use crate::params::Splitter;
 use crate::rng::Rng;

@@ -18,9 +18,11 @@
 //!    block, and finds the split itself; no later step runs.
 //! 2. [`Values::Levels`] (`categorical`): a candidate with categorical terms, read
 //!    through level maps fitted to the node's rows.
-//! 3. [`Values::Batch`] (`pooled_batch`, `term_batch`): the node's batch computed the
-//!    candidate's values with its neighbours' (the same float32 sums).
-//! 4. [`Values::Projected`] (`Workspace::project_node`): the node's rows projected on
+//! 3. [`Values::Pooled`] (`pooled_batch`): a pooled candidate on dense X, computed with
+//!    the next pooled candidates of the node, sharing their pieces' sums.
+//! 4. [`Values::TermBatch`] (`term_batch`): the node's explicit candidates, projected
+//!    together before the search where they share features.
+//! 5. [`Values::Projected`] (`Workspace::project_node`): the node's rows projected on
 //!    this candidate alone.
 //!
 //! **Scan** ([`Scan`]): how the values are scanned. The tree fixes the family once
@@ -52,13 +54,14 @@
 
 use super::criterion::{Criterion, ValueRule};
 use super::monotonic::Bounds;
+use super::pooled_batch::MAX_VALUES;
 use super::random_split::{present_range, random_threshold};
 use super::scan::{finite_range, Packing};
 use super::splitter::{Found, Node, Scans, SplitSearch};
 use super::workspace::Workspace;
 use crate::data::FeatureMatrix;
 use crate::params::{Splitter, TreeConfig};
-use crate::projection::{ProjRef, Sampler};
+use crate::projection::{ProjRef, ProjectionBuf, Sampler};
 use crate::rng::Rng;
 use crate::tree::RowWeights;
 
@@ -69,8 +72,10 @@ pub(super) enum Values {
     Sparse,
     /// A candidate with categorical terms, through the node's level maps.
     Levels,
-    /// The node's pooled or term batch.
-    Batch,
+    /// A pooled candidate, with the next ones of the node.
+    Pooled,
+    /// The node's term batch.
+    TermBatch,
     /// The node's rows projected on the candidate alone.
     Projected,
 }
@@ -144,7 +149,7 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
         }
     }
 
-    /// The split of `node` under candidate `c` of `ws.cand`, `proj` (with its monotonic
+    /// The split of `node` under candidate `c` of `cand`, `proj` (with its monotonic
     /// direction and the node's bounds, under constraints): `None` when the candidate
     /// cannot split the node (constant on it, or missing on every row); `Some(None)` when
     /// it varies but no split is admissible or beats `to_beat` (the best proxy so far,
@@ -155,7 +160,7 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
         ws: &mut Workspace,
         rng: &mut Rng,
         node: Node<'_>,
-        (c, proj): (usize, ProjRef<'_>),
+        (cand, c, proj): (&ProjectionBuf, usize, ProjRef<'_>),
         mono: Option<(i8, Bounds)>,
         to_beat: Option<f64>,
     ) -> Option<Found> {
@@ -166,12 +171,9 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
                 return Some(found.map(|(proxy, threshold)| (proxy, threshold, None)));
             }
             Values::Levels => self.project_categorical(ws, rng, node, proj),
-            Values::Batch => {
-                let vals = ws
-                    .pooled
-                    .values(c, &at)
-                    .or_else(|| ws.term_batch.values(c, &at));
-                let vals = vals.unwrap_or_default();
+            Values::Pooled => self.pooled_values(ws, node, (cand, c, proj)),
+            Values::TermBatch => {
+                let vals = ws.term_batch.values(c, &at).unwrap_or_default();
                 ws.vals.clear();
                 ws.vals.extend_from_slice(vals);
             }
@@ -194,10 +196,42 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
             Values::Sparse
         } else if self.has_categorical_terms(proj) {
             Values::Levels
-        } else if ws.pooled.values(c, &at).is_some() || ws.term_batch.values(c, &at).is_some() {
-            Values::Batch
+        } else if self.sampler.descriptors().is_some()
+            && !self.x.is_sparse()
+            && proj.pooling().is_some()
+        {
+            Values::Pooled
+        } else if ws.term_batch.values(c, &at).is_some() {
+            Values::TermBatch
         } else {
             Values::Projected
+        }
+    }
+
+    /// `ws.vals`: pooled candidate `c` of `cand`, `proj`, at `node`, from the node's pooled
+    /// batch, computed first (for this and the next pooled candidates) unless it holds
+    /// the candidate already.
+    fn pooled_values(
+        &self,
+        ws: &mut Workspace,
+        node: Node<'_>,
+        (cand, c, proj): (&ProjectionBuf, usize, ProjRef<'_>),
+    ) {
+        let at = node.start..node.end;
+        if let Some(family) = self.sampler.descriptors() {
+            if !ws.pooled.covers(c, &at) {
+                let rows = (at.clone(), &ws.samples[at.clone()]);
+                let missing = self.x.has_missing();
+                ws.pooled
+                    .compute(self.x, (cand, family), c, rows, missing, MAX_VALUES);
+            }
+        }
+        match ws.pooled.values(c, &at) {
+            Some(vals) => {
+                ws.vals.clear();
+                ws.vals.extend_from_slice(vals);
+            }
+            None => ws.project_node(self.x, proj, at.start, at.end),
         }
     }
 

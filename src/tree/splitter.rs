@@ -14,7 +14,6 @@
 
 use super::criterion::{Criterion, ScanStats, ValueRule};
 use super::monotonic::{admissible, direction, Bounds, Monotone};
-use super::pooled_batch::MAX_VALUES;
 use super::scan::{Packing, ScanDriver};
 use super::workspace::Workspace;
 use crate::data::FeatureMatrix;
@@ -282,17 +281,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         } else {
             Some((direction(cst, proj)?, node.bounds))
         };
-        if let Some(family) = self.sampler.descriptors() {
-            // dense X: this and the next pooled candidates at once, sharing sums
-            let at = node.start..node.end;
-            if !self.x.is_sparse() && !ws.pooled.covers(c, &at) && proj.pooling().is_some() {
-                let rows = (at.clone(), &ws.samples[at]);
-                let missing = self.x.has_missing();
-                ws.pooled
-                    .compute(self.x, (cand, family), c, rows, missing, MAX_VALUES);
-            }
-        }
-        let found = self.candidate_split(ws, rng, node, (c, proj), mono, to_beat)?;
+        let found = self.candidate_split(ws, rng, node, (cand, c, proj), mono, to_beat)?;
         Some(found.and_then(|(proxy, threshold, missing)| {
             (admissible(proxy) && to_beat.is_none_or(|b| proxy > b)).then_some(Best {
                 proxy,

@@ -387,12 +387,9 @@ impl ForestParams {
             n_draws,
             subsample,
             tree_features,
-            monotonic_cst: self.growth.monotonic_cst.clone(),
             honest_fraction: self.honest_fraction,
-            candidate_samples: self.growth.candidate_samples,
             categorical: self.categorical.clone(),
-            min_category_samples: self.growth.min_category_samples,
-            categorical_in_projections: self.growth.categorical_in_projections,
+            growth: self.growth.clone(),
             fork_rows: crate::probe::fork_rows(),
             par_rows: crate::probe::par_rows(),
         })
@@ -773,18 +770,14 @@ pub struct TreeConfig {
     pub(crate) subsample: Option<usize>,
     /// Features each tree may use ([`Task::Unsupervised`]'s `tree_features`; else all).
     pub(crate) tree_features: usize,
-    /// Monotonic constraint per feature, empty for none.
-    pub(crate) monotonic_cst: Vec<i8>,
     /// The fraction of each tree's in-bag rows that fill its leaves instead of growing it.
     pub(crate) honest_fraction: f64,
-    /// Rows on which a large node's candidates are compared ([`ForestParams::candidate_samples`]).
-    pub(crate) candidate_samples: Option<usize>,
     /// Levels per column, 0 for numeric ones; empty when all are numeric.
     pub(crate) categorical: Vec<u32>,
-    /// [`Growth::min_category_samples`].
-    pub(crate) min_category_samples: usize,
-    /// [`Growth::categorical_in_projections`].
-    pub(crate) categorical_in_projections: bool,
+    /// How the trees are grown, checked against the data (`monotonic_cst` has one entry
+    /// per feature or none): the code that applies a growth setting reads it here, so a
+    /// new setting needs no field of its own in this type.
+    pub(crate) growth: Growth,
     /// The node size from which subtrees fork (`tree::fork`): `None`, the builder's own
     /// (tests set a lower one, through the probes).
     pub(crate) fork_rows: Option<usize>,

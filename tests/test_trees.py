@@ -352,3 +352,22 @@ def test_a_tree_refitted_in_place_is_the_new_tree():
     assert tree.get_depth() == tree.tree_.max_depth == 1
     assert tree.tree_.node_count == 3 and set(tree.apply(X)) <= {1, 2}
     assert forest[1].get_depth() > 1  # the forest keeps its own tree
+
+
+@pytest.mark.parametrize("candidate_samples", [None, 64])
+def test_a_cloned_tree_regrows_with_its_forests_candidate_screening(candidate_samples):
+    # the trees take every forest parameter that is not about many trees (issue 44): a
+    # forest's candidate_samples reaches its trees, which before screened at the table's
+    # default whatever the forest had
+    from sklearn.base import clone
+
+    from obliqueforest.datasets import make_sparse_parity
+
+    X, y = make_sparse_parity(6000, n_features=20, n_informative=3, random_state=0)
+    forest = of.SPORFClassifier(
+        3, candidate_samples=candidate_samples, bootstrap=False, random_state=0
+    ).fit(X, y)
+    tree = forest.estimators_[1]
+    assert tree.get_params()["candidate_samples"] == candidate_samples
+    again = clone(tree).fit(X, y)
+    np.testing.assert_array_equal(again.apply(X), tree.apply(X))

@@ -118,11 +118,7 @@ def _plain_params(est):
 #: before they existed reads as one fitted with them, and a model that does not use them
 #: (numeric columns; its categorical columns are kept as ``_categories_*`` attributes)
 #: is saved byte for byte as before they existed, readable by earlier versions.
-_LEFT_OUT_AT_DEFAULT = {
-    p.name: p.default
-    for p in FOREST_PARAMS
-    if p.name in ("categorical_features", "min_category_samples", "categorical_in_projections")
-}
+_LEFT_OUT_AT_DEFAULT = {p.name: p.default for p in FOREST_PARAMS if not p.saved_at_default}
 
 
 def _is_default(value, default) -> bool:

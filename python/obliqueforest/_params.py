@@ -95,6 +95,7 @@ _TABLE = [
         "int",
         "Number of trees.",
         core="n_estimators",
+        needs=("ensemble",),
     ),
     Param(
         "criterion",
@@ -190,6 +191,7 @@ _TABLE = [
         "bool",
         "Draw a bootstrap sample per tree.",
         core="bootstrap",
+        needs=("ensemble",),
     ),
     Param(
         "oob_score",
@@ -200,6 +202,7 @@ _TABLE = [
         warm start: the trees already grown find their out-of-bag rows from their seeds,
         giving the same estimate as a forest grown with it from the start.""",
         core="oob",
+        needs=("ensemble", "targets"),
     ),
     Param(
         "n_jobs",
@@ -209,6 +212,7 @@ _TABLE = [
         """Threads for fit and predict (-1 = all cores, capped at the cores). None follows an
         enclosing ``joblib.parallel_config(n_jobs=...)`` and is 1 otherwise, as in
         scikit-learn. Never changes the model.""",
+        needs=("ensemble",),
     ),
     Param(
         "random_state",
@@ -216,8 +220,11 @@ _TABLE = [
         ["random_state"],
         "int, RandomState instance or None",
         "Seeds the forest; tree t draws from streams keyed by (seed, t).",
+        needs=("ensemble",),
     ),
-    Param("verbose", 0, ["verbose"], "int", "Show a progress bar of grown trees."),
+    Param(
+        "verbose", 0, ["verbose"], "int", "Show a progress bar of grown trees.", needs=("ensemble",)
+    ),
     Param(
         "warm_start",
         False,
@@ -230,6 +237,7 @@ _TABLE = [
         ``max_samples``, ``honest_fraction``, ``store_leaf_values``,
         ``class_weight="balanced_subsample"``) cannot change, and a fit that tries is
         refused with an error naming the parameter, the model left as it was.""",
+        needs=("ensemble",),
     ),
     Param(
         "class_weight",
@@ -239,6 +247,7 @@ _TABLE = [
         "Class weights as in scikit-learn.",
         core="class_weight_subsample",
         to_core=lambda cw: isinstance(cw, str) and cw == "balanced_subsample",
+        needs=("targets",),
     ),
     Param(
         "max_samples",
@@ -255,6 +264,7 @@ _TABLE = [
         may exceed n_samples, as scikit-learn 1.9 allows (at most 2**32 - 1 draws). None
         draws n_samples. Only with ``bootstrap=True``.""",
         core="max_samples",
+        needs=("ensemble",),
     ),
     Param(
         "ccp_alpha",
@@ -266,6 +276,7 @@ _TABLE = [
         (Breiman et al. 1984), as scikit-learn's trees; 0 prunes nothing. OOB estimates,
         importances and per-tree access see the pruned trees.""",
         core="ccp_alpha",
+        needs=("targets",),
     ),
     Param(
         "monotonic_cst",
@@ -282,6 +293,7 @@ _TABLE = [
         is not used. The forest's prediction is then monotonic in each constrained
         feature for every projection family.""",
         core="monotonic_cst",
+        needs=("targets",),
     ),
     Param(
         "splitter",
@@ -320,6 +332,7 @@ _TABLE = [
         it as accurate as no screening at 20,000 rows (benches/results/screening_pays.md);
         for the "best" and "hist" splitters.""",
         core="candidate_samples",
+        needs=("targets",),
     ),
     Param(
         "honest_fraction",
@@ -338,6 +351,7 @@ _TABLE = [
         0 (the default) grows ordinary trees. ``honest_indices_`` holds each tree's honest
         rows. Not with ``monotonic_cst``.""",
         core="honest_fraction",
+        needs=("ensemble", "targets"),
     ),
     Param(
         "categorical_features",
@@ -358,6 +372,8 @@ _TABLE = [
         strings, is a ValueError naming it. Categorical columns need a dense X and a
         projection family of the columns themselves (not patches, pooled or Haar
         filters, or dictionary atoms, which the core refuses, naming this parameter).""",
+        needs=("categorical",),
+        saved_at_default=False,
     ),
     Param(
         "min_category_samples",
@@ -372,6 +388,8 @@ _TABLE = [
         the exact best partition of the levels (Fisher 1958). Unused without categorical
         columns.""",
         core="min_category_samples",
+        needs=("categorical",),
+        saved_at_default=False,
     ),
     Param(
         "categorical_in_projections",
@@ -385,6 +403,8 @@ _TABLE = [
         categorical columns to splits of their own: a sampled projection of several
         terms drops its categorical ones. Unused without categorical columns.""",
         core="categorical_in_projections",
+        needs=("categorical",),
+        saved_at_default=False,
     ),
 ]
 
@@ -402,6 +422,7 @@ REGRESSOR_ONLY = [
         (about 0.63 n rows per tree with bootstrap) and the targets; the trees and every
         other prediction are unchanged.""",
         core="store_leaf_values",
+        needs=("ensemble",),
     ),
 ]
 

@@ -74,23 +74,22 @@ ROTATION = Param(
 )
 
 # the rotation ensembles grow axis-aligned trees with the best splitter, unpruned and
-# unconstrained: their trees have none of these parameters
+# unconstrained, without screening: their trees have none of these parameters
 _NOT_ROTATION_TREE_PARAMS = (
     "projection",
     "splitter",
     "max_bins",
     "ccp_alpha",
     "monotonic_cst",
-    # a rotation mixes columns: the ensembles and their trees take numeric columns only
-    "categorical_features",
-    "min_category_samples",
-    "categorical_in_projections",
+    "candidate_samples",
 )
 
 
 def _rotation_tree_surface(task):
     return (
         _tree_surface(task)
+        # a rotation mixes columns: the ensembles and their trees take numeric columns only
+        .without("categorical")
         .drop(*_NOT_ROTATION_TREE_PARAMS)
         .replace("max_features", constraints=AXIS_MAX_FEATURES)
         .insert([ROTATION, SCALING])

@@ -65,6 +65,18 @@ class Param:
         The ``_core.ForestParams`` field the parameter feeds, if any.
     to_core : callable or None
         Converts the parameter's value for that field (identity when None).
+    needs : tuple of str
+        What an estimator must be to take the parameter, so that the surfaces that are
+        not leave it out by kind (:meth:`Surface.without`) rather than by name:
+        ``"ensemble"`` (many trees: the forests, not the single trees), ``"targets"``
+        (trees grown from targets, not the forests without) and ``"categorical"``
+        (categorical columns, which MORF's patches and the rotations do not take). A
+        parameter with no needs joins every surface drawn from its table.
+    saved_at_default : bool
+        False: a model file leaves the parameter out while it has its default, so a model
+        that does not use a parameter added later is saved byte for byte as before it
+        existed (readable by earlier versions) and such files read as fitted with the
+        default.
     """
 
     name: str
@@ -74,6 +86,8 @@ class Param:
     doc: str
     core: str | None = None
     to_core: Callable | None = None
+    needs: tuple = ()
+    saved_at_default: bool = True
 
     def __post_init__(self):
         if not self.name.isidentifier() or keyword.iskeyword(self.name):
@@ -149,6 +163,10 @@ class Surface:
         if missing:
             raise KeyError(f"no parameters {missing}")
         return Surface([p for p in self._params if p.name not in names], self.positional)
+
+    def without(self, *needs) -> Surface:
+        """The parameters that need none of ``needs`` (see :attr:`Param.needs`)."""
+        return Surface([p for p in self._params if not set(p.needs) & set(needs)], self.positional)
 
     def replace(self, name, **changes) -> Surface:
         """The same surface with fields of parameter ``name`` changed."""

@@ -187,23 +187,6 @@ def _tree_random_state(rs):
     return int(check_random_state(rs).randint(0, 2**31 - 1)), 0
 
 
-_TREE_PARAM_NAMES = (
-    "criterion",
-    "splitter",
-    "max_bins",
-    "max_depth",
-    "min_samples_split",
-    "min_samples_leaf",
-    "min_weight_fraction_leaf",
-    "max_features",
-    "max_leaf_nodes",
-    "min_impurity_decrease",
-    "ccp_alpha",
-    "monotonic_cst",
-    "categorical_features",
-    "min_category_samples",
-    "categorical_in_projections",
-)
 
 _TREE_RANDOM_STATE = Param(
     "random_state",
@@ -217,12 +200,11 @@ _TREE_RANDOM_STATE = Param(
 
 
 def _tree_surface(task):
-    names = list(_TREE_PARAM_NAMES)
-    if task == "classification":
-        names.insert(names.index("min_impurity_decrease") + 1, "class_weight")
+    # a tree takes the forest parameters that are not about many trees
     surface = (
         forest_params(task)
-        .select(*names, positional=0)
+        .without("ensemble")
+        .insert([], positional=0)
         .replace(
             "max_features",
             default=1.0,
@@ -383,18 +365,16 @@ class ObliqueTreeClassifier(_TreeMixin, _ClassifierMixin, _BaseForest):
     # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
     # fmt: off
     def __init__(
-        self, *, projection: Any = None, criterion: Any = "gini", splitter: Any = "best",
-        max_bins: Any = 256, max_depth: Any = None, min_samples_split: Any = 2,
-        min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
-        random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
-        class_weight: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
-        categorical_in_projections: Any = True,
+        self, *, projection: Any = None, criterion: Any = "gini", max_depth: Any = None,
+        min_samples_split: Any = 2, min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0,
+        max_features: Any = 1.0, random_state: Any = None, max_leaf_nodes: Any = None,
+        min_impurity_decrease: Any = 0.0, class_weight: Any = None, ccp_alpha: Any = 0.0,
+        monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
+        candidate_samples: Any = None, categorical_features: Any = "from_dtype",
+        min_category_samples: Any = 3, categorical_in_projections: Any = True,
     ):
         self.projection = projection
         self.criterion = criterion
-        self.splitter = splitter
-        self.max_bins = max_bins
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
@@ -406,6 +386,9 @@ class ObliqueTreeClassifier(_TreeMixin, _ClassifierMixin, _BaseForest):
         self.class_weight = class_weight
         self.ccp_alpha = ccp_alpha
         self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
         self.categorical_in_projections = categorical_in_projections
@@ -417,17 +400,16 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
     # generated from the parameter table by `python -m obliqueforest._signatures`: do not edit
     # fmt: off
     def __init__(
-        self, *, projection: Any = None, criterion: Any = "squared_error", splitter: Any = "best",
-        max_bins: Any = 256, max_depth: Any = None, min_samples_split: Any = 2,
-        min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0, max_features: Any = 1.0,
-        random_state: Any = None, max_leaf_nodes: Any = None, min_impurity_decrease: Any = 0.0,
-        ccp_alpha: Any = 0.0, monotonic_cst: Any = None, categorical_features: Any = "from_dtype",
-        min_category_samples: Any = 3, categorical_in_projections: Any = True,
+        self, *, projection: Any = None, criterion: Any = "squared_error", max_depth: Any = None,
+        min_samples_split: Any = 2, min_samples_leaf: Any = 1, min_weight_fraction_leaf: Any = 0.0,
+        max_features: Any = 1.0, random_state: Any = None, max_leaf_nodes: Any = None,
+        min_impurity_decrease: Any = 0.0, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
+        splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
+        categorical_in_projections: Any = True,
     ):
         self.projection = projection
         self.criterion = criterion
-        self.splitter = splitter
-        self.max_bins = max_bins
         self.max_depth = max_depth
         self.min_samples_split = min_samples_split
         self.min_samples_leaf = min_samples_leaf
@@ -438,6 +420,9 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
         self.min_impurity_decrease = min_impurity_decrease
         self.ccp_alpha = ccp_alpha
         self.monotonic_cst = monotonic_cst
+        self.splitter = splitter
+        self.max_bins = max_bins
+        self.candidate_samples = candidate_samples
         self.categorical_features = categorical_features
         self.min_category_samples = min_category_samples
         self.categorical_in_projections = categorical_in_projections

@@ -115,7 +115,7 @@ def _morf(params):
     return (
         params.insert(GEOMETRY_PARAMS, after="n_estimators")
         .replace("max_features", default=0.25, doc=_MAX_FEATURES_DOC)
-        .drop("categorical_features", "min_category_samples", "categorical_in_projections")
+        .without("categorical")
     )
 
 

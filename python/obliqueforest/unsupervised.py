@@ -122,28 +122,9 @@ class _ForestWithoutTargets(InBagRowsMixin, _BaseForest):
 
 # -- unsupervised random forests ---------------------------------------------------------
 _URF_SURFACE = (
-    FOREST_PARAMS.select(
-        "n_estimators",
-        "criterion",
-        "max_depth",
-        "min_samples_split",
-        "min_samples_leaf",
-        "min_weight_fraction_leaf",
-        "max_features",
-        "max_leaf_nodes",
-        "min_impurity_decrease",
-        "bootstrap",
-        "n_jobs",
-        "random_state",
-        "verbose",
-        "warm_start",
-        "max_samples",
-        "splitter",
-        "categorical_features",
-        "min_category_samples",
-        "categorical_in_projections",
-        positional=1,
-    )
+    # the forest parameters that need no targets; the histogram splitter's bins aside
+    FOREST_PARAMS.without("targets")
+    .drop("max_bins")
     .insert([_PROJECTION], after="n_estimators")
     .replace(
         "criterion",

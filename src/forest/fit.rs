@@ -261,7 +261,7 @@ fn with_x<'a>(
         sample_weight,
     } = checked;
     // as scikit-learn: a constrained split has no rule for rows whose projection is missing
-    if x.has_missing() && !cfg.monotonic_cst.is_empty() {
+    if x.has_missing() && !cfg.growth.monotonic_cst.is_empty() {
         return Err(Error::InvalidInput(
             "monotonic_cst is not supported with missing values (NaN in X), as in \
              scikit-learn; impute X or drop the constraints"
@@ -271,7 +271,7 @@ fn with_x<'a>(
     crate::columns::check_codes(&cfg.categorical, x.n_samples, |i, j| x.get(i, j))?;
     // an honest leaf's value comes from rows the constrained split search did not see, so
     // the constraints' bounds would not hold
-    if params.honest_fraction > 0.0 && !cfg.monotonic_cst.is_empty() {
+    if params.honest_fraction > 0.0 && !cfg.growth.monotonic_cst.is_empty() {
         return Err(Error::InvalidInput(
             "monotonic_cst is not supported with honest_fraction > 0 (honest leaf values \
              come from rows the constrained split search did not see)"

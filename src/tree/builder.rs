@@ -630,7 +630,7 @@ impl<C: Criterion> Builder<'_, C> {
         crit.push_value(&ws.node_sums, w_node, &mut ws.node_values);
         ws.node_values.copy_within(len.., node * k);
         ws.node_values.truncate(len);
-        if !cfg.monotonic_cst.is_empty() {
+        if !cfg.growth.monotonic_cst.is_empty() {
             bounds.clip(&mut ws.node_values[node * k..(node + 1) * k]);
         }
         let n = end - start;

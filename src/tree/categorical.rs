@@ -246,7 +246,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let len = self.crit.stat_len(self.cfg.n_outputs);
         let mut within = 0.0; // the groups' weighted impurities
         let mut n_groups = 0usize;
-        let min_rows = self.cfg.min_category_samples;
+        let min_rows = self.cfg.growth.min_category_samples;
         let width = self.crit_width(cat);
         cat.rare_sums.clear();
         cat.rare_sums.resize(len, 0.0);

@@ -20,7 +20,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// splitters that scan thresholds, of trees with targets, that many rows or
     /// [`SCREEN_GROWTH`]` * sqrt(n)` of the node's `n`, whichever is more.
     pub(super) fn screening(&self, node: Node<'_>) -> Option<usize> {
-        let m = self.cfg.candidate_samples?;
+        let m = self.cfg.growth.candidate_samples?;
         let n = node.n();
         let applies = n > 2 * m
             && self.crit.value_rule().is_none()

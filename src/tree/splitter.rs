@@ -145,7 +145,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             self.sampler
                 .sample(rng, self.cfg.n_candidates, &mut ws.scratch, cand);
             let kinds = &self.cfg.categorical;
-            if !(kinds.is_empty() || self.cfg.categorical_in_projections) {
+            if !(kinds.is_empty() || self.cfg.growth.categorical_in_projections) {
                 // categorical columns split on their own only
                 cand.retain_terms(|j| kinds[j as usize] == 0);
             }
@@ -275,7 +275,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let proj = cand.get(c, self.sampler.descriptors());
         // under monotonic constraints: the order the split must keep, and the projections
         // that cannot keep one are skipped
-        let cst = &self.cfg.monotonic_cst[..];
+        let cst = &self.cfg.growth.monotonic_cst[..];
         let mono = if cst.is_empty() {
             None
         } else {
@@ -310,7 +310,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             && self.sampler.descriptors().is_none();
         let mirrors = self.any_tie_order
             && matches!(self.cfg.splitter, Splitter::Best)
-            && self.cfg.monotonic_cst.is_empty()
+            && self.cfg.growth.monotonic_cst.is_empty()
             && !self.x.has_missing()
             && !self.zeros_as_block;
         applies.then_some(mirrors)

@@ -475,3 +475,36 @@ def test_autoencoder_breast_cancer_distortion_beats_paper():
     names = np.asarray(data.target_names)[data.target.to_numpy()]
     frame["diagnosis"] = pd.Categorical(names, categories=list(data.target_names))
     assert _compression_distortion(frame, n_bootstraps=2) <= 0.31
+
+
+@pytest.mark.parametrize("mode", ["supervised", "random", "adversarial"])
+def test_the_autoencoders_forests_are_fitted_through_the_estimators(mode):
+    # issue 44: a forest the autoencoder grows goes through a random forest estimator's
+    # fit (so a cluster's grower grows it too), with the autoencoder's own seed
+    import obliqueforest._base as base
+    from obliqueforest import RandomForestClassifier, RandomForestRegressor
+    from obliqueforest import _core
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(300, n_features=4, centers=3, random_state=0)
+    grown = []
+
+    def grower(est, X32, y_core, sw, params):
+        grown.append((type(est), est._seed))
+        return _core.Forest.fit(X32, y_core, sw, params, None)
+
+    token = base.FOREST_GROWER.set(grower)
+    try:
+        kw = {} if mode == "supervised" else {"unsupervised": mode}
+        ae = ForestAutoencoder(n_components=2, n_estimators=10, random_state=1, **kw)
+        ae.fit(X, y if mode == "supervised" else None)
+    finally:
+        base.FOREST_GROWER.reset(token)
+    kind = RandomForestRegressor if mode == "random" else RandomForestClassifier
+    assert grown and {t for t, _ in grown} == {kind}
+    if mode == "supervised":
+        # the classifier fitted with that seed is the autoencoder's forest, byte for byte
+        est = RandomForestClassifier(n_estimators=10, min_samples_leaf=5)
+        with base.prepared_fit(grown[0][1]):
+            est.fit(X.astype(np.float32), y)
+        assert est._forest.to_bytes() == ae._core().to_bytes()

@@ -15,6 +15,7 @@ refits see the old model or the new one, never parts of both.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import warnings
 from numbers import Real
@@ -51,6 +52,7 @@ from ._validation import (
 __all__ = [
     "FOREST_GROWER",
     "_BaseForest",
+    "prepared_fit",
     "_ClassifierMixin",
     "_RegressorMixin",
     "path_indicator",
@@ -59,6 +61,26 @@ __all__ = [
 # Set (only) by obliqueforest.dask around a fit: ``grower(estimator, X32, y_core,
 # sample_weight, params)`` grows the core forest in place of ``_core.Forest.fit``.
 FOREST_GROWER: contextvars.ContextVar = contextvars.ContextVar("forest_grower", default=None)
+
+# Set by prepared_fit: (seed, levels) for the fits inside it, None for a plain fit.
+_PREPARED_FIT: contextvars.ContextVar = contextvars.ContextVar("prepared_fit", default=None)
+
+
+@contextlib.contextmanager
+def prepared_fit(seed, categories=None):
+    """Within it, an estimator's ``fit`` grows its core forest from ``seed`` instead of a
+    seed drawn from ``random_state``, and takes X's categorical columns as coded already:
+    ``categories`` per column its levels (None for a numeric column) as
+    :func:`obliqueforest._tables.fit_columns` records them, X holding their codes. The
+    rest is ``fit``'s own path (targets, parameters, the grower of a cluster). For
+    orchestrators that code a table and draw their forests' seeds themselves: the
+    autoencoder's forests are fitted this way.
+    """
+    token = _PREPARED_FIT.set((int(seed), None if categories is None else list(categories)))
+    try:
+        yield
+    finally:
+        _PREPARED_FIT.reset(token)
 
 
 def path_indicator(core, X, n_jobs):
@@ -128,7 +150,12 @@ class _BaseForest(TransactionalFit, BaseEstimator):
         after the categorical columns are coded (:func:`obliqueforest._tables.fit_columns`,
         which records their levels)."""
         warm = self.warm_start and hasattr(self, "_forest")
-        coded = fit_columns(self, X, warm=warm)
+        prepared = _PREPARED_FIT.get()
+        if prepared is not None and prepared[1] is not None:
+            self._categories = prepared[1]  # X holds the codes of those levels
+            coded = X
+        else:
+            coded = fit_columns(self, X, warm=warm)
         with numeric_columns(self, coded, fitting=not warm):
             return _validate_data(
                 self,
@@ -239,7 +266,11 @@ class _BaseForest(TransactionalFit, BaseEstimator):
         return not (self._core_fields().get("oob") and not fitted.has_oob)
 
     def _draw_seed(self) -> int:
-        """The one seed of the core forest, drawn from ``random_state``."""
+        """The one seed of the core forest, drawn from ``random_state`` (or the seed of a
+        :func:`prepared_fit`)."""
+        prepared = _PREPARED_FIT.get()
+        if prepared is not None:
+            return prepared[0]
         return check_random_state(self.random_state).randint(0, 2**31 - 1)
 
     def _grow_core_forest(self, X32, y_core, sw, params):

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+from sklearn.base import clone
 from sklearn.utils.multiclass import type_of_target
 
 from .. import _core
+from .._base import prepared_fit
 from .._forest import RandomForestClassifier, RandomForestRegressor
-from .._params import core_fields, core_params
-from .._progress import run_with_progress
-from .._validation import encode_classes
 from ..interpret import _core_forest as _core_forest  # (re-exported for _estimator.py)
 
 
@@ -32,40 +33,30 @@ def _auto_min_samples_leaf(n_rows, adversarial):
     return min(_ARF_MIN_SAMPLES_LEAF, max(_MIN_SAMPLES_LEAF, n_rows // _ARF_ROWS_PER_LEAF))
 
 
-def _forest_params(X, *, n_classes, seed, n_jobs, categorical=None, **params):
-    """The core parameters of a forest grown here on ``X``: those the fit of a
-    :class:`~obliqueforest.RandomForestClassifier` of ``n_classes`` classes (a
-    :class:`~obliqueforest.RandomForestRegressor` for ``n_classes=None``) with ``params``
-    (its parameters by name) builds, with ``seed`` as the forest's seed. ``categorical``:
-    per column its levels (``X`` holds their codes) or None, as the estimators pass them
-    (:func:`obliqueforest._tables.core_categorical`), so the core splits those columns
-    by sets of levels.
+def _forest_estimator(classify, **params):
+    """The estimator a forest grown here is fitted through: a
+    :class:`~obliqueforest.RandomForestClassifier` (``classify``) or
+    :class:`~obliqueforest.RandomForestRegressor` with ``params`` (its parameters by name),
+    so the projection and the defaults of every other parameter are the estimators'."""
+    return (RandomForestClassifier if classify else RandomForestRegressor)(**params)
 
-    The estimator gives its projection and the defaults of every parameter not in
-    ``params``, so they are written once. It is not fitted: its fit draws the seed from
+
+def _grow(est, X, y, seed, categories):
+    """The core forest of estimator ``est`` fitted on the codes ``X`` (per column its
+    levels in ``categories``, or None) and ``y``, through the estimators' own ``fit``
+    (targets, parameters, the grower of a cluster) with ``seed`` as the forest's seed
+    (:func:`obliqueforest._base.prepared_fit`): the estimator's fit would draw it from
     ``random_state``, where the autoencoder draws it from its own generator (the same
-    generator then gives the noise, the eigensolver's start and the decoding seed).
-    """
-    est = (RandomForestRegressor if n_classes is None else RandomForestClassifier)(**params)
-    return core_params(
-        task="regression" if n_classes is None else "classification",
-        n_classes=n_classes,
-        **core_fields(est),
-        projection=est._projection(X.shape[1]),
-        seed=seed,
-        n_jobs=n_jobs,
-        categorical=categorical,
-    )
+    generator then gives the noise, the eigensolver's start and the decoding seed)."""
+    with prepared_fit(seed, categories):
+        est.fit(X, y)
+    return est._forest
 
 
-def _supervised_targets(y, n_samples):
-    """The targets of a supervised forest as the core reads them: ``(y_core, n_classes)``.
-
-    Class labels (binary or multiclass ``y``) are encoded as the classifiers encode them
-    (``encode_classes``: sorted classes, float64 codes); other targets are real values
-    (``n_classes`` None). The classifiers' check of their targets is not needed (any
-    other target grows a regression forest here), nor its warning about labels that
-    are mostly distinct.
+def _supervised_task(y, n_samples):
+    """``(y, classify)``: the targets of a supervised forest as one column, and whether
+    they are class labels (binary or multiclass ``y``: a classifier's), else real values
+    (a regressor's).
 
     Raises
     ------
@@ -78,10 +69,7 @@ def _supervised_targets(y, n_samples):
     y = y.ravel()
     if len(y) != n_samples:
         raise ValueError(f"X has {n_samples} rows but y has {len(y)}")
-    if type_of_target(y) in ("binary", "multiclass"):
-        classes, codes = encode_classes(y)
-        return codes, len(classes)
-    return y.astype(np.float64), None
+    return y, type_of_target(y) in ("binary", "multiclass")
 
 
 def _oob_accuracy(forest, y):
@@ -130,17 +118,7 @@ def _sample_leaf_marginals(forest, X, rng, n_jobs):
     return X[rows_by_leaf[pos], np.arange(p)[None, :]]
 
 
-def _fit_core(X, y, params, verbose, desc="trees"):
-    """Grows a core forest, with a progress bar of trees when ``verbose``."""
-    return run_with_progress(
-        lambda progress: _core.Forest.fit(X, y, None, params, progress),
-        params.n_estimators,
-        verbose,
-        desc,
-    )
-
-
-def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs, verbose=0):
+def _grow_adversarial_forest(X, est, categories, delta, max_iter, rng, n_jobs):
     """Adversarial random forest (Watson et al. 2023).
 
     A first forest discriminates real rows from rows drawn from the product of
@@ -155,6 +133,10 @@ def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs, verbo
     synthetic rows the last discriminator was tested on, not that discriminator:
     its leaves are the (approximately) fully factorised regions.
 
+    Each round's discriminator is ``clone(est)`` (a classifier with ``oob_score``) fitted
+    on the real and synthetic codes (levels ``categories``) with a seed drawn from
+    ``rng`` (:func:`_grow`).
+
     Returns
     -------
     forest : _core.Forest
@@ -166,8 +148,11 @@ def _grow_adversarial_forest(X, base_params, delta, max_iter, rng, n_jobs, verbo
     labels = y.astype(np.int64)
 
     def discriminate(synth):
-        params = base_params.with_seed(int(rng.integers(0, 2**31 - 1)))
-        forest = _fit_core(np.vstack([X, synth]), y, params, verbose, "ARF round")
+        seed = int(rng.integers(0, 2**31 - 1))
+        with warnings.catch_warnings():
+            # (the accuracy below counts the rows some tree left out of its sample)
+            warnings.filterwarnings("ignore", "Some inputs do not have OOB scores")
+            forest = _grow(clone(est), np.vstack([X, synth]), y, seed, categories)
         return forest, _oob_accuracy(forest, labels)
 
     forest, acc = discriminate(_sample_marginals(X, rng))

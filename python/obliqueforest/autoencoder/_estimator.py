@@ -26,11 +26,11 @@ from ._adversarial import (
     _auto_min_samples_leaf,
     _check_forest_columns,
     _core_forest,
-    _fit_core,
-    _forest_params,
+    _forest_estimator,
+    _grow,
     _grow_adversarial_forest,
     _is_fitted_forest,
-    _supervised_targets,
+    _supervised_task,
 )
 from ._codec import _is_dataframe, _TabularCodec
 from ._decoders import (
@@ -350,33 +350,28 @@ class ForestAutoencoder(
             forest = forest.fit(data, y) if needs_y else forest.fit(data)
             _check_forest_columns(forest, self._codec, X32.shape[1])
             return forest, []
-        # a forest grown here is a random forest (its core parameters are those of
-        # RandomForestClassifier or RandomForestRegressor: _forest_params), with the
-        # autoencoder's n_estimators, min_samples_leaf, max_features and max_depth
+        # a forest grown here is a random forest, fitted through RandomForestClassifier or
+        # RandomForestRegressor with the autoencoder's n_estimators, min_samples_leaf,
+        # max_features and max_depth, on the codes (their levels the codec's) and with a
+        # seed from the autoencoder's generator
         seed = int(rng.integers(0, 2**31 - 1))
-        base["categorical"] = None if self._codec is None else self._codec._categories
+        levels = None if self._codec is None else self._codec._categories
+        base["verbose"] = self.verbose
         if y is not None:
-            y_core, n_classes = _supervised_targets(y, len(X32))
-            params = _forest_params(
-                X32, n_classes=n_classes, max_features=supervised_mf, seed=seed, **base
-            )
-            return _fit_core(X32, y_core, params, self.verbose), []
+            y, classify = _supervised_task(y, len(X32))
+            est = _forest_estimator(classify, max_features=supervised_mf, **base)
+            return _grow(est, X32, y, seed, levels), []
         if self.unsupervised == "random":
             # a regressor fitted to pure noise: each split on one random feature
             noise = rng.standard_normal(len(X32))
-            params = _forest_params(X32, n_classes=None, max_features=1, seed=seed, **base)
-            return _fit_core(X32, noise, params, self.verbose), []
-        # real (class 1) against synthetic rows (class 0), scored out of bag
-        params = _forest_params(
-            X32,
-            n_classes=2,
-            max_features=1 if self.max_features == "auto" else self.max_features,
-            oob_score=True,
-            seed=seed,
-            **base,
-        )
+            est = _forest_estimator(False, max_features=1, **base)
+            return _grow(est, X32, noise, seed, levels), []
+        # real (class 1) against synthetic rows (class 0), scored out of bag; each round
+        # draws its discriminator's seed from the generator (the seed above goes unused)
+        mf = 1 if self.max_features == "auto" else self.max_features
+        est = _forest_estimator(True, max_features=mf, oob_score=True, **base)
         return _grow_adversarial_forest(
-            X32, params, self.arf_delta, self.arf_max_iter, rng, n_jobs, self.verbose
+            X32, est, levels, self.arf_delta, self.arf_max_iter, rng, n_jobs
         )
 
     def _core(self):

@@ -250,11 +250,9 @@ fn parse(text: &str) -> Option<HashMap<String, EstimatorSchema>> {
 /// A stored value as Python would print it, shortened.
 fn shown(param: &Param) -> String {
     let text = match param {
-        Param::Value(Value::None) => "None".into(),
-        Param::Value(Value::Bool(b)) => if *b { "True" } else { "False" }.into(),
-        Param::Value(Value::Int(i)) => i.to_string(),
-        Param::Value(Value::Float(f)) => format!("{f:?}"),
-        Param::Value(Value::Str(s)) => format!("'{s}'"),
+        Param::Value(
+            v @ (Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)),
+        ) => v.to_string(),
         Param::Value(_) => "a list".into(),
         Param::Projection { name, .. } => format!("a {name} projection"),
         Param::Map(_) => "a dict".into(),

@@ -176,6 +176,18 @@ def test_autoencoder_with_its_own_forest_says_to_pickle(tmp_path):
         ae.save(tmp_path / "a.of")
 
 
+def test_a_sporf_file_from_before_its_scaling_loads_unscaled(tmp_path):
+    # a file written before SPORF's `scaling` existed holds no such parameter, and unscaled
+    # weights: it loads as the model it holds, with scaling=None (not today's default)
+    X, y = _iris()
+    est = of.SPORFClassifier(5, scaling=None, random_state=0).fit(X, y)
+    parts = _parts(est)
+    del parts["params"]["scaling"]
+    again = of.load(_write_crafted(tmp_path, parts))
+    assert again.scaling is None
+    np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
+
+
 def test_loaded_model_never_takes_its_thread_count_from_the_file(tmp_path):
     X, y = _iris()
     est = of.SPORFClassifier(4, n_jobs=3, random_state=0).fit(X, y)

@@ -364,6 +364,10 @@ def _sporf(params, max_features_doc):
 
 
 class _SPORFMixin:
+    #: The value of a parameter a model file written before it existed lacks: such a
+    #: forest's weights are unscaled (model files; see ``_io._params``).
+    _added_param_values = {"scaling": None}
+
     def _projection_object(self):
         return SparseSigned(feature_combinations=self.feature_combinations, scaling=self.scaling)
 

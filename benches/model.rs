@@ -10,7 +10,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use ndarray::Array2;
-use obliqueforest::model::{Body, Header, Param, Value};
+use obliqueforest::model::{Body, Header, Param, ProjectionRecord, Value};
 use obliqueforest::rng::Rng;
 use obliqueforest::{ClassLabels, Estimator, Forest, ForestParams, Model, Task};
 use std::hint::black_box;
@@ -46,6 +46,7 @@ fn model() -> Model {
         }),
         params: vec![("n_estimators".into(), Param::Value(Value::Int(100)))],
         attributes: vec![],
+        projection: ProjectionRecord::of(&forest.params().projection),
     };
     let bytes = Model::new(header, Body::Forest(forest))
         .and_then(|m| m.to_bytes())

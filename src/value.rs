@@ -5,6 +5,7 @@
 //! model file format: variants are only ever appended.
 
 use serde::{Deserialize, Serialize};
+use std::fmt;
 
 /// A plain value: an estimator parameter, a Python-side fitted attribute, or a named
 /// argument of a projection family ([`crate::projection::FamilyArgs`]).
@@ -99,6 +100,45 @@ impl Value {
         match self {
             Value::Array { shape, data } if shape.len() == 1 => Some(data),
             _ => None,
+        }
+    }
+}
+
+/// As Python prints it: `None`, `True`, `3`, `0.5`, `'text'`, `[1, 2]` (an array's elements
+/// in order, whatever its shape).
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fn list<T>(f: &mut fmt::Formatter<'_>, items: &[T], item: fn(&T) -> String) -> fmt::Result {
+            let items: Vec<String> = items.iter().map(item).collect();
+            write!(f, "[{}]", items.join(", "))
+        }
+        let boolean = |b: &bool| if *b { "True" } else { "False" }.to_string();
+        match self {
+            Value::None => write!(f, "None"),
+            Value::Bool(b) => write!(f, "{}", boolean(b)),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::Float(v) => write!(f, "{v:?}"),
+            Value::Str(s) => write!(f, "'{s}'"),
+            Value::Bools(v)
+            | Value::Array {
+                data: ArrayData::Bool(v),
+                ..
+            } => list(f, v, boolean),
+            Value::Ints(v)
+            | Value::Array {
+                data: ArrayData::I64(v),
+                ..
+            } => list(f, v, |i| i.to_string()),
+            Value::Floats(v)
+            | Value::Array {
+                data: ArrayData::F64(v),
+                ..
+            } => list(f, v, |x| format!("{x:?}")),
+            Value::Array {
+                data: ArrayData::F32(v),
+                ..
+            } => list(f, v, |x| format!("{x:?}")),
+            Value::Strs(v) => list(f, v, |s| format!("'{s}'")),
         }
     }
 }

@@ -43,6 +43,13 @@ def _fitted(kind):
         from obliqueforest.autoencoder import ForestAutoencoder
 
         return ForestAutoencoder(2, n_estimators=20, random_state=0).fit(X), X
+    if kind == "quantile":
+        est = of.RandomForestRegressor(5, store_leaf_values=True, honest_fraction=0.3)
+        return est.set_params(random_state=0).fit(X, X[:, 0]), X
+    if kind == "categorical":
+        pd = pytest.importorskip("pandas")
+        df = pd.DataFrame({"a": X[:, 0], "c": pd.Categorical(np.array(["x", "y", "z"])[y])})
+        return of.RandomForestClassifier(5, random_state=0).fit(df, y), df
     raise AssertionError(kind)
 
 
@@ -176,6 +183,18 @@ def test_autoencoder_with_its_own_forest_says_to_pickle(tmp_path):
         ae.save(tmp_path / "a.of")
 
 
+def test_a_sporf_file_from_before_its_scaling_loads_unscaled(tmp_path):
+    # a file written before SPORF's `scaling` existed holds no such parameter, and unscaled
+    # weights: it loads as the model it holds, with scaling=None (not today's default)
+    X, y = _iris()
+    est = of.SPORFClassifier(5, scaling=None, random_state=0).fit(X, y)
+    parts = _parts(est)
+    del parts["params"]["scaling"]
+    again = of.load(_write_crafted(tmp_path, parts))
+    assert again.scaling is None
+    np.testing.assert_array_equal(again.predict_proba(X), est.predict_proba(X))
+
+
 def test_loaded_model_never_takes_its_thread_count_from_the_file(tmp_path):
     X, y = _iris()
     est = of.SPORFClassifier(4, n_jobs=3, random_state=0).fit(X, y)
@@ -223,6 +242,19 @@ def _mutations():
 
         return f
 
+    def record(tag, **args):
+        def f(parts):
+            parts["projection"] = (tag, args)
+
+        return f
+
+    def record_arg(key, value):
+        def f(parts):
+            tag, args = parts["projection"]
+            parts["projection"] = (tag, {**args, key: value})
+
+        return f
+
     return [
         ("rf", "classifier relabelled regressor", setp("estimator", "RandomForestRegressor"),
          "task"),
@@ -264,12 +296,31 @@ def _mutations():
         ("morf", "data_shape contradicts the patches", param("data_shape", (4,)), "data_shape"),
         ("morf", "channel_axis contradicts the patches", param("channel_axis", 0),
          "channel_axis"),
-        ("morf", "pooled contradicts the family", param("pooled", 0.0), "estimator"),
+        ("morf", "pooled contradicts the family", param("pooled", 0.0), "projection family"),
         ("morf", "differences contradict the filters", param("differences", 0.75),
          "differences"),
         ("oblique", "projection class contradicts the forest",
-         param("projection", {"__projection__": "ForestRC", "n_combined": 2}), "estimator"),
+         param("projection", {"__projection__": "ForestRC", "n_combined": 2}),
+         "projection family"),
         ("sporf-reg", "scaling contradicts the weights", param("scaling", None), "scaling"),
+        ("sporf-reg", "feature_combinations contradicts the weights",
+         param("feature_combinations", 2.0), "feature_combinations"),
+        ("oblique", "record's family contradicts the forest",
+         record("forest_rc", n_combined=2), "projection"),
+        ("sporf-reg", "record's argument contradicts the forest",
+         record_arg("feature_combinations", 2.0), "feature_combinations"),
+        ("morf", "record's argument contradicts the patches",
+         record_arg("data_shape", [4]), "data_shape"),
+        ("rf", "record's family the estimator does not grow",
+         record("sparse_signed", feature_combinations=1.5), "estimator"),
+        ("morf", "record's family MORF does not grow", record("axis"), "estimator"),
+        ("oblique", "record's family unknown", record("evil"), "projection"),
+        ("oblique", "record's argument unknown", record_arg("evil", 1), "projection"),
+        ("ae", "record's family contradicts the autoencoder's forest", record("gaussian"),
+         "projection"),
+        ("rotation", "record's family contradicts a rotation's forest", record("gaussian"),
+         "estimator"),
+        ("rf", "record not a pair", setp("projection", "axis"), "projection"),
         ("rotation", "rotation matrices cut", rot("rotations", lambda r: r[:, :2]), "rotations"),
         ("rotation", "rotation not finite", rot("rotations", lambda r: np.full_like(r, np.inf)), "rotations"),
         ("rotation", "rotation scaled", rot("rotations", lambda r: r * 1e30), "rotations"),
@@ -293,17 +344,25 @@ def _mutations():
     ]  # fmt: skip
 
 
-# fields only the Python estimator can judge (its parameter names, values and attributes)
+# fields only the Python estimator can judge (the crate's loader accepts them): attributes
+# only Python reads, and whether the parameters resolve to the projection the file records,
+# which is the estimator's rule (its `_projection_object`) and is not copied into the crate:
+# the crate checks the record against the forests (the mutations of the record above), the
+# package the parameters against the record
+_PROJECTION_PARAMETERS = {
+    "data_shape contradicts the patches",
+    "channel_axis contradicts the patches",
+    "pooled contradicts the family",
+    "differences contradict the filters",
+    "projection class contradicts the forest",
+    "scaling contradicts the weights",
+    "feature_combinations contradicts the weights",
+}
 _PYTHON_CHECKED = {
-    "unknown parameter",
-    "parameter of the wrong type",
-    "parameter out of range",
-    "unknown attribute",
-    "unexpected attribute",
     "n_rotations disagrees",
     "training rows cut",
     "bounds of the wrong width",
-}
+} | _PROJECTION_PARAMETERS
 
 
 @pytest.mark.parametrize(
@@ -326,9 +385,85 @@ def test_every_header_field_mutated_is_a_forest_error_naming_it(
         return
     with pytest.raises(ForestError, match=fragment):
         of.load(path)
-    if what not in _PYTHON_CHECKED:  # the crate's checked writer refuses the same parts
-        with pytest.raises(ForestError):
+    if what in _PYTHON_CHECKED:  # the crate's loader accepts what Python alone judges
+        _core.load_model(str(path))
+    else:  # the crate's loader and checked writer refuse the same parts
+        with pytest.raises(ForestError, match=fragment):
+            _core.load_model(str(path))
+        with pytest.raises(ForestError, match=fragment):
             _core.save_model(str(tmp_path / "again.of"), parts)
+
+
+# -- files of versions 1 to 4, whose header has no projection record -------------------------
+
+
+def _write_legacy(tmp_path, parts):
+    """A file written as the writer of versions 1 to 4 wrote ``parts`` (the crate keeps
+    that writer beside its reader of those versions, for these tests)."""
+    path = tmp_path / "legacy.of"
+    _core._save_model_unchecked_for_test(str(path), parts, legacy=True)
+    return path
+
+
+def _outputs(est, X):
+    if hasattr(est, "predict_proba"):
+        return est.predict_proba(X)
+    return est.transform(X) if hasattr(est, "transform") else est.predict(X)
+
+
+@pytest.mark.parametrize(
+    "kind, version",
+    [
+        ("rf", 1),
+        ("multi", 2),
+        ("sporf-reg", 2),
+        ("morf", 1),
+        ("oblique", 1),
+        ("rotation", 1),
+        ("ae", 1),
+        ("quantile", 3),
+        ("categorical", 4),
+    ],
+)
+def test_files_of_versions_1_to_4_load_with_their_forests_record(kind, version, tmp_path):
+    est, X = _fitted(kind)
+    path = _write_legacy(tmp_path, _parts(est))
+    assert struct.unpack("<I", path.read_bytes()[8:12])[0] == version
+    # the crate's reader records what the forests grow; Python judges the parameters
+    # against it as for every file
+    tag, _ = _core.load_model(str(path))["projection"]
+    assert tag == _parts(est)["projection"][0]
+    again = of.load(path)
+    outputs, expected = _outputs(again, X), _outputs(est, X)
+    for got, want in zip(*(o if isinstance(o, list) else [o] for o in (outputs, expected))):
+        np.testing.assert_array_equal(got, want)
+    # saved again, it is a file of this version
+    again.save(tmp_path / "again.of")
+    assert struct.unpack("<I", (tmp_path / "again.of").read_bytes()[8:12])[0] == 5
+
+
+# what files of versions 1 to 4 were refused for, they are refused for still (the crate
+# judged their parameters against the forests; Python now judges them against the record,
+# which is the forests')
+_LEGACY_VERDICTS = {
+    "axis forest called SPORF",
+    "n_estimators disagrees",
+    "classes unsorted",
+} | _PROJECTION_PARAMETERS
+
+
+@pytest.mark.parametrize(
+    "kind, what, mutate, fragment",
+    [m for m in _mutations() if m[1] in _LEGACY_VERDICTS],
+    ids=[m[1] for m in _mutations() if m[1] in _LEGACY_VERDICTS],
+)
+def test_files_of_versions_1_to_4_keep_their_verdicts(kind, what, mutate, fragment, tmp_path):
+    est, _ = _fitted(kind)
+    parts = _parts(est)
+    parts["params"] = dict(parts["params"])
+    mutate(parts)
+    with pytest.raises(ForestError, match=fragment):
+        of.load(_write_legacy(tmp_path, parts))
 
 
 # -- hostile paths and bytes ------------------------------------------------------------------

@@ -1,7 +1,11 @@
 """Model files are checked the same in Python and Rust: the core's loader (``Model::load``
 in a Rust service, ``_core.load_model`` here) refuses the parameters and attributes the
 Python package refuses, with the same message, from one schema generated from the
-estimators' parameter constraints (``src/model/schema.txt``)."""
+estimators' parameter constraints (``src/model/schema.txt``); and the projection family a
+file records, from the families each estimator declares (``_projection_families``).
+
+One judgement is Python's alone: whether an estimator's parameters resolve to the
+projection its file records (see ``test_whether_the_parameters_give_the_recorded_projection_is_python_s``)."""
 
 from __future__ import annotations
 
@@ -157,3 +161,50 @@ def test_every_value_the_schema_accepts_python_accepts(tmp_path):
             assert rust == python, (param, value, rust, python)
             accepted += rust is None
     assert accepted > 20
+
+
+def test_the_schema_lists_the_families_each_estimator_grows():
+    text = schema_text()
+    for name, families in [
+        ("RandomForestClassifier", "axis"),
+        ("SPORFRegressor", "sparse_signed"),
+        ("MORFClassifier", "patch,haar,pooled"),
+        ("RotationEnsembleRegressor", "axis"),
+        ("ObliqueForestClassifier", "*"),
+        ("IsolationForest", "*"),
+        ("ForestAutoencoder", "*"),
+    ]:
+        block = text.split(f"estimator {name}\n")[1].split("estimator ")[0]
+        assert f"\nfamilies {families}\n" in "\n" + block, name
+
+
+# Probes of the parameters a projection is resolved from: the core's loader accepts them all
+# (it checks the file's projection record against the forests, and knows no estimator's
+# rule), the package refuses them, naming the parameter (or, when the family itself
+# differs, the families). The rule that resolves them (MORF's choice among patches, Haar
+# patches and pooled filters, defaults left to None, an int for every axis, a negative
+# channel_axis) is each estimator's ``_projection_object``, written once, in Python; a copy
+# in the crate is what the record replaced.
+PYTHON_JUDGES = [
+    (2, "data_shape", (4,), "data_shape"),
+    (2, "channel_axis", 0, "channel_axis"),
+    (2, "min_patch_size", 2, "min_patch_size"),
+    (2, "differences", 0.75, "differences"),
+    (2, "pooled", 0.0, "projection family"),
+    (1, "scaling", None, "scaling"),
+    (1, "feature_combinations", 2.5, "feature_combinations"),
+]
+
+
+@pytest.mark.parametrize("model, param, value, fragment", PYTHON_JUDGES, ids=lambda v: str(v))
+def test_whether_the_parameters_give_the_recorded_projection_is_python_s(
+    model, param, value, fragment, tmp_path
+):
+    est = list(_models())[model]
+    parts = _parts(est)
+    parts["params"] = {**parts["params"], param: value}
+    path = tmp_path / "m.of"
+    _core._save_model_unchecked_for_test(str(path), parts)
+    rust, python = _load_both(path)
+    assert rust is None, rust
+    assert python is not None and fragment in python, python

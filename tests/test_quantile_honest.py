@@ -192,17 +192,13 @@ def test_quantile_forests_are_deterministic_and_survive_files(tmp_path):
     np.testing.assert_array_equal(q, b.predict_quantiles(Xt))
     a.save(tmp_path / "qrf.of")
     data = (tmp_path / "qrf.of").read_bytes()
-    assert int.from_bytes(data[8:12], "little") == 3  # the version with kind sections
+    assert int.from_bytes(data[8:12], "little") == 5  # every model: kind sections included
     back = of.load(tmp_path / "qrf.of")
     np.testing.assert_array_equal(back.predict_quantiles(Xt), q)
     np.testing.assert_array_equal(back.predict(Xt), a.predict(Xt))
     again = pickle.loads(pickle.dumps(a))
     np.testing.assert_array_equal(again.predict_quantiles(Xt), q)
     assert back.honest_fraction == 0.3 and back._forest.honest_fraction == 0.3
-    # a plain model keeps the version before kind sections
-    plain = of.RandomForestRegressor(5, random_state=0).fit(X, y)
-    plain.save(tmp_path / "plain.of")
-    assert int.from_bytes((tmp_path / "plain.of").read_bytes()[8:12], "little") == 1
 
 
 def test_quantiles_need_stored_leaf_values_and_valid_quantiles():

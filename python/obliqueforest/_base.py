@@ -105,6 +105,12 @@ class _BaseForest(TransactionalFit, BaseEstimator):
         return bool(getattr(self, "warm_start", False)) and "_forest" in self.__dict__
 
     # -- hooks ---------------------------------------------------------------------------
+    #: The registry tags of the families ``_projection_object`` may give (None: any
+    #: registered family), declared by each savable estimator: the model file schema
+    #: (:mod:`obliqueforest._schema`) lists them, so that the core's loader refuses a file
+    #: whose forests grow another family.
+    _projection_families: tuple | None
+
     def _projection_object(self):
         """The projection distribution, an object of :mod:`obliqueforest.projections`."""
         raise NotImplementedError

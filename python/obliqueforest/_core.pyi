@@ -139,6 +139,10 @@ class Projection:
     @property
     def tag(self) -> str:
         """The family's registry tag."""
+    def differences(self, other: Projection) -> list[tuple[str, Any, Any]]:
+        """The arguments on which this projection and ``other``, of the same family,
+        differ: ``(name, this one's value, other's value)`` each, as the family gives them
+        (empty when they are equal)."""
 
 @final
 class ForestParams:
@@ -473,19 +477,21 @@ class ForestPart:
         """Inverse of :meth:`to_bytes`, validating the model and every OOB record."""
 
 MODEL_FORMAT_VERSION: int
-"""The model file (``.of``) version written and read (see ``src/model.rs``)."""
+"""The model file (``.of``) version written, and the newest read (see ``src/model/``)."""
 
 def save_model(path: str, parts: dict[str, Any]) -> None:
     """Writes a model file from its parts (built by ``obliqueforest._io.save``): estimator
-    name, n_features, feature_names, classes, params, attributes, and ``forest`` or
-    ``rotation``; every field is checked against the forests first (ForestError naming it)."""
+    name, n_features, feature_names, classes, params, attributes, the projection record
+    ``(tag, arguments)``, and ``forest``, ``rotation`` or ``encoder``; every field is
+    checked against the forests first (ForestError naming it)."""
 
 def load_model(path: str) -> dict[str, Any]:
     """Reads and checks a model file (regular files only, at most their declared length);
     returns its parts, the forests as :class:`Forest` objects."""
 
-def _save_model_unchecked_for_test(path: str, parts: dict[str, Any]) -> None:
-    """:func:`save_model` without the checks: tests craft bad files with it."""
+def _save_model_unchecked_for_test(path: str, parts: dict[str, Any], legacy: bool = False) -> None:
+    """:func:`save_model` without the checks: tests craft bad files with it; ``legacy=True``
+    writes them as the writer of versions 1 to 4 did (no projection record)."""
 
 def estimator_names() -> list[str]:
     """The class names of the estimators a model file may hold, in the crate's order

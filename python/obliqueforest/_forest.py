@@ -160,6 +160,8 @@ class ObliqueForestClassifier(_ForestClassifier):
         self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
+    _projection_families = None  # any registered family, as its projection says
+
     def _projection_object(self):
         return SparseSigned() if self.projection is None else self.projection
 
@@ -210,6 +212,8 @@ class ObliqueForestRegressor(_ForestRegressor):
         self.min_category_samples = min_category_samples
         self.categorical_in_projections = categorical_in_projections
     # fmt: on
+
+    _projection_families = None  # any registered family, as its projection says
 
     def _projection_object(self):
         return SparseSigned() if self.projection is None else self.projection
@@ -265,6 +269,8 @@ class RandomForestClassifier(_ForestClassifier):
         self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
+    _projection_families = (AxisAligned._tag,)
+
     def _projection_object(self):
         return AxisAligned()
 
@@ -317,6 +323,8 @@ class RandomForestRegressor(_ForestRegressor):
         self.categorical_in_projections = categorical_in_projections
     # fmt: on
 
+    _projection_families = (AxisAligned._tag,)
+
     def _projection_object(self):
         return AxisAligned()
 
@@ -364,6 +372,12 @@ def _sporf(params, max_features_doc):
 
 
 class _SPORFMixin:
+    #: The value of a parameter a model file written before it existed lacks: such a
+    #: forest's weights are unscaled (model files; see ``_io._params``).
+    _added_param_values = {"scaling": None}
+
+    _projection_families = (SparseSigned._tag,)
+
     def _projection_object(self):
         return SparseSigned(feature_combinations=self.feature_combinations, scaling=self.scaling)
 

@@ -1,11 +1,17 @@
 """Safe model files: ``estimator.save(path)`` and :func:`load`.
 
-The file format is implemented once, in the Rust crate (``src/model.rs``; a Rust program
+The file format is implemented once, in the Rust crate (``src/model/``; a Rust program
 reads the same files with ``obliqueforest::Model::load``). This module only takes an
-estimator apart into plain data (parameters, classes, feature names, fitted attributes) and
-core forests, and puts it back together; the crate writes, reads and checks the file: every
-header field against the forests, the checksum, and that the file is a regular file of its
-declared length. Nothing is unpickled and no code from the file runs.
+estimator apart into plain data (parameters, classes, feature names, fitted attributes, the
+projection record) and core forests, and puts it back together; the crate writes, reads and
+checks the file: every header field against the forests, the checksum, and that the file is
+a regular file of its declared length. Nothing is unpickled and no code from the file runs.
+
+The projection record is the family the estimator's parameters resolve to (its projection
+object's registry tag and ``_family_args``), which the crate checks against every forest.
+Whether the parameters read back resolve to that record is this module's judgement
+(:func:`_check_projection_record`): the rules that resolve them (MORF's choice of family,
+defaults left to None) are the estimators', and live only here in Python.
 
 Estimator modules are not imported here (they import this module for ``save``); a loaded
 file names its class, which is looked up in the package's one list of estimators
@@ -148,6 +154,53 @@ def _unflatten(fields):
                 raise _core.ForestError(f"model file: projection field {k!r} clashes")
         node[last] = v
     return out
+
+
+def _projection_record(est):
+    """``(tag, arguments)`` of the projection family the fitted model's parameters
+    (``_fit_params``) resolve to, as its projection object hands them to
+    ``_core.Projection.family``; an autoencoder, which has no projection of its own, records
+    its forest's."""
+    if not hasattr(est, "_projection_object"):
+        return est._core().projection_family()
+    fitted = getattr(est, "_fit_params", None)
+    projection = (est if fitted is None else type(est)(**fitted))._projection_object()
+    return projection._tag, projection._family_args(int(est.n_features_in_))
+
+
+def _check_projection_record(est, record):
+    """A loaded estimator's parameters resolve to the family the file records (which the
+    crate's loader found every forest to grow), or a ForestError naming what disagrees: the
+    family, or each argument with both values (MORF's ``data_shape``, SPORF's ``scaling``,
+    an oblique forest's projection's own).
+
+    The autoencoder is not judged: its record is its forest's own. A projection that takes
+    arguments from the loaded forest (a :class:`~obliqueforest.projections.Dictionary`'s
+    atoms) agrees with the record on those by construction; its other arguments
+    (``n_candidates``) are judged."""
+    if not hasattr(est, "_projection_object"):
+        return
+    name = type(est).__name__
+    tag, args = record
+    recorded = _core.Projection.family(tag, **args)
+    try:
+        mine = est._projection_object()._core_projection(est.n_features_in_)
+    except (TypeError, ValueError) as e:
+        raise _core.ForestError(f"model file: the parameters of this {name}: {e}") from None
+    if mine.tag != recorded.tag:
+        raise _core.ForestError(
+            f"model file: the parameters of this {name} give the {mine.tag!r} projection "
+            f"family, but the file records the {recorded.tag!r} family"
+        )
+    differing = mine.differences(recorded)
+    if differing:
+        said = "; ".join(
+            f"{k}={a!r:.80} by the parameters, {b!r:.80} in the file" for k, a, b in differing
+        )
+        raise _core.ForestError(
+            f"model file: the {mine.tag!r} projections of this {name} disagree with the "
+            f"file's record: {said}"
+        )
 
 
 def _attributes(est, names):
@@ -339,6 +392,7 @@ def save(est, path):
         ),
         "classes": getattr(est, "classes_", None),
         "params": _plain_params(est),
+        "projection": _projection_record(est),
     }
     if autoencoder:
         if est.forest is not None:
@@ -518,6 +572,7 @@ def load(path):
     cls = _estimator_class(parts["estimator"])
     est = _params(cls, parts["params"], parts.get("forest"))
     est.n_features_in_ = int(parts["n_features"])
+    _check_projection_record(est, parts["projection"])
     if parts["feature_names"] is not None:
         est.feature_names_in_ = np.asarray(parts["feature_names"], dtype=object)
     if parts["classes"] is not None:

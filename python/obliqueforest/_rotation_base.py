@@ -51,6 +51,7 @@ from ._rotation_math import (
 from ._rotation_trees import RotationTreesMixin
 from ._transaction import TransactionalFit
 from ._validation import resolve_n_jobs
+from .projections import AxisAligned
 
 # Schemes whose rotation ranking is by complexity (all but "oob" and "jnt").
 _NEEDS_OOB_RANKING = ("oob", "jnt")
@@ -117,6 +118,13 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
 
     #: What a fit sets besides its fitted attributes (names ending in "_").
     _private_fit_state = ScalingMixin._SCALING_STATE | {"_forests", "_n_samples_fit", "_n_outputs"}
+
+    #: The family its forests grow (on the rotated data): axis-aligned.
+    _projection_families = (AxisAligned._tag,)
+
+    def _projection_object(self):
+        """The projection distribution of every rotation's forest."""
+        return AxisAligned()
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -201,7 +209,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             task=self._task,
             n_classes=self.n_classes_ if classification else None,
             n_outputs=self.n_outputs_,
-            projection=_core.Projection.family("axis"),
+            projection=self._projection_object()._core_projection(self.n_features_in_),
             seed=seed,
             n_jobs=n_jobs,
         )

@@ -1,18 +1,22 @@
-"""The model-file schema: what each estimator's parameters may hold, as plain text that the
-Rust core's file checker reads (``src/model/schema.txt``), so that a file the Python
-package would refuse is refused by ``Model::load`` in a Rust service too, with the same
-message, without a second copy of the parameter rules.
+"""The model-file schema: what each estimator's parameters may hold and which projection
+families its forests may grow, as plain text that the Rust core's file checker reads
+(``src/model/schema.txt``), so that a file the Python package would refuse is refused by
+``Model::load`` in a Rust service too, with the same message, without a second copy of
+the parameter rules.
 
 The text is generated from the estimators' ``_parameter_constraints`` (the one place
-their rules live) and the attribute tables of :mod:`obliqueforest._io`;
+their rules live), their ``_projection_families`` and the attribute tables of
+:mod:`obliqueforest._io`;
 ``tests/test_model_schema.py`` checks that the committed file is this module's output.
 Regenerate it after changing a parameter::
 
     python -m obliqueforest._schema > src/model/schema.txt
 
 Format: a line ``estimator NAME`` opens an estimator; ``param NAME FORM|FORM...`` lists
-the forms a parameter's stored value may take; ``attribute NAME`` an attribute its file
-may hold (``attribute PREFIX*`` any name with that prefix). Forms:
+the forms a parameter's stored value may take; ``families TAG,TAG...`` the registry tags
+of the projection families its forests may grow (``families *``: any registered
+family), which the file's projection record must name; ``attribute NAME`` an attribute
+its file may hold (``attribute PREFIX*`` any name with that prefix). Forms:
 
 - ``int[a,b]``, ``real[a,b]``, ``float[a,b]``: an integer, a number (integer or float),
   a float (not an integer); brackets ``[`` / ``(`` give closed or open ends, ``inf`` an
@@ -106,6 +110,8 @@ def schema_text() -> str:
             if param == "n_jobs":
                 continue  # never stored
             lines.append(f"param {param} {_forms(constraints)}")
+        families = cls._projection_families
+        lines.append(f"families {'*' if families is None else ','.join(families)}")
         for attribute in sorted(_io.saved_attributes(name)):
             lines.append(f"attribute {attribute}")
     return "\n".join(lines) + "\n"

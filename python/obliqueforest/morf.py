@@ -142,6 +142,8 @@ class _MORFMixin:
             return Patch(*geometry)
         return HaarPatch(*geometry, differences=self.differences)
 
+    _projection_families = tuple(c._tag for c in (Patch, HaarPatch, PooledFilter))
+
     def _projection_object(self):
         return self._patch()
 

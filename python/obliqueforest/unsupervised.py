@@ -51,6 +51,8 @@ _PROJECTION = PROJECTION.replace(
 class _ForestWithoutTargets(InBagRowsMixin, _BaseForest):
     """Fitting without y and what both kinds share (leaves, in-bag rows)."""
 
+    _projection_families = None  # any registered family, as its projection says
+
     def _projection_object(self):
         return AxisAligned() if self.projection is None else self.projection
 

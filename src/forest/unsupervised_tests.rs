@@ -404,7 +404,7 @@ fn pins_of_forests_without_targets() {
 
 #[test]
 fn isolation_model_files_score_and_predict_from_rust() {
-    use crate::model::{Body, Estimator, Header, Model, Param, Predictions};
+    use crate::model::{Body, Estimator, Header, Model, Param, Predictions, ProjectionRecord};
     use crate::value::Value;
     let (mut x, _) = rotated_clusters(400, 3, 11);
     x.row_mut(0).fill(12.0);
@@ -424,6 +424,7 @@ fn isolation_model_files_score_and_predict_from_rust() {
         classes: None,
         params: vec![("n_estimators".into(), Param::Value(Value::Int(50)))],
         attributes,
+        projection: ProjectionRecord::of(&f.params().projection),
     };
     let offset = vec![("offset_".to_string(), Value::Float(-0.55))];
     let model = Model::new(

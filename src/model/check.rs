@@ -1,7 +1,15 @@
 //! The header-vs-body check of a model file: every header field is compared with the
-//! forests it describes (n_features, task, classes, estimator kind, projection family and
-//! its parameters, sizes of every array), and the first that disagrees is named. A
-//! [`super::Model`] exists only after [`check`] (and [`validated`] on reading) accepted it.
+//! forests it describes (n_features, task, classes, estimator kind, sizes of every array),
+//! and the first that disagrees is named. A [`super::Model`] exists only after [`check`]
+//! (and [`validated`] on reading) accepted it.
+//!
+//! The projection is checked generically, from data: the header's projection record (a
+//! registry tag and its arguments, [`super::ProjectionRecord`]) must name a family its
+//! estimator may grow (the schema's `families` line, generated from the Python
+//! estimators) and, built through the projection registry, equal every forest's
+//! projection. Nothing here knows a Python class, a preset's parameters or their
+//! defaults: whether the parameters resolve to the record is the Python loader's
+//! judgement (`obliqueforest._io.load`), which compares through [`differing_args`] too.
 
 use super::header::{
     field, Body, ClassLabels, Estimator, Header, ModelFile, Param, Rotation, Scaling, MAX_FEATURES,
@@ -63,8 +71,7 @@ fn check_forest(header: &Header, forest: &Forest, what: &str) -> Result<()> {
             ),
         ));
     }
-    check_kind(header, forest, what)?;
-    check_projection(header, &forest.params().projection)
+    check_kind(header, forest, what)
 }
 
 /// The header's `honest_fraction` and `store_leaf_values`, when it has them, against the
@@ -111,6 +118,7 @@ pub fn check<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
     check_shape(file)?;
     check_stored_values(&file.header)?;
     check_body(file)?;
+    check_record(file)?;
     // the parameters' names and values and the attributes' names, as Python checks them
     // (after the body: a file whose body is not its estimator's is named for that)
     super::schema::check(&file.header)
@@ -245,7 +253,90 @@ fn check_stored_values(h: &Header) -> Result<()> {
     for (k, v) in &h.attributes {
         check_value(v, k)?;
     }
+    let record = &h.projection.args;
+    check_names("projection", record.iter().map(|(k, _)| k.as_str()))?;
+    for (k, v) in record {
+        check_value(v, k)?;
+    }
     Ok(())
+}
+
+/// The projection record against the forests (after [`check_body`], so that a body
+/// without forests, or not its estimator's, is named for that): a family the estimator
+/// may grow, which the registry builds, and which every forest grows with the same
+/// arguments.
+fn check_record<F: Borrow<Forest>>(file: &ModelFile<F>) -> Result<()> {
+    let record = &file.header.projection;
+    super::schema::check_family(&file.header)?;
+    let recorded = record.build().map_err(|e| {
+        field(
+            "projection",
+            format!("the header records a family the registry does not build: {e}"),
+        )
+    })?;
+    for f in file.body.forests() {
+        let grown = &f.borrow().params().projection;
+        if grown.tag() != recorded.tag() {
+            return Err(field(
+                "projection",
+                format!(
+                    "the header records the {:?} family, but a forest of the body grows {:?}",
+                    recorded.tag(),
+                    grown.tag()
+                ),
+            ));
+        }
+        if let Some((name, said, has)) = differing_args(&recorded, grown).into_iter().next() {
+            let short = |v: &Value| v.to_string().chars().take(80).collect::<String>();
+            return Err(field(
+                "projection",
+                format!(
+                    "the header records {name}={}, but a forest of the body grows its {:?} \
+                     projections with {name}={}",
+                    short(&said),
+                    grown.tag(),
+                    short(&has)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The arguments on which two projections of one family differ, by name, with each one's
+/// value as its family gives it ([`crate::projection::ProjectionFamily::args`]), in the
+/// order of `a`'s arguments then `b`'s; empty when they are equal. A difference their
+/// arguments do not show is named `projection`, each side's value its description. The
+/// checker names with it where a record and a forest disagree, and Python's loader where
+/// the estimator's parameters and the record do (`_core.Projection.differences`).
+pub(crate) fn differing_args(a: &Projection, b: &Projection) -> Vec<(String, Value, Value)> {
+    if a == b {
+        return vec![];
+    }
+    let (a_args, b_args) = (a.get().args(), b.get().args());
+    let value = |args: &FamilyArgs, name: &str| {
+        args.iter()
+            .find(|(k, _)| *k == name)
+            .map_or(Value::None, |(_, v)| v.clone())
+    };
+    let mut names: Vec<&str> = a_args.iter().map(|(k, _)| k).collect();
+    for (k, _) in b_args.iter() {
+        if !names.contains(&k) {
+            names.push(k);
+        }
+    }
+    let differing: Vec<_> = names
+        .into_iter()
+        .filter_map(|name| {
+            let (x, y) = (value(&a_args, name), value(&b_args, name));
+            (x != y).then(|| (name.to_string(), x, y))
+        })
+        .collect();
+    if differing.is_empty() {
+        let describe = |p: &Projection| Value::Str(format!("{p:?}"));
+        return vec![("projection".into(), describe(a), describe(b))];
+    }
+    differing
 }
 
 /// The body against the header: the body kind the estimator stores, its sizes, its
@@ -588,202 +679,4 @@ pub(super) fn validated(file: ModelFile<Forest>) -> Result<ModelFile<Forest>> {
     }
     check(&file)?;
     Ok(file)
-}
-
-/// The family tag each projection class of `obliqueforest.projections` grows.
-const PROJECTION_CLASSES: [(&str, &str); 9] = [
-    ("AxisAligned", "axis"),
-    ("SparseSigned", "sparse_signed"),
-    ("ForestRC", "forest_rc"),
-    ("Gaussian", "gaussian"),
-    ("Patch", "patch"),
-    ("HaarPatch", "haar"),
-    ("PooledFilter", "pooled"),
-    ("Dictionary", "dictionary"),
-    ("GraphNeighbourhood", "dictionary"),
-];
-
-/// Settings whose `None` is a value of its own (not "the default, resolved in Python").
-const NONE_IS_A_VALUE: [&str; 3] = ["channel_axis", "n_candidates", "scaling"];
-
-/// Checks that the forest's projection family is one the header's estimator grows, and
-/// that the header's projection settings (a projection object's fields, or a preset's
-/// own parameters such as MORF's `data_shape`) describe the forest's: each setting the
-/// family also has must agree, a default left to Python (`None`) aside; an int stands for
-/// itself on every axis, and a negative `channel_axis` counts from the end.
-fn check_projection(h: &Header, kind: &Projection) -> Result<()> {
-    let (tag, args) = (kind.tag(), kind.get().args());
-    let param = |name: &str| {
-        h.params.iter().find_map(|(k, v)| match v {
-            Param::Value(v) if k == name => Some(v),
-            _ => None,
-        })
-    };
-    let number = |name: &str| match param(name) {
-        Some(Value::Float(v)) => *v,
-        Some(Value::Int(v)) => *v as f64,
-        _ => 0.0, // (files from before the parameter existed: such forests have none)
-    };
-    use Estimator::*;
-    let (expected, settings): (&str, Vec<(&str, &Value)>) = match h.estimator {
-        RandomForestClassifier
-        | RandomForestRegressor
-        | RotationEnsembleClassifier
-        | RotationEnsembleRegressor => ("axis", vec![]),
-        SPORFClassifier | SPORFRegressor => (
-            "sparse_signed",
-            preset(h, &["feature_combinations", "scaling"]),
-        ),
-        MORFClassifier | MORFRegressor => {
-            let expected = if number("pooled") > 0.0 {
-                "pooled"
-            } else if number("differences") == 0.0 {
-                "patch"
-            } else {
-                "haar"
-            };
-            let names = [
-                "data_shape",
-                "channel_axis",
-                "min_patch_size",
-                "max_patch_size",
-                "periodic",
-                "differences",
-                "pooled",
-            ];
-            (expected, preset(h, &names))
-        }
-        ObliqueForestClassifier
-        | ObliqueForestRegressor
-        | UnsupervisedRandomForest
-        | IsolationForest => {
-            // projection=None: SPORF's for the generic forests, axis-aligned for the
-            // forests without targets
-            let default = if h.estimator.is_unsupervised() {
-                "axis"
-            } else {
-                "sparse_signed"
-            };
-            match h
-                .params
-                .iter()
-                .find(|(k, _)| k == "projection")
-                .map(|(_, v)| v)
-            {
-                None | Some(Param::Value(Value::None)) => (default, vec![]),
-                Some(Param::Projection { name, fields }) => {
-                    let class = PROJECTION_CLASSES.iter().find(|(c, _)| c == name);
-                    let Some((_, expected)) = class else {
-                        return Err(field(
-                            "projection",
-                            format!("{name:?} is not a projection class of obliqueforest"),
-                        ));
-                    };
-                    (
-                        *expected,
-                        fields.iter().map(|(k, v)| (k.as_str(), v)).collect(),
-                    )
-                }
-                Some(_) => {
-                    return Err(field(
-                        "projection",
-                        "neither None nor a projection object".into(),
-                    ))
-                }
-            }
-        }
-        ForestAutoencoder => (tag, vec![]), // (its forest may grow any family)
-    };
-    if tag != expected {
-        return Err(field(
-            "estimator",
-            format!(
-                "a {} with these parameters grows {expected:?} projections, but its forest \
-                 grows {tag:?} ones ({kind:?})",
-                h.estimator.name()
-            ),
-        ));
-    }
-    let n_features = i64::try_from(h.n_features).unwrap_or(i64::MAX);
-    for (name, stored) in args.iter() {
-        let Some((_, said)) = settings.iter().find(|(k, _)| *k == name) else {
-            continue;
-        };
-        if !setting_agrees(name, said, stored, n_features, &args) {
-            return Err(field(
-                name,
-                format!("the header says {said:?}, the forest's projection has {stored:?}"),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// A preset estimator's own projection parameters, by name.
-fn preset<'h>(h: &'h Header, names: &[&str]) -> Vec<(&'h str, &'h Value)> {
-    h.params
-        .iter()
-        .filter_map(|(k, v)| match v {
-            Param::Value(v) if names.contains(&k.as_str()) => Some((k.as_str(), v)),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Whether the header's setting `said` describes the family's stored `name` (see
-/// [`check_projection`]).
-fn setting_agrees(
-    name: &str,
-    said_value: &Value,
-    stored: &Value,
-    n_features: i64,
-    args: &FamilyArgs,
-) -> bool {
-    let said = said_value;
-    if matches!(said, Value::None) {
-        return match name {
-            "data_shape" => numbers(stored) == Some(vec![n_features as f64]),
-            _ if NONE_IS_A_VALUE.contains(&name) => matches!(stored, Value::None),
-            _ => true,
-        };
-    }
-    if let (Value::Str(a), Value::Str(b)) = (said, stored) {
-        return a == b;
-    }
-    let (Some(mut said), Some(stored)) = (numbers(said), numbers(stored)) else {
-        return false;
-    };
-    if name == "channel_axis" && said.len() == 1 && said[0] < 0.0 {
-        let axes = args
-            .iter()
-            .find(|(k, _)| *k == "data_shape")
-            .and_then(|(_, v)| numbers(v))
-            .map_or(0, |v| v.len());
-        said[0] += axes as f64;
-    }
-    let per_axis = matches!(name, "min_patch_size" | "max_patch_size" | "periodic");
-    if per_axis && said.len() == 1 && matches!(said_value, Value::Int(_) | Value::Bool(_)) {
-        said = vec![said[0]; stored.len()];
-    }
-    said == stored
-}
-
-/// A plain value's numbers (bools as 0 and 1), `None` for text and None.
-fn numbers(v: &Value) -> Option<Vec<f64>> {
-    use crate::value::ArrayData;
-    Some(match v {
-        Value::Bool(b) => vec![f64::from(u8::from(*b))],
-        Value::Int(i) => vec![*i as f64],
-        Value::Float(f) => vec![*f],
-        Value::Bools(b) => b.iter().map(|&b| f64::from(u8::from(b))).collect(),
-        Value::Ints(i) => i.iter().map(|&i| i as f64).collect(),
-        Value::Floats(f) => f.clone(),
-        Value::Array { data, .. } => match data {
-            ArrayData::F64(v) => v.clone(),
-            ArrayData::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
-            ArrayData::I64(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::Bool(v) => v.iter().map(|&b| f64::from(u8::from(b))).collect(),
-        },
-        Value::None | Value::Str(_) | Value::Strs(_) => return None,
-    })
 }

@@ -1,10 +1,11 @@
 //! What a model file holds, as plain types: the estimator kind, class labels with their
-//! numpy dtype, parameters and attributes ([`Header`]), and the forests with what surrounds
-//! them ([`Body`]). Checking them against each other is [`super::check`]'s; reading and
-//! writing them is [`super::file`]'s.
+//! numpy dtype, parameters and attributes, the projection record ([`Header`]), and the
+//! forests with what surrounds them ([`Body`]). Checking them against each other is
+//! [`super::check`]'s; reading and writing them is [`super::file`]'s.
 
 use crate::error::{Error, Result};
 use crate::params::Task;
+use crate::projection::{FamilyArgs, Projection};
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -303,6 +304,66 @@ pub struct Header {
     /// Fitted attributes only the Python estimator uses (e.g. a rotation ensemble's
     /// complexities); carried, not interpreted.
     pub attributes: Vec<(String, Value)>,
+    /// The projection family the estimator's parameters resolve to, which every forest of
+    /// the body grows (model file version 5 on; a file of an earlier version is given its
+    /// forests' own, see `compat.rs`).
+    pub projection: ProjectionRecord,
+}
+
+/// A projection family as a model file records it: its registry tag and the arguments
+/// that build it through the registry ([`Projection::from_args`], which Python's
+/// `_core.Projection.family(tag, **args)` calls), as plain values.
+///
+/// The Python writer records what its estimator's parameters resolve to (the projection
+/// object's `_tag` and `_family_args(n_features)`; a rotation ensemble's is axis-aligned,
+/// an autoencoder's its forest's); a Rust writer records its forests' own
+/// ([`ProjectionRecord::of`]). The checker builds the record and compares it with every
+/// forest; which families an estimator may grow is schema data (`schema.txt`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProjectionRecord {
+    /// The family's registry tag (`"axis"`, `"sparse_signed"`, `"patch"`, ...).
+    pub tag: String,
+    /// The family's arguments, by name.
+    pub args: Vec<(String, Value)>,
+}
+
+impl ProjectionRecord {
+    /// The record of `projection`: its tag and its own arguments
+    /// ([`crate::projection::ProjectionFamily::args`]).
+    ///
+    /// ```
+    /// use obliqueforest::model::ProjectionRecord;
+    /// use obliqueforest::projection::{AxisAligned, Projection};
+    ///
+    /// let record = ProjectionRecord::of(&Projection::new(AxisAligned));
+    /// assert_eq!((record.tag.as_str(), record.args.len()), ("axis", 0));
+    /// assert_eq!(record.build()?, Projection::new(AxisAligned));
+    /// # Ok::<(), obliqueforest::Error>(())
+    /// ```
+    pub fn of(projection: &Projection) -> ProjectionRecord {
+        ProjectionRecord {
+            tag: projection.tag().to_string(),
+            args: projection
+                .get()
+                .args()
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+        }
+    }
+
+    /// The family the record describes, built through the registry.
+    ///
+    /// # Errors
+    /// As [`Projection::from_args`]: an unknown tag, an argument the family does not
+    /// take, or one it rejects.
+    pub fn build(&self) -> Result<Projection> {
+        let args = self
+            .args
+            .iter()
+            .fold(FamilyArgs::new(), |args, (k, v)| args.with(k, v.clone()));
+        Projection::from_args(&self.tag, args)
+    }
 }
 
 /// How a rotation ensemble scales its input before rotating it (fitted on the training data).

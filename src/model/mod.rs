@@ -7,20 +7,19 @@
 //!
 //! | part | content |
 //! |---|---|
-//! | [`Header`] | estimator kind, task, classes with their numpy dtype, feature names, n_features, the estimator's parameters and Python-side fitted attributes as plain data |
+//! | [`Header`] | estimator kind, task, classes with their numpy dtype, feature names, n_features, the estimator's parameters and Python-side fitted attributes as plain data, and the projection record ([`ProjectionRecord`]: the family's registry tag and arguments) |
 //! | [`Body`] | one core [`Forest`]; or a rotation ensemble (scaling, rotations, trees per rotation, one forest per rotation); or an autoencoder's forest with its Nyström leaf map |
-//! | missing section (versions 2 and 3) | per tree of every forest (in [`Body::forests`] order), the nodes whose missing values go against the default side (see [`crate::serialize`]) |
-//! | kind sections (version 3 only) | per forest (in [`Body::forests`] order), what an honest forest or one that keeps leaf values adds: its honest fraction, the training targets, each tree's leaf rows (see [`crate::serialize`]) |
+//! | missing section | per tree of every forest (in [`Body::forests`] order), the nodes whose missing values go against the default side (see [`crate::serialize`]) |
+//! | kind sections | per forest (in [`Body::forests`] order), what an honest forest or one that keeps leaf values adds: its honest fraction, the training targets, each tree's leaf rows (see [`crate::serialize`]) |
+//! | column sections | per forest, the levels of its categorical columns |
 //!
-//! A model whose trees never learned a missing-value side (every model fitted on data
-//! without NaN) is written as version 1, byte for byte as before version 2 existed; a
-//! reader of version 1 only refuses a version 2 file by its version. Likewise only honest
-//! forests and forests that keep leaf values are written as version 3.
+//! Every model is written as version 5; files of versions 1 to 4 (whose header had no
+//! record, and which had only the sections their model needed) are read by `compat`.
 //!
 //! Invariant: a [`Model`] exists only after [`check`] accepted it, on reading and on
 //! writing alike. `check` compares every header field with the core model (n_features,
-//! task, classes and their dtypes, estimator kind, projection family and its parameters,
-//! sizes of every array) and names the field on a mismatch; on reading, every forest's
+//! task, classes and their dtypes, estimator kind, the projection record, sizes of every
+//! array) and names the field on a mismatch; on reading, every forest's
 //! tables and values are validated first ([`crate::serialize`]), so a model that loads
 //! predicts finite values (class probabilities summing to 1 per output) for every finite
 //! input. Nothing is allocated from a header number: lengths come from decoded data,
@@ -32,27 +31,34 @@
 //! [`Model::set_n_jobs`].
 //!
 //! Rooms: `header` holds the plain types of a file (estimator kind, class labels,
-//! parameters, bodies); `check` compares a header with its forests; `schema` checks its
-//! parameters and attribute names against the estimators' schema (`schema.txt`, generated
-//! from the Python parameter table); `file` frames,
-//! writes and reads the bytes; `atomic` replaces a file safely; this file holds
-//! [`Model`] and its predictions.
+//! parameters, the projection record, bodies); `check` compares a header with its
+//! forests; `schema` checks its parameters, attribute names and projection family against
+//! the estimators' schema (`schema.txt`, generated from the Python estimators); `file`
+//! frames, writes and reads the bytes (of every layout, through `payload`: a payload and
+//! its sections both ways); `compat` reads (and, for tests, writes) the versions before
+//! the record; `atomic` replaces a file safely; this file holds [`Model`]
+//! and its predictions.
 
 mod atomic;
 mod cells;
 mod check;
+mod compat;
 mod file;
 mod header;
+mod payload;
 mod schema;
 
 pub use self::cells::Cell;
 pub use self::check::check;
+#[cfg(feature = "python")]
+pub(crate) use self::check::differing_args;
+pub use self::compat::{save_file_legacy, write_legacy};
 pub use self::file::{
     save_file, save_file_unchecked, write, write_unchecked, MODEL_FORMAT_VERSION,
 };
 pub use self::header::{
-    Body, ClassLabels, Encoder, Estimator, Header, Label, ModelFile, Param, Rotation, Scaling,
-    MAX_FEATURES, MAX_LABEL_WIDTH,
+    Body, ClassLabels, Encoder, Estimator, Header, Label, ModelFile, Param, ProjectionRecord,
+    Rotation, Scaling, MAX_FEATURES, MAX_LABEL_WIDTH,
 };
 pub use crate::serialize::MODEL_MAGIC;
 pub use crate::value::{ArrayData, Value};
@@ -623,7 +629,6 @@ mod validation_tests;
 
 #[cfg(test)]
 mod tests {
-    use super::file::{MODEL_FORMAT_VERSION_MISSING, MODEL_FORMAT_VERSION_PLAIN};
     use super::*;
     use crate::params::ForestParams;
 
@@ -653,6 +658,9 @@ mod tests {
             }),
             params: vec![("n_estimators".into(), Param::Value(Value::Int(4)))],
             attributes: vec![],
+            projection: ProjectionRecord::of(&crate::projection::Projection::new(
+                crate::projection::AxisAligned,
+            )),
         }
     }
 
@@ -662,7 +670,7 @@ mod tests {
         let expected = f.predict(x.view(), 1).unwrap();
         let model = Model::new(header(2), Body::Forest(f)).unwrap();
         let bytes = model.to_bytes().unwrap();
-        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION_PLAIN.to_le_bytes());
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
         let again = Model::from_bytes(&bytes).unwrap();
         let xf = x.mapv(|v| v as f64);
         assert_eq!(again.predict_proba(xf.view()).unwrap(), expected);
@@ -715,8 +723,7 @@ mod tests {
         h.classes = Some(per_output.clone());
         let model = Model::new(h.clone(), Body::Forest(f.clone())).unwrap();
         let bytes = model.to_bytes().unwrap();
-        // written as version 2, which older readers refuse by version
-        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION_MISSING.to_le_bytes());
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
         assert_eq!(
             f.to_bytes().unwrap()[8..12],
             crate::serialize::FORMAT_VERSION_MISSING.to_le_bytes()
@@ -868,10 +875,7 @@ mod tests {
             .unwrap()
             .to_bytes()
             .unwrap();
-        assert_eq!(
-            bytes[8..12],
-            super::file::MODEL_FORMAT_VERSION_KIND.to_le_bytes()
-        );
+        assert_eq!(bytes[8..12], MODEL_FORMAT_VERSION.to_le_bytes());
         let again = Model::from_bytes(&bytes).unwrap();
         let xf = x.mapv(|v| v as f64);
         assert_eq!(

@@ -1,5 +1,6 @@
 //! The estimators' parameter schema: which parameters a model file of each estimator may
-//! hold, the values each may take, and which attributes it may keep. The schema is data
+//! hold, the values each may take, which attributes it may keep, and which projection
+//! families its forests may grow. The schema is data
 //! (`schema.txt`), generated from the Python estimators' parameter constraints by
 //! `python -m obliqueforest._schema` and checked against them by the Python test suite,
 //! so the rules live once, in the Python parameter table, and a Rust service's
@@ -9,7 +10,8 @@
 //!
 //! Invariant: [`check`] accepts a header only when every parameter is one of its
 //! estimator's, every value takes one of that parameter's forms, and every attribute is
-//! one its estimator saves.
+//! one its estimator saves; [`check_family`] only when its projection record names a
+//! family its estimator grows.
 
 use super::header::{field, Header, Param};
 use crate::error::Result;
@@ -200,9 +202,15 @@ struct EstimatorSchema {
     params: Vec<(String, Vec<Form>)>,
     /// Attribute names, and prefixes (written `PREFIX*`).
     attributes: Vec<String>,
+    /// The registry tags of the projection families its forests may grow (`*`: any).
+    families: Vec<String>,
 }
 
 impl EstimatorSchema {
+    fn allows_family(&self, tag: &str) -> bool {
+        self.families.iter().any(|f| f == "*" || f == tag)
+    }
+
     fn allows_attribute(&self, name: &str) -> bool {
         self.attributes.iter().any(|a| match a.strip_suffix('*') {
             Some(prefix) => name.starts_with(prefix),
@@ -241,6 +249,10 @@ fn parse(text: &str) -> Option<HashMap<String, EstimatorSchema>> {
                 .get_mut(current.as_ref()?)?
                 .attributes
                 .push(name.to_string()),
+            ("families", tags, None) => {
+                out.get_mut(current.as_ref()?)?.families =
+                    tags.split(',').map(String::from).collect()
+            }
             _ => return None,
         }
     }
@@ -250,11 +262,9 @@ fn parse(text: &str) -> Option<HashMap<String, EstimatorSchema>> {
 /// A stored value as Python would print it, shortened.
 fn shown(param: &Param) -> String {
     let text = match param {
-        Param::Value(Value::None) => "None".into(),
-        Param::Value(Value::Bool(b)) => if *b { "True" } else { "False" }.into(),
-        Param::Value(Value::Int(i)) => i.to_string(),
-        Param::Value(Value::Float(f)) => format!("{f:?}"),
-        Param::Value(Value::Str(s)) => format!("'{s}'"),
+        Param::Value(
+            v @ (Value::None | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Str(_)),
+        ) => v.to_string(),
         Param::Value(_) => "a list".into(),
         Param::Projection { name, .. } => format!("a {name} projection"),
         Param::Map(_) => "a dict".into(),
@@ -320,6 +330,33 @@ pub(super) fn check(h: &Header) -> Result<()> {
     Ok(())
 }
 
+/// Checks that the header's projection record names a family its estimator's forests may
+/// grow (see the module invariant).
+///
+/// # Errors
+/// [`Error::CorruptModel`] naming `estimator` when it does not.
+pub(super) fn check_family(h: &Header) -> Result<()> {
+    let name = h.estimator.name();
+    let tag = h.projection.tag.as_str();
+    let Some(schema) = schema().get(name) else {
+        return Err(field(
+            "estimator",
+            format!("{name} has no parameter schema"),
+        ));
+    };
+    if schema.allows_family(tag) {
+        return Ok(());
+    }
+    let families: Vec<&str> = schema.families.iter().map(String::as_str).collect();
+    Err(field(
+        "estimator",
+        format!(
+            "a {name} grows projections of the families {}, but the header records '{tag}'",
+            python_list(&families),
+        ),
+    ))
+}
+
 /// Names as Python prints a list of strings: `['a', 'b']`.
 fn python_list(names: &[&str]) -> String {
     let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
@@ -336,6 +373,7 @@ mod tests {
         for e in super::super::header::Estimator::ALL {
             let s = parsed.get(e.name()).expect("every estimator has a schema");
             assert!(s.params.iter().any(|(k, _)| k == "random_state"));
+            assert!(!s.families.is_empty(), "{} grows no family", e.name());
         }
     }
 

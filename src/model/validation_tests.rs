@@ -1,14 +1,17 @@
 //! Model bodies are validated on load: values that would predict nonsense, labels outside
-//! their dtype and projection settings that contradict the forest are refused by name;
-//! loading stops when cancelled; and CRC-fixed random mutations of a file either fail to
-//! load or give a model whose outputs are finite (and class distributions per output).
+//! their dtype and a projection record that contradicts the forests or the estimator are
+//! refused by name; files of versions 1 to 4 load with their forests' record and keep
+//! their verdicts; loading stops when cancelled; and CRC-fixed random mutations of a file
+//! either fail to load or give a model whose outputs are finite (and class distributions
+//! per output).
 
+use super::check::differing_args;
 use super::tests::{forest, header, multi_output_forest};
 use super::*;
 use crate::cancel::Cancel;
 use crate::params::ForestParams;
 use crate::projection::{
-    AxisAligned, Density, PatchGeometry, Patches, Projection, SparseSigned, WeightScale,
+    AxisAligned, Density, Gaussian, PatchGeometry, Patches, Projection, SparseSigned, WeightScale,
 };
 use crate::rng::Rng;
 
@@ -55,6 +58,7 @@ fn regressor(estimator: Estimator, projection: Projection) -> (Forest, Header) {
         estimator,
         task: Task::Regression,
         classes: None,
+        projection: ProjectionRecord::of(&f.params().projection),
         ..header(2)
     };
     (f, h)
@@ -179,68 +183,172 @@ fn float_labels_outside_their_dtype_are_refused() {
 }
 
 #[test]
-fn projection_settings_that_contradict_the_forest_are_refused() {
-    let param = |k: &str, v: Value| (k.to_string(), Param::Value(v));
-    // MORF: its data_shape and channel_axis describe the forest's patch geometry
+fn a_projection_record_that_contradicts_the_forests_or_the_estimator_is_refused() {
+    let with = |record: &mut ProjectionRecord, k: &str, v: Value| {
+        record.args.iter_mut().find(|(n, _)| n == k).unwrap().1 = v;
+    };
+    // MORF: the record of its patches, whatever its parameters say (Python judges those)
     let (f, mut h) = regressor(Estimator::MORFRegressor, patches());
-    h.params = vec![param("data_shape", Value::Ints(vec![3]))];
+    h.params = vec![("data_shape".into(), Param::Value(Value::Ints(vec![1, 3])))];
     assert!(Model::new(h.clone(), Body::Forest(f.clone())).is_ok());
-    h.params = vec![param("data_shape", Value::None)]; // one axis of n_features
-    assert!(Model::new(h.clone(), Body::Forest(f.clone())).is_ok());
-    for (k, v, fragment) in [
-        ("data_shape", Value::Ints(vec![1, 3]), "data_shape"),
-        ("data_shape", Value::Int(4), "data_shape"),
-        ("channel_axis", Value::Int(0), "channel_axis"),
-        ("min_patch_size", Value::Int(2), "min_patch_size"),
-        ("differences", Value::Float(0.5), "estimator"), // says Haar patches
-        ("pooled", Value::Float(0.5), "estimator"),      // says pooled filters
-    ] {
-        h.params = vec![param(k, v)];
-        let m = corrupt_message(Model::new(h.clone(), Body::Forest(f.clone())));
-        assert!(m.contains(fragment), "{k}: {m}");
+    let record = h.projection.clone();
+    let mut cases: Vec<(ProjectionRecord, &str)> = vec![];
+    let mut r = record.clone();
+    with(&mut r, "data_shape", Value::int_array(vec![1, 3]));
+    cases.push((r, "data_shape=[1, 3]"));
+    let mut r = record.clone();
+    with(&mut r, "channel_axis", Value::Int(0));
+    cases.push((r, "channel_axis=0"));
+    let mut r = record.clone();
+    r.args.push(("evil".into(), Value::Int(1)));
+    cases.push((r, "takes no argument \"evil\""));
+    let mut r = record.clone();
+    r.args.push(("data_shape".into(), Value::None));
+    cases.push((r, "appears twice"));
+    let mut r = record.clone();
+    with(
+        &mut r,
+        "data_shape",
+        Value::Array {
+            shape: vec![2, 2],
+            data: ArrayData::I64(vec![3]),
+        },
+    );
+    cases.push((r, "does not hold"));
+    // a family MORF does not grow, named by the estimator
+    cases.push((
+        ProjectionRecord::of(&Projection::new(AxisAligned)),
+        "estimator",
+    ));
+    for (record, fragment) in cases {
+        let h = Header {
+            projection: record,
+            ..h.clone()
+        };
+        let m = corrupt_message(Model::new(h, Body::Forest(f.clone())));
+        assert!(m.contains(fragment), "{fragment}: {m}");
     }
-    // SPORF: its feature_combinations and scaling
-    let (f, mut h) = regressor(Estimator::SPORFRegressor, robust_sporf());
-    h.params = vec![
-        param("feature_combinations", Value::Float(1.5)),
-        param("scaling", Value::Str("robust".into())),
-    ];
+    // SPORF: its scaling, in the record
+    let (f, h) = regressor(Estimator::SPORFRegressor, robust_sporf());
     assert!(Model::new(h.clone(), Body::Forest(f.clone())).is_ok());
-    h.params[1] = param("scaling", Value::None);
-    let m = corrupt_message(Model::new(h.clone(), Body::Forest(f.clone())));
-    assert!(m.contains("scaling"), "{m}");
-    h.params = vec![param("feature_combinations", Value::Int(3))];
-    let m = corrupt_message(Model::new(h, Body::Forest(f.clone())));
-    assert!(m.contains("feature_combinations"), "{m}");
-    // an oblique forest's projection object names the forest's family and settings
-    let (_, mut h) = regressor(Estimator::ObliqueForestRegressor, robust_sporf());
-    let object = |name: &str, fields: Vec<(String, Value)>| {
+    let mut r = h.projection.clone();
+    with(&mut r, "scaling", Value::None);
+    let m = corrupt_message(Model::new(
+        Header {
+            projection: r,
+            ..h.clone()
+        },
+        Body::Forest(f.clone()),
+    ));
+    assert!(
+        m.contains("projection") && m.contains("scaling=None"),
+        "{m}"
+    );
+    // an oblique forest grows any registered family, but the one it records
+    let h = Header {
+        estimator: Estimator::ObliqueForestRegressor,
+        ..h
+    };
+    assert!(Model::new(h.clone(), Body::Forest(f.clone())).is_ok());
+    for (record, fragment) in [
         (
-            "projection".to_string(),
-            Param::Projection {
-                name: name.into(),
-                fields,
+            ProjectionRecord::of(&Projection::new(Gaussian)),
+            "\"gaussian\" family",
+        ),
+        (
+            ProjectionRecord {
+                tag: "evil".into(),
+                args: vec![],
             },
-        )
-    };
-    let sparse = |scaling: Value| {
-        vec![
-            ("density".to_string(), Value::None),
-            ("feature_combinations".to_string(), Value::Float(1.5)),
-            ("scaling".to_string(), scaling),
-        ]
-    };
-    h.params = vec![object("SparseSigned", sparse(Value::Str("robust".into())))];
-    assert!(Model::new(h.clone(), Body::Forest(f.clone())).is_ok());
-    for (p, fragment) in [
-        (object("SparseSigned", sparse(Value::None)), "scaling"),
-        (object("Gaussian", vec![]), "estimator"),
-        (object("EvilProjection", vec![]), "projection"),
+            "registered",
+        ),
     ] {
-        h.params = vec![p];
-        let m = corrupt_message(Model::new(h.clone(), Body::Forest(f.clone())));
-        assert!(m.contains(fragment), "{m}");
+        let h = Header {
+            projection: record,
+            ..h.clone()
+        };
+        let m = corrupt_message(Model::new(h, Body::Forest(f.clone())));
+        assert!(m.contains("`projection`") && m.contains(fragment), "{m}");
     }
+}
+
+#[test]
+fn differing_args_names_each_argument_with_both_values() {
+    let a = robust_sporf();
+    assert!(differing_args(&a, &a.clone()).is_empty());
+    let b = Projection::new(SparseSigned {
+        density: Density::Fraction(0.5),
+        scaling: WeightScale::None,
+    });
+    let names: Vec<String> = differing_args(&a, &b).into_iter().map(|d| d.0).collect();
+    assert_eq!(names, ["density", "feature_combinations", "scaling"]);
+    let (_, said, has) = differing_args(&a, &b).pop().unwrap();
+    assert_eq!((said, has), (Value::Str("robust".into()), Value::None));
+}
+
+/// `model` written as the writer of versions 1 to 4 did, with the version it took.
+fn legacy_bytes(model: &Model) -> (Vec<u8>, u32) {
+    let file = ModelFile {
+        header: model.header().clone(),
+        body: model.body().clone(),
+    };
+    let mut out = std::io::Cursor::new(Vec::new());
+    write_legacy(&file, &mut out).unwrap();
+    let bytes = out.into_inner();
+    let version = u32::from_le_bytes(bytes[8..12].try_into().unwrap());
+    (bytes, version)
+}
+
+#[test]
+fn files_of_versions_1_to_4_load_with_their_forests_record() {
+    let (f, x) = forest(2);
+    let plain = Model::new(header(2), Body::Forest(f)).unwrap();
+    let (f, h) = multi_output();
+    let multi = Model::new(h, Body::Forest(f)).unwrap();
+    let (f, h) = regressor(Estimator::SPORFRegressor, robust_sporf());
+    let mut params = f.params().clone();
+    params.store_leaf_values = true;
+    params.honest_fraction = 0.25;
+    let y: Vec<f64> = x.rows().into_iter().map(|r| f64::from(r[0])).collect();
+    let f = Forest::fit(&params, x.view(), &y, None).unwrap();
+    let kept = Header {
+        params: vec![
+            ("n_estimators".into(), Param::Value(Value::Int(4))),
+            ("store_leaf_values".into(), Param::Value(Value::Bool(true))),
+            ("honest_fraction".into(), Param::Value(Value::Float(0.25))),
+        ],
+        ..h
+    };
+    let honest = Model::new(kept, Body::Forest(f)).unwrap();
+    let xf = x.mapv(f64::from);
+    for (model, version) in [(plain, 1), (multi, 2), (honest, 3)] {
+        let (bytes, written) = legacy_bytes(&model);
+        assert_eq!(written, version);
+        let again = Model::from_bytes(&bytes).unwrap();
+        let record = ProjectionRecord::of(&model.body().forests()[0].params().projection);
+        assert_eq!(again.header().projection, record);
+        assert_eq!(again.header(), model.header());
+        assert_eq!(
+            again.predict_raw(xf.view()).unwrap(),
+            model.predict_raw(xf.view()).unwrap()
+        );
+        // and saved again, as version 5, the same bytes as the model's own
+        assert_eq!(again.to_bytes().unwrap(), model.to_bytes().unwrap());
+    }
+    // a file's verdict is kept: a random forest's header over a SPORF forest names the
+    // estimator, as the checker of those versions did
+    let (f, h) = regressor(Estimator::SPORFRegressor, robust_sporf());
+    let file = ModelFile {
+        header: Header {
+            estimator: Estimator::RandomForestRegressor,
+            ..h
+        },
+        body: Body::Forest(f),
+    };
+    let mut out = std::io::Cursor::new(Vec::new());
+    write_legacy(&file, &mut out).unwrap();
+    let m = corrupt_message(Model::from_bytes(&out.into_inner()));
+    assert!(m.contains("`estimator`"), "{m}");
 }
 
 #[test]

@@ -7,7 +7,8 @@ use super::forest::PyForest;
 use super::{compute, ForestError};
 use crate::forest::Forest;
 use crate::model::{
-    self as mf, Body, ClassLabels, Encoder, Estimator, Header, ModelFile, Param, Rotation, Scaling,
+    self as mf, Body, ClassLabels, Encoder, Estimator, Header, ModelFile, Param, ProjectionRecord,
+    Rotation, Scaling,
 };
 use crate::value::Value;
 use numpy::IntoPyArray;
@@ -229,6 +230,14 @@ fn parse_parts<'py>(
         let k: String = k.extract()?;
         attributes.push((k.clone(), field_value(&k, &v)?));
     }
+    let (tag, args): (String, Bound<'py, PyDict>) = get("projection")?
+        .extract()
+        .map_err(|_| model_err("projection", "must be a (tag, arguments) pair"))?;
+    let mut projection = ProjectionRecord { tag, args: vec![] };
+    for (k, v) in args.iter() {
+        let k: String = k.extract()?;
+        projection.args.push((k.clone(), field_value(&k, &v)?));
+    }
     let header = Header {
         estimator,
         task,
@@ -242,15 +251,25 @@ fn parse_parts<'py>(
             .transpose()?,
         params,
         attributes,
+        projection,
     };
     Ok((header, body))
+}
+
+/// How [`write_parts`] writes: checked, unchecked, or unchecked in the layout of versions
+/// 1 to 4.
+#[derive(Clone, Copy)]
+enum Writer {
+    Checked,
+    Unchecked,
+    Legacy,
 }
 
 fn write_parts(
     py: Python<'_>,
     path: std::path::PathBuf,
     parts: &Bound<'_, PyDict>,
-    checked: bool,
+    writer: Writer,
 ) -> PyResult<()> {
     let mut refs = Vec::new();
     let (header, body) = parse_parts(parts, &mut refs)?;
@@ -259,12 +278,10 @@ fn write_parts(
         header,
         body: body.map(|i| forests[i]),
     };
-    compute(py, || {
-        if checked {
-            mf::save_file(&file, &path)
-        } else {
-            mf::save_file_unchecked(&file, &path)
-        }
+    compute(py, || match writer {
+        Writer::Checked => mf::save_file(&file, &path),
+        Writer::Unchecked => mf::save_file_unchecked(&file, &path),
+        Writer::Legacy => mf::save_file_legacy(&file, &path),
     })
 }
 
@@ -275,17 +292,26 @@ pub(super) fn save_model(
     path: std::path::PathBuf,
     parts: &Bound<'_, PyDict>,
 ) -> PyResult<()> {
-    write_parts(py, path, parts, true)
+    write_parts(py, path, parts, Writer::Checked)
 }
 
-/// Writes parts without checking them: tests craft bad files with it.
+/// Writes parts without checking them: tests craft bad files with it; `legacy=True` writes
+/// them as the writer of versions 1 to 4 did (their header without the projection
+/// record), for the tests of the reader of those versions.
 #[pyfunction]
+#[pyo3(signature = (path, parts, legacy = false))]
 pub(super) fn _save_model_unchecked_for_test(
     py: Python<'_>,
     path: std::path::PathBuf,
     parts: &Bound<'_, PyDict>,
+    legacy: bool,
 ) -> PyResult<()> {
-    write_parts(py, path, parts, false)
+    let writer = if legacy {
+        Writer::Legacy
+    } else {
+        Writer::Unchecked
+    };
+    write_parts(py, path, parts, writer)
 }
 
 /// Reads and checks a model file; returns its parts (the forests as `Forest` objects).
@@ -317,6 +343,11 @@ pub(super) fn load_model<'py>(
         attributes.set_item(k, from_value(py, v)?)?;
     }
     d.set_item("attributes", attributes)?;
+    let args = PyDict::new(py);
+    for (k, v) in &h.projection.args {
+        args.set_item(k, from_value(py, v)?)?;
+    }
+    d.set_item("projection", (&h.projection.tag, args))?;
     let wrap = |f: Forest| Py::new(py, PyForest { inner: f });
     match body {
         Body::Forest(f) => d.set_item("forest", wrap(f)?)?,

@@ -1,7 +1,7 @@
 //! `_core.Projection` and `_core.ForestParams`: typed parameter objects, converted once
 //! from Python; the crate's `check()` functions validate them when a forest is fitted.
 
-use super::convert::to_arg;
+use super::convert::{from_value, to_arg};
 use super::{bad, named, named_opt, Count};
 use crate::error::Error;
 use crate::params::{ForestParams, Growth, Splitter, Task};
@@ -21,6 +21,9 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 pub(super) struct PyProjection {
     pub(super) kind: Projection,
 }
+
+/// An argument on which two projections differ: its name and each one's value.
+type Difference<'py> = (String, Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 #[pymethods]
 impl PyProjection {
@@ -44,6 +47,21 @@ impl PyProjection {
     #[getter]
     fn tag(&self) -> &str {
         self.kind.tag()
+    }
+
+    /// The arguments on which this projection and `other`, of the same family, differ:
+    /// `(name, this one's value, other's value)` each, as the family gives them (empty
+    /// when they are equal). The model loader names with it the parameters that disagree
+    /// with a file's projection record.
+    fn differences<'py>(
+        &self,
+        py: Python<'py>,
+        other: PyRef<'_, PyProjection>,
+    ) -> PyResult<Vec<Difference<'py>>> {
+        crate::model::differing_args(&self.kind, &other.kind)
+            .into_iter()
+            .map(|(k, a, b)| Ok((k, from_value(py, &a)?, from_value(py, &b)?)))
+            .collect()
     }
 
     fn __repr__(&self) -> String {

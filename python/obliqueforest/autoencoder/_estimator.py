@@ -241,6 +241,9 @@ class ForestAutoencoder(
         self.verbose = verbose
     # fmt: on
 
+    #: Its forest may grow any registered family (a file records its forest's own).
+    _projection_families = None
+
     #: What a fit sets besides its fitted attributes (names ending in "_").
     _private_fit_state = frozenset(
         {

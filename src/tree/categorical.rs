@@ -505,7 +505,8 @@ fn level_numbers(
             }
         }
     }
-    // power iteration on the weighted covariance, from a fixed start
+    // power iteration on the weighted covariance, from a fixed start, until the direction
+    // no longer moves in its last bit (at most POWER_STEPS steps)
     let mut u: Vec<f64> = (0..width).map(|c| 1.0 + c as f64).collect();
     let mut next = vec![0.0; width];
     for _ in 0..POWER_STEPS {
@@ -522,7 +523,15 @@ fn level_numbers(
             out.extend(std::iter::repeat_n(0.0, groups.len()));
             return;
         }
-        u.iter_mut().zip(&next).for_each(|(a, b)| *a = b / norm);
+        let mut moved = false;
+        for (a, b) in u.iter_mut().zip(&next) {
+            let v = b / norm;
+            moved |= v.to_bits() != a.to_bits();
+            *a = v;
+        }
+        if !moved {
+            break; // a fixed point: every further step gives the same direction, bit for bit
+        }
     }
     out.extend((0..groups.len()).map(|g| {
         (0..width)

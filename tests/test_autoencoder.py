@@ -508,3 +508,13 @@ def test_the_autoencoders_forests_are_fitted_through_the_estimators(mode):
         with base.prepared_fit(grown[0][1]):
             est.fit(X.astype(np.float32), y)
         assert est._forest.to_bytes() == ae._core().to_bytes()
+
+
+def test_a_supervised_forest_on_mostly_distinct_labels_warns_as_the_classifiers_do():
+    # the autoencoder's supervised forest is a RandomForestClassifier's fit: integer labels
+    # that are mostly distinct get scikit-learn's warning that y may be a regression target
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.arange(60) % 40
+    with pytest.warns(UserWarning, match="could represent a regression problem"):
+        ForestAutoencoder(n_components=2, n_estimators=5, random_state=0).fit(X, y)

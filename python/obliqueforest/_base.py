@@ -68,13 +68,17 @@ _PREPARED_FIT: contextvars.ContextVar = contextvars.ContextVar("prepared_fit", d
 
 @contextlib.contextmanager
 def prepared_fit(seed, categories=None):
-    """Within it, an estimator's ``fit`` grows its core forest from ``seed`` instead of a
-    seed drawn from ``random_state``, and takes X's categorical columns as coded already:
-    ``categories`` per column its levels (None for a numeric column) as
+    """Within it, a forest estimator's ``fit`` grows its core forest from ``seed`` instead
+    of a seed drawn from ``random_state``, and takes X's categorical columns as coded
+    already: ``categories`` per column its levels (None for a numeric column) as
     :func:`obliqueforest._tables.fit_columns` records them, X holding their codes. The
-    rest is ``fit``'s own path (targets, parameters, the grower of a cluster). For
-    orchestrators that code a table and draw their forests' seeds themselves: the
-    autoencoder's forests are fitted this way.
+    rest is ``fit``'s own path (targets, parameters, the grower of a cluster), but for the
+    warning about rows no tree left out of its sample: the orchestrator reads the
+    out-of-bag sums itself. For orchestrators that code a table and draw their forests'
+    seeds themselves: the autoencoder's forests are fitted this way, and only the core
+    forest (``_forest``) of such a fit is used (the estimator would code X's levels again
+    to predict). The per-tree estimators keep their own seeds (``random_state`` names a
+    forest's tree).
     """
     token = _PREPARED_FIT.set((int(seed), None if categories is None else list(categories)))
     try:
@@ -435,7 +439,8 @@ class _ClassifierMixin(ClassifierMixin):
 
     def _set_oob(self, y_enc):
         sums, counts = self._forest.oob_prediction()
-        warn_missing_oob(counts, stacklevel=7)
+        if _PREPARED_FIT.get() is None:  # (an orchestrator reads the out-of-bag sums itself)
+            warn_missing_oob(counts, stacklevel=7)
         mean = sums / np.maximum(counts, 1)[:, None]
         if y_enc.ndim == 1:
             self.oob_decision_function_ = mean
@@ -544,7 +549,8 @@ class _RegressorMixin(RegressorMixin):
         self._fit_forest(X, y, sample_weight, self._task_params(y))
         if self.oob_score:
             sums, counts = self._forest.oob_prediction()
-            warn_missing_oob(counts, stacklevel=6)
+            if _PREPARED_FIT.get() is None:
+                warn_missing_oob(counts, stacklevel=6)
             pred = sums / np.maximum(counts, 1)[:, None]
             self.oob_prediction_ = pred[:, 0] if y.ndim == 1 else pred
             scorer = self.oob_score if callable(self.oob_score) else r2_score

@@ -123,7 +123,7 @@ def _plain_params(est):
 #: Parameters a model file leaves out at these values (their defaults): a model saved
 #: before they existed reads as one fitted with them, and a model that does not use them
 #: (numeric columns; its categorical columns are kept as ``_categories_*`` attributes)
-#: is saved byte for byte as before they existed, readable by earlier versions.
+#: holds no trace of them.
 _LEFT_OUT_AT_DEFAULT = {p.name: p.default for p in FOREST_PARAMS if not p.saved_at_default}
 
 

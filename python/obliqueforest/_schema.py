@@ -1,8 +1,10 @@
 """The model-file schema: what each estimator's parameters may hold and which projection
 families its forests may grow, as plain text that the Rust core's file checker reads
-(``src/model/schema.txt``), so that a file the Python package would refuse is refused by
-``Model::load`` in a Rust service too, with the same message, without a second copy of
-the parameter rules.
+(``src/model/schema.txt``), so that a file the Python package would refuse for its
+parameters' forms, its attributes or its projection family is refused by ``Model::load``
+in a Rust service too, with the same message, without a second copy of the parameter
+rules (whether the parameters resolve to the file's projection record only the Python
+loader judges: :func:`obliqueforest._io.load`).
 
 The text is generated from the estimators' ``_parameter_constraints`` (the one place
 their rules live), their ``_projection_families`` and the attribute tables of

@@ -36,6 +36,9 @@ __all__ = ["GENERATOR", "Param", "Surface"]
 
 _C = TypeVar("_C", bound=type)
 
+#: What a parameter may need of an estimator (:attr:`Param.needs`).
+NEEDS = frozenset({"ensemble", "targets", "categorical"})
+
 #: The module whose command writes the estimators' ``__init__`` from their surfaces.
 GENERATOR = "obliqueforest._signatures"
 
@@ -73,10 +76,8 @@ class Param:
         (categorical columns, which MORF's patches and the rotations do not take). A
         parameter with no needs joins every surface drawn from its table.
     saved_at_default : bool
-        False: a model file leaves the parameter out while it has its default, so a model
-        that does not use a parameter added later is saved byte for byte as before it
-        existed (readable by earlier versions) and such files read as fitted with the
-        default.
+        False: a model file leaves the parameter out while it has its default, and a file
+        saved before the parameter existed reads as fitted with the default.
     """
 
     name: str
@@ -92,6 +93,8 @@ class Param:
     def __post_init__(self):
         if not self.name.isidentifier() or keyword.iskeyword(self.name):
             raise ValueError(f"{self.name!r} is not a parameter name")
+        if not isinstance(self.needs, tuple) or not set(self.needs) <= NEEDS:
+            raise ValueError(f"needs of {self.name} must be a tuple of {sorted(NEEDS)}")
         if isinstance(self.default, (list, dict, set, bytearray)):
             raise TypeError(f"the default of {self.name} must be immutable")
 
@@ -164,9 +167,12 @@ class Surface:
             raise KeyError(f"no parameters {missing}")
         return Surface([p for p in self._params if p.name not in names], self.positional)
 
-    def without(self, *needs) -> Surface:
+    def without(self, *needs, positional: int | None = None) -> Surface:
         """The parameters that need none of ``needs`` (see :attr:`Param.needs`)."""
-        return Surface([p for p in self._params if not set(p.needs) & set(needs)], self.positional)
+        if not set(needs) <= NEEDS:
+            raise ValueError(f"needs must be among {sorted(NEEDS)}, got {needs}")
+        kept = [p for p in self._params if not set(p.needs) & set(needs)]
+        return Surface(kept, self._positional(positional))
 
     def replace(self, name, **changes) -> Surface:
         """The same surface with fields of parameter ``name`` changed."""

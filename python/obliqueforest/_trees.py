@@ -187,7 +187,6 @@ def _tree_random_state(rs):
     return int(check_random_state(rs).randint(0, 2**31 - 1)), 0
 
 
-
 _TREE_RANDOM_STATE = Param(
     "random_state",
     None,
@@ -203,8 +202,7 @@ def _tree_surface(task):
     # a tree takes the forest parameters that are not about many trees
     surface = (
         forest_params(task)
-        .without("ensemble")
-        .insert([], positional=0)
+        .without("ensemble", positional=0)
         .replace(
             "max_features",
             default=1.0,

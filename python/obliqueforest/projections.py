@@ -388,7 +388,8 @@ class Dictionary(_Projection):
         }
 
     def _state(self):
-        # the atoms travel in the core model's own parameters, not in the JSON header
+        # the atoms travel in the core model's own parameters (and the file's projection
+        # record), not among the header's parameters
         return {"n_candidates": self.n_candidates}
 
     @classmethod

@@ -7,9 +7,10 @@
 //! registry tag and its arguments, [`super::ProjectionRecord`]) must name a family its
 //! estimator may grow (the schema's `families` line, generated from the Python
 //! estimators) and, built through the projection registry, equal every forest's
-//! projection. Nothing here knows a Python class, a preset's parameters or their
-//! defaults: whether the parameters resolve to the record is the Python loader's
-//! judgement (`obliqueforest._io.load`), which compares through [`differing_args`] too.
+//! projection. Nothing here knows a projection class of Python, a preset's parameters or
+//! their defaults (the estimators' names and the body each stores are the file format's
+//! own): whether the parameters resolve to the record is the Python loader's judgement
+//! (`obliqueforest._io.load`), which compares through [`differing_args`] too.
 
 use super::header::{
     field, Body, ClassLabels, Estimator, Header, ModelFile, Param, Rotation, Scaling, MAX_FEATURES,

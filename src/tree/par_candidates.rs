@@ -25,10 +25,9 @@
 
 use super::criterion::Criterion;
 use super::fork::held_now;
-use super::splitter::{Best, Node, SplitSearch};
+use super::splitter::{Best, Node, Scans, SplitSearch};
 use super::workspace::Workspace;
 use crate::cancel::Carry;
-use crate::params::Splitter;
 use crate::probe::{self, Count};
 use crate::projection::ProjectionBuf;
 use crate::rng::Rng;
@@ -49,8 +48,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             && !self.x.is_sparse()
             && self.sampler.descriptors().is_none()
             && self.cfg.categorical.is_empty()
-            && self.crit.value_rule().is_none()
-            && !matches!(self.cfg.splitter, Splitter::Random)
+            && self.scans == Scans::Searched
     }
 
     /// The best split of `node` over every candidate of `cand` but the repeats, and

@@ -2,8 +2,9 @@
 //! ([`SplitSearch::candidate_split`]).
 //!
 //! A candidate's split at a node is found in two steps, and each step is a choice among
-//! parts made here only, in the documented order below: the first part that applies
-//! takes the candidate. Each part lives in a room of its own, whose module doc states
+//! parts made here, in the documented order below: the first part that applies takes
+//! the candidate. (Within a part, the sparse and missing-value ones choose between a
+//! histogram and a sort of their own values by the same rule, `bins::kind`.) Each part lives in a room of its own, whose module doc states
 //! its invariant. The shared one: a part finds the split the plain path finds (the
 //! node's rows projected one candidate at a time, sorted and scanned at every position
 //! between distinct values), bit for bit (the same proxy, threshold and side of the
@@ -42,8 +43,10 @@
 //!    classes with whole weights four positions at a time.
 //!
 //! A part that declines hands the candidate to the next that applies (levels to the
-//! histogram or the sort, the histogram to the sort). A candidate whose values cannot
-//! split (constant, or missing on every row) is settled here, before any scan.
+//! histogram or the sort, the histogram to the sort). A candidate whose values are
+//! missing on every row, or (for the random and searched scans without missing rows)
+//! constant, is settled here, before any scan; the other parts say themselves when
+//! their values cannot split.
 //!
 //! The choices that hold for a whole tree are made once, when its search is made
 //! ([`SplitSearch::new`]): the sparse zero block, the scan family, the packed row tags

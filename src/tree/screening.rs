@@ -8,9 +8,8 @@
 //! of X's dense array).
 
 use super::criterion::Criterion;
-use super::splitter::{Best, Node, SplitSearch};
+use super::splitter::{Best, Node, Scans, SplitSearch};
 use super::workspace::{node_stats, Workspace};
-use crate::params::Splitter;
 use crate::projection::ProjectionBuf;
 use crate::rng::Rng;
 
@@ -22,10 +21,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
     pub(super) fn screening(&self, node: Node<'_>) -> Option<usize> {
         let m = self.cfg.growth.candidate_samples?;
         let n = node.n();
-        let applies = n > 2 * m
-            && self.crit.value_rule().is_none()
-            && self.cfg.categorical.is_empty()
-            && !matches!(self.cfg.splitter, Splitter::Random);
+        let applies = n > 2 * m && self.scans == Scans::Searched && self.cfg.categorical.is_empty();
         let grown = (SCREEN_GROWTH * (n as f64).sqrt()) as usize;
         applies.then_some(m.max(grown).min(n / 2))
     }

@@ -305,9 +305,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         if !probe::on(Switch::SkipRepeats) {
             return None;
         }
-        let applies = !matches!(self.cfg.splitter, Splitter::Random)
-            && self.crit.value_rule().is_none()
-            && self.sampler.descriptors().is_none();
+        let applies = self.scans == Scans::Searched && self.sampler.descriptors().is_none();
         let mirrors = self.any_tie_order
             && matches!(self.cfg.splitter, Splitter::Best)
             && self.cfg.growth.monotonic_cst.is_empty()

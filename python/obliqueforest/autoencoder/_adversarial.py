@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 from sklearn.base import clone
 from sklearn.utils.multiclass import type_of_target
@@ -55,7 +53,8 @@ def _grow(est, X, y, seed, categories):
 
 def _supervised_task(y, n_samples):
     """``(y, classify)``: the targets of a supervised forest as one column, and whether
-    they are class labels (binary or multiclass ``y``: a classifier's), else real values
+    they are class labels (binary or multiclass ``y``: a classifier's, which warns, as
+    scikit-learn's classifiers do, when the labels are mostly distinct), else real values
     (a regressor's).
 
     Raises
@@ -149,10 +148,8 @@ def _grow_adversarial_forest(X, est, categories, delta, max_iter, rng, n_jobs):
 
     def discriminate(synth):
         seed = int(rng.integers(0, 2**31 - 1))
-        with warnings.catch_warnings():
-            # (the accuracy below counts the rows some tree left out of its sample)
-            warnings.filterwarnings("ignore", "Some inputs do not have OOB scores")
-            forest = _grow(clone(est), np.vstack([X, synth]), y, seed, categories)
+        forest = _grow(clone(est), np.vstack([X, synth]), y, seed, categories)
+        # (over the rows some tree left out of its sample)
         return forest, _oob_accuracy(forest, labels)
 
     forest, acc = discriminate(_sample_marginals(X, rng))

@@ -35,6 +35,9 @@ pub(crate) enum Switch {
     Lanes,
     /// Skipping repeated candidates (`tree::repeats`).
     SkipRepeats,
+    /// A categorical column's level statistics summed row by row, without sorting the
+    /// rows by level (`tree::categorical`).
+    LevelsByRow,
 }
 
 /// Counts one `c`.
@@ -111,7 +114,7 @@ mod tested {
     use std::sync::{Mutex, MutexGuard, PoisonError};
 
     pub(super) static COUNTS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
-    pub(super) static SWITCHES: [AtomicBool; 2] = [const { AtomicBool::new(true) }; 2];
+    pub(super) static SWITCHES: [AtomicBool; 3] = [const { AtomicBool::new(true) }; 3];
     pub(super) static LOCAL_LIMITS: Mutex<Option<[usize; 3]>> = Mutex::new(None);
 
     /// The count of `c` so far in this process.

@@ -327,3 +327,77 @@ fn isolation_and_unsupervised_forests_split_categorical_columns() {
     let scores = f.score_samples(x.view(), 1).unwrap();
     assert!(scores.iter().all(|s| s.is_finite()));
 }
+
+#[test]
+fn level_statistics_by_row_grow_the_trees_of_the_sorted_rows() {
+    // a column's level statistics summed row by row (no sort by level) are the sorted
+    // rows' numbers, rare levels pooled included: the same forests, for classes, several
+    // classes, regression, weights, missing levels, and oblique candidates
+    use crate::probe::{self, Switch};
+    let mut rng = Rng::from_seed(11);
+    let n = 1500;
+    let x = Array2::from_shape_fn((n, 4), |(_, j)| match j {
+        0 => rng.below(40) as f32, // many levels: rare ones at small nodes
+        1 => {
+            let v = rng.below(6) as f32;
+            if rng.below(10) == 0 {
+                f32::NAN
+            } else {
+                v
+            }
+        }
+        _ => rng.normal() as f32,
+    });
+    let y2: Vec<f64> = (0..n)
+        .map(|i| f64::from(u8::from((x[[i, 0]] as u32 % 3 == 0) != (x[[i, 2]] > 0.0))))
+        .collect();
+    let y3: Vec<f64> = (0..n).map(|i| f64::from(x[[i, 0]] as u32 % 3)).collect();
+    let yr: Vec<f64> = (0..n)
+        .map(|i| f64::from(x[[i, 0]]).sin() + f64::from(x[[i, 3]]))
+        .collect();
+    let weights: Vec<f64> = (0..n).map(|i| 0.5 + (i % 4) as f64).collect();
+    let with = |p: ForestParams| ForestParams {
+        n_estimators: 4,
+        categorical: vec![40, 6, 0, 0],
+        ..p
+    };
+    let sporf = |p: ForestParams| ForestParams {
+        projection: Projection::new(SparseSigned {
+            density: Density::FeatureCombinations(1.5),
+            scaling: WeightScale::None,
+        }),
+        ..p
+    };
+    type Case<'a> = (&'a str, ForestParams, &'a [f64], Option<&'a [f64]>);
+    let cases: Vec<Case<'_>> = vec![
+        ("gini", with(ForestParams::classification(2)), &y2, None),
+        (
+            "gini, weights",
+            with(ForestParams::classification(2)),
+            &y2,
+            Some(&weights),
+        ),
+        (
+            "three classes",
+            with(ForestParams::classification(3)),
+            &y3,
+            None,
+        ),
+        ("regression", with(ForestParams::regression()), &yr, None),
+        (
+            "sporf",
+            sporf(with(ForestParams::classification(2))),
+            &y2,
+            None,
+        ),
+    ];
+    let _held = probe::hold();
+    for (name, params, y, w) in cases {
+        probe::set(Switch::LevelsByRow, false);
+        let sorted = Forest::fit(&params, x.view(), y, w).unwrap();
+        probe::set(Switch::LevelsByRow, true);
+        let by_row = Forest::fit(&params, x.view(), y, w).unwrap();
+        let same = sorted.to_bytes().unwrap() == by_row.to_bytes().unwrap();
+        assert!(same, "{name}: other trees from the level statistics by row");
+    }
+}

@@ -12,8 +12,12 @@ use super::monotonic::Bounds;
 use super::splitter::{Node, SplitSearch};
 use super::workspace::{CatScratch, Workspace};
 use crate::columns::{LevelMaps, TermMaps};
+use crate::probe::{self, Switch};
 use crate::projection::ProjRef;
 use crate::rng::Rng;
+
+/// A level that is not rare, where the level statistics by row place the rare levels' rows.
+const NOT_RARE: u32 = u32::MAX;
 
 /// Power iterations for the first principal direction of the level statistics.
 const POWER_STEPS: usize = 48;
@@ -193,10 +197,23 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let samples = &ws.samples[node.start..node.end];
         gather(self.x, j, samples, &mut cat.col);
         cat.col_of = Some((j, node.start, node.end));
-        sort_by_level(cat, samples, self.cfg.categorical[j] as usize);
+        let n_levels = self.cfg.categorical[j] as usize;
         cat.groups.clear();
         cat.stats.clear();
         cat.scores.clear();
+        if !reliability
+            && probe::on(Switch::LevelsByRow)
+            && self.crit.value_rule().is_none()
+            && self.crit.binned()
+            && n_levels <= samples.len()
+        {
+            // the same statistics without sorting the rows by level
+            if self.level_statistics_by_row(cat, samples, n_levels) {
+                self.score_levels(cat);
+            }
+            return;
+        }
+        sort_by_level(cat, samples, n_levels);
         if cat.pairs.is_empty() {
             return;
         }
@@ -217,6 +234,12 @@ impl<C: Criterion> SplitSearch<'_, C> {
             return;
         }
         cat.reliability = self.level_statistics(cat, reliability);
+        self.score_levels(cat);
+    }
+
+    /// `cat.scores`: the standardised number of each level of `cat.groups` from its
+    /// statistic in `cat.stats`.
+    fn score_levels(&self, cat: &mut CatScratch) {
         let width = cat.stats.len() / cat.groups.len();
         level_numbers(
             &cat.groups,
@@ -226,6 +249,99 @@ impl<C: Criterion> SplitSearch<'_, C> {
             &mut cat.scores,
         );
         standardise(&cat.groups, &mut cat.scores);
+    }
+
+    /// [`Self::level_statistics`] without sorting the node's rows by level, for a
+    /// criterion whose statistics are running sums (nothing for `finish_node` to do) and
+    /// without the reliability: each level's sums and weight are added in the node's row
+    /// order, which is the order the sorted pairs hold a level's rows in, so they are the
+    /// same numbers; the rare levels' rows are gathered level by level for their pooled
+    /// statistic, as the sorted pairs give them. `n_levels` (the column's) is at most the
+    /// node's rows. Returns false when no row has a level.
+    fn level_statistics_by_row(
+        &self,
+        cat: &mut CatScratch,
+        samples: &[u32],
+        n_levels: usize,
+    ) -> bool {
+        let len = self.crit.stat_len(self.cfg.n_outputs);
+        let width = self.crit_width(cat);
+        let min_rows = self.cfg.growth.min_category_samples;
+        cat.counts.clear();
+        cat.counts.resize(n_levels, 0);
+        cat.level_w.clear();
+        cat.level_w.resize(n_levels, 0.0);
+        cat.level_sums.clear();
+        cat.level_sums.resize(n_levels * len, 0.0);
+        // codes were checked at fit: NaN or 0..levels
+        for (&s, &v) in samples.iter().zip(&cat.col) {
+            if v >= 0.0 {
+                let (l, w) = (v as usize, self.weights[s as usize]);
+                cat.counts[l] += 1;
+                cat.level_w[l] += w;
+                let sums = &mut cat.level_sums[l * len..(l + 1) * len];
+                self.crit.add_sample(sums, s as usize, w);
+            }
+        }
+        cat.rare_sums.clear();
+        cat.rare_sums.resize(len, 0.0);
+        cat.rare_rows.clear();
+        let mut rare_w = 0.0;
+        let mut n_rare = 0usize;
+        for l in 0..n_levels {
+            let (count, w) = (cat.counts[l] as usize, cat.level_w[l]);
+            if count == 0 {
+                continue;
+            }
+            let rare = count < min_rows;
+            cat.groups.push((l as u32, w, rare));
+            if rare {
+                rare_w += w;
+                n_rare += count;
+                cat.stats.extend(std::iter::repeat_n(0.0, width));
+            } else {
+                cat.value.clear();
+                let sums = &cat.level_sums[l * len..(l + 1) * len];
+                self.crit.push_value(sums, w, &mut cat.value);
+                cat.stats.extend_from_slice(&cat.value);
+            }
+        }
+        if cat.groups.is_empty() {
+            return false;
+        }
+        if n_rare > 0 {
+            // the rare levels' rows, level by level and in row order within a level
+            // (each rare level's first place among them; NOT_RARE for the others)
+            let mut at = 0u32;
+            for count in cat.counts.iter_mut() {
+                if *count > 0 && (*count as usize) < min_rows {
+                    (*count, at) = (at, at + *count);
+                } else {
+                    *count = NOT_RARE;
+                }
+            }
+            cat.rare_rows.resize(n_rare, 0);
+            for (&s, &v) in samples.iter().zip(&cat.col) {
+                if v >= 0.0 && cat.counts[v as usize] != NOT_RARE {
+                    let slot = &mut cat.counts[v as usize];
+                    cat.rare_rows[*slot as usize] = s;
+                    *slot += 1;
+                }
+            }
+            for &s in &cat.rare_rows {
+                let w = self.weights[s as usize];
+                self.crit.add_sample(&mut cat.rare_sums, s as usize, w);
+            }
+            cat.value.clear();
+            self.crit.push_value(&cat.rare_sums, rare_w, &mut cat.value);
+            for (g, &(_, _, rare)) in cat.groups.iter().enumerate() {
+                if rare {
+                    cat.stats[g * width..(g + 1) * width].copy_from_slice(&cat.value[..width]);
+                }
+            }
+        }
+        cat.reliability = f64::NAN; // (not computed: `level_statistics` computes it)
+        true
     }
 
     /// Whether the statistic of width `width` is a two-class distribution (scored by the

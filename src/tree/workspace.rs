@@ -254,6 +254,9 @@ pub(crate) struct CatScratch {
     pub(super) col_of: Option<(usize, usize, usize)>,
     /// Counts per level (counting sort), and a single term's values by level.
     pub(super) counts: Vec<u32>,
+    /// Per level, its rows' weight and criterion sums (level statistics by row).
+    pub(super) level_w: Vec<f64>,
+    pub(super) level_sums: Vec<f64>,
     pub(super) dense: Vec<f32>,
     /// A single term's levels as bins of its projected values: whether they are ready for
     /// the candidate being scored, each level's bin, the bins' values, and scratch.

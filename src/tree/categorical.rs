@@ -237,6 +237,19 @@ impl<C: Criterion> SplitSearch<'_, C> {
         self.score_levels(cat);
     }
 
+    /// The pooled rare levels' statistic (the criterion's value of `cat.rare_sums`, of
+    /// weight `rare_w`), given to each rare level of `cat.groups` in `cat.stats` (rows of
+    /// `width`).
+    fn pool_rare(&self, cat: &mut CatScratch, rare_w: f64, width: usize) {
+        cat.value.clear();
+        self.crit.push_value(&cat.rare_sums, rare_w, &mut cat.value);
+        for (g, &(_, _, rare)) in cat.groups.iter().enumerate() {
+            if rare {
+                cat.stats[g * width..(g + 1) * width].copy_from_slice(&cat.value[..width]);
+            }
+        }
+    }
+
     /// `cat.scores`: the standardised number of each level of `cat.groups` from its
     /// statistic in `cat.stats`.
     fn score_levels(&self, cat: &mut CatScratch) {
@@ -332,13 +345,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 let w = self.weights[s as usize];
                 self.crit.add_sample(&mut cat.rare_sums, s as usize, w);
             }
-            cat.value.clear();
-            self.crit.push_value(&cat.rare_sums, rare_w, &mut cat.value);
-            for (g, &(_, _, rare)) in cat.groups.iter().enumerate() {
-                if rare {
-                    cat.stats[g * width..(g + 1) * width].copy_from_slice(&cat.value[..width]);
-                }
-            }
+            self.pool_rare(cat, rare_w, width);
         }
         cat.reliability = f64::NAN; // (not computed: `level_statistics` computes it)
         true
@@ -417,13 +424,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 within += rare_w * self.crit.impurity(&cat.rare_sums, rare_w);
             }
             n_groups += 1;
-            cat.value.clear();
-            self.crit.push_value(&cat.rare_sums, rare_w, &mut cat.value);
-            for (g, &(_, _, rare)) in cat.groups.iter().enumerate() {
-                if rare {
-                    cat.stats[g * width..(g + 1) * width].copy_from_slice(&cat.value[..width]);
-                }
-            }
+            self.pool_rare(cat, rare_w, width);
         }
         if reliability {
             self.reliability(cat, within, n_groups)

@@ -142,33 +142,33 @@ pub(super) fn attach(
         let trees = forests.iter_mut().flat_map(|f| f.trees.iter_mut());
         serialize::attach_missing(trees.collect::<Vec<_>>().into_iter(), section)?;
     }
-    if let Some(kinds) = kinds {
-        if kinds.len() != forests.len() {
-            return Err(corrupt(format!(
-                "{} kind sections for {} forests",
-                kinds.len(),
-                forests.len()
-            )));
-        }
-        for (forest, kind) in forests.iter_mut().zip(kinds) {
-            if let Some(kind) = kind {
-                forest.attach_kind(kind)?;
-            }
-        }
-    }
-    if let Some(columns) = columns {
-        if columns.len() != forests.len() {
-            return Err(corrupt(format!(
-                "{} column sections for {} forests",
-                columns.len(),
-                forests.len()
-            )));
-        }
-        for (forest, c) in forests.into_iter().zip(columns) {
-            if let Some(c) = c {
-                forest.attach_columns(c)?;
-            }
-        }
-    }
+    attach_each(&mut forests, kinds, "kind", Forest::attach_kind)?;
+    attach_each(&mut forests, columns, "column", Forest::attach_columns)?;
     Ok(file)
+}
+
+/// Gives each forest its entry of `sections` (one per forest, `None` for a forest without
+/// one) through `attach`; nothing when the file's version has no such sections.
+fn attach_each<S>(
+    forests: &mut [&mut Forest],
+    sections: Option<Vec<Option<S>>>,
+    what: &str,
+    attach: impl Fn(&mut Forest, S) -> Result<()>,
+) -> Result<()> {
+    let Some(sections) = sections else {
+        return Ok(());
+    };
+    if sections.len() != forests.len() {
+        return Err(corrupt(format!(
+            "{} {what} sections for {} forests",
+            sections.len(),
+            forests.len()
+        )));
+    }
+    for (forest, section) in forests.iter_mut().zip(sections) {
+        if let Some(section) = section {
+            attach(forest, section)?;
+        }
+    }
+    Ok(())
 }

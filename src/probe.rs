@@ -38,6 +38,9 @@ pub(crate) enum Switch {
     /// A categorical column's level statistics summed row by row, without sorting the
     /// rows by level (`tree::categorical`).
     LevelsByRow,
+    /// A single categorical term's rows binned by level with no projected values written
+    /// (`tree::categorical`).
+    BinsWithoutValues,
 }
 
 /// Counts one `c`.
@@ -114,7 +117,7 @@ mod tested {
     use std::sync::{Mutex, MutexGuard, PoisonError};
 
     pub(super) static COUNTS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
-    pub(super) static SWITCHES: [AtomicBool; 3] = [const { AtomicBool::new(true) }; 3];
+    pub(super) static SWITCHES: [AtomicBool; 4] = [const { AtomicBool::new(true) }; 4];
     pub(super) static LOCAL_LIMITS: Mutex<Option<[usize; 3]>> = Mutex::new(None);
 
     /// The count of `c` so far in this process.

@@ -332,7 +332,8 @@ fn isolation_and_unsupervised_forests_split_categorical_columns() {
 fn level_statistics_by_row_grow_the_trees_of_the_sorted_rows() {
     // a column's level statistics summed row by row (no sort by level) are the sorted
     // rows' numbers, rare levels pooled included: the same forests, for classes, several
-    // classes, regression, weights, missing levels, and oblique candidates
+    // classes, regression, weights, missing levels, and oblique candidates; and so are a
+    // single term's level bins assigned without writing its projected values
     use crate::probe::{self, Switch};
     let mut rng = Rng::from_seed(11);
     let n = 1500;
@@ -394,10 +395,18 @@ fn level_statistics_by_row_grow_the_trees_of_the_sorted_rows() {
     let _held = probe::hold();
     for (name, params, y, w) in cases {
         probe::set(Switch::LevelsByRow, false);
+        probe::set(Switch::BinsWithoutValues, false);
         let sorted = Forest::fit(&params, x.view(), y, w).unwrap();
         probe::set(Switch::LevelsByRow, true);
         let by_row = Forest::fit(&params, x.view(), y, w).unwrap();
         let same = sorted.to_bytes().unwrap() == by_row.to_bytes().unwrap();
         assert!(same, "{name}: other trees from the level statistics by row");
+        probe::set(Switch::BinsWithoutValues, true);
+        let bins_only = Forest::fit(&params, x.view(), y, w).unwrap();
+        let same = by_row.to_bytes().unwrap() == bins_only.to_bytes().unwrap();
+        assert!(
+            same,
+            "{name}: other trees from the level bins without values"
+        );
     }
 }

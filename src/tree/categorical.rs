@@ -9,7 +9,7 @@
 
 use super::criterion::Criterion;
 use super::monotonic::Bounds;
-use super::splitter::{Node, SplitSearch};
+use super::splitter::{Node, Scans, SplitSearch};
 use super::workspace::{CatScratch, Workspace};
 use crate::columns::{LevelMaps, TermMaps};
 use crate::probe::{self, Switch};
@@ -103,6 +103,16 @@ impl<C: Criterion> SplitSearch<'_, C> {
         let n_levels = self.cfg.categorical[j] as usize;
         ws.vals.clear();
         if n_levels <= DENSE_LEVELS.max(samples.len()) {
+            level_bins(cat, wj, n_levels);
+            if self.bins_suffice(cat) {
+                // the scan reads the rows' bins only: no values to write
+                let bin_of = &cat.level_bin;
+                let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
+                ws.bins.assign_given(bins, &cat.bin_values);
+                cat.bins_assigned = true;
+                return;
+            }
+            let (levels, values) = cat.cur.range((0, 1)).map(0);
             cat.dense.clear();
             cat.dense.resize(n_levels, f32::NAN);
             for (&l, &v) in levels.iter().zip(values) {
@@ -118,11 +128,23 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 };
                 wj * v
             }));
-            level_bins(cat, wj);
         } else {
             let encode = |x| crate::columns::encode(levels, values, f32::NAN, x);
             ws.vals.extend(cat.col.iter().map(|&x| wj * encode(x)));
         }
+    }
+
+    /// Whether the single term whose level bins `cat` holds ([`level_bins`]) needs no
+    /// projected values: the search scans every bin boundary (not a random threshold or
+    /// a value rule), no row's level is missing, and the bins' values are finite and
+    /// fit the rows' bins. Then the scan part reads the bins alone
+    /// ([`CatScratch::bins_assigned`]): the values would be the bins' values, row by row.
+    fn bins_suffice(&self, cat: &CatScratch) -> bool {
+        probe::on(Switch::BinsWithoutValues)
+            && matches!(self.scans, Scans::Searched)
+            && cat.bin_values.len() <= usize::from(u16::MAX) + 1
+            && cat.bin_values.iter().all(|v| v.is_finite())
+            && (!self.x.has_missing() || cat.col.iter().all(|&x| x >= 0.0))
     }
 
     /// The split of a projection of one categorical term from a bin per level, in the
@@ -141,10 +163,12 @@ impl<C: Criterion> SplitSearch<'_, C> {
         if n_bins < 2 || n_bins > usize::from(u16::MAX) + 1 {
             return None;
         }
-        let bin_of = &cat.level_bin;
-        // every row's level is one of the node's (its map holds them all), none missing
-        let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
-        ws.bins.assign_given(bins, &cat.bin_values);
+        if !cat.bins_assigned {
+            let bin_of = &cat.level_bin;
+            // every row's level is one of the node's (its map holds them all), none missing
+            let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
+            ws.bins.assign_given(bins, &cat.bin_values);
+        }
         Some(self.binned_split(ws, node, true, to_beat, mono))
     }
 
@@ -537,13 +561,12 @@ const DENSE_LEVELS: usize = 1 << 12;
 /// `cat.cur`'s first: each level's bin (`cat.level_bin`, by level) and the bins'
 /// projected values in increasing order (`cat.bin_values`; levels of equal values share
 /// a bin).
-fn level_bins(cat: &mut CatScratch, wj: f32) {
+fn level_bins(cat: &mut CatScratch, wj: f32, n_levels: usize) {
     let CatScratch {
         cur,
         order,
         bin_values,
         level_bin,
-        dense,
         level_bins,
         ..
     } = cat;
@@ -552,7 +575,7 @@ fn level_bins(cat: &mut CatScratch, wj: f32) {
     order.extend(levels.iter().zip(values).map(|(&l, &v)| (wj * v, l)));
     order.sort_by(|a, b| a.0.total_cmp(&b.0));
     bin_values.clear();
-    level_bin.resize(dense.len(), 0);
+    level_bin.resize(n_levels, 0);
     for &(v, l) in order.iter() {
         if bin_values.last() != Some(&v) {
             bin_values.push(v);

@@ -18,7 +18,9 @@
 //!    distinct value. The part scores the candidate's nonzeros, its zeros moved as one
 //!    block, and finds the split itself; no later step runs.
 //! 2. [`Values::Levels`] (`categorical`): a candidate with categorical terms, read
-//!    through level maps fitted to the node's rows.
+//!    through level maps fitted to the node's rows. A single term with no missing row,
+//!    under the searched scans, has its rows binned by level here and no values written:
+//!    only [`Scan::LevelBins`] can follow, and it reads the bins.
 //! 3. [`Values::Pooled`] (`pooled_batch`): a pooled candidate on dense X, computed with
 //!    the next pooled candidates of the node, sharing their pieces' sums.
 //! 4. [`Values::TermBatch`] (`term_batch`): the node's explicit candidates, projected
@@ -243,6 +245,15 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
     fn scan_part(&self, ws: &Workspace, node: Node<'_>, proj: ProjRef<'_>) -> Option<Scan> {
         if let Scans::ValueRule(rule) = self.scans {
             return Some(Scan::ValueRule(rule)); // (it judges constant values itself)
+        }
+        if ws.cat.bins_assigned {
+            // one categorical term's bins, none missing, and no values: the range is the
+            // bins' (at least two bins: the term varies)
+            let v = &ws.cat.bin_values;
+            return (v.len() >= 2).then(|| Scan::LevelBins {
+                lo: v[0],
+                hi: v[v.len() - 1],
+            });
         }
         // NaN only where X has some: one pass over the values, else none at all
         let n_missing = if self.x.has_missing() {

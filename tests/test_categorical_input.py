@@ -268,6 +268,32 @@ def test_predict_maps_columns_through_the_fitted_levels():
     np.testing.assert_array_equal(est.apply(other), est.apply(X))
 
 
+@pytest.mark.parametrize(
+    "column",
+    [
+        ["b", "a", None, "c", "a", np.nan],
+        pd.array(["b", "a", None, "c", "a"], dtype="string"),
+        pd.array(["b", "a", None, "c"], dtype="string[python]"),
+        np.array(["ü", "a", "", "Z", "z", "a"], dtype=object),
+        ["1", "2", "10", None],
+        [None, None],
+        [1, "1", 1.0, True, None],
+    ],
+)
+def test_the_fit_codes_a_column_as_prediction_looks_its_values_up(column):
+    # the fit takes text columns' codes from finding their levels; prediction looks each
+    # value up among the levels: the same numbers
+    from obliqueforest._tables import _codes, _levels_and_codes
+
+    column = pd.Series(column)
+    levels, codes = _levels_and_codes(column)
+    if codes is not None:
+        np.testing.assert_array_equal(codes, _codes(column, levels))
+    X = pd.DataFrame({"c": column, "x": np.arange(len(column), dtype=float)})
+    est = of.RandomForestRegressor(3, random_state=0).fit(X, np.arange(len(column)))
+    np.testing.assert_array_equal(est.apply(X), est.apply(X.astype({"c": object})))
+
+
 def test_an_unseen_level_goes_with_the_missing_values():
     X, y = _table()
     X.loc[X.index[:40], "city"] = None  # the fit sees missing values

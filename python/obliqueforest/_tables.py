@@ -231,20 +231,31 @@ def _learn_levels(column) -> np.ndarray:
     """A categorical column's levels: a category dtype's categories (in order), [False,
     True] for bools, else the sorted distinct values present (missing ones left out; in
     order of appearance when they do not compare)."""
+    return _levels_and_codes(column)[0]
+
+
+def _levels_and_codes(column):
+    """``(levels, codes)``: the column's levels (:func:`_learn_levels`), and its
+    :func:`_codes` through them when finding the levels gave them (text levels, each row
+    by its level's index: the same numbers a lookup of the values gives), else None."""
     pd = _pandas()
     dtype = column.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        return np.asarray(dtype.categories)
+        return np.asarray(dtype.categories), None
     if pd.api.types.is_bool_dtype(dtype):
-        return np.array([False, True])
+        return np.array([False, True]), None
     try:
-        _, uniques = pd.factorize(column, sort=True)
+        codes, uniques = pd.factorize(column, sort=True)
     except TypeError:
-        _, uniques = pd.factorize(column, sort=False)
+        codes, uniques = pd.factorize(column, sort=False)
     levels = np.asarray(uniques)
     if levels.size and all(isinstance(v, (bool, np.bool_)) for v in levels):
-        return np.array([False, True])
-    return levels
+        return np.array([False, True]), None
+    if pd.api.types.infer_dtype(levels, skipna=False) != "string":
+        return levels, None  # (other values may compare equal across types: look them up)
+    out = np.asarray(codes).astype(np.float64)
+    out[out < 0] = np.nan  # missing
+    return levels, out
 
 
 def column_levels(column) -> np.ndarray:
@@ -331,14 +342,15 @@ def fit_columns(est, X, warm=False):
     mask = categorical_mask(value, X2)
     if not mask.any():
         return X
-    levels = [_learn_levels(_column(X2, j)) if m else None for j, m in enumerate(mask)]
+    found = [_levels_and_codes(_column(X2, j)) if m else (None, None) for j, m in enumerate(mask)]
+    levels = [found_j[0] for found_j in found]
     est._categories = levels
-    return _coded(
-        X2,
-        mask,
-        lambda j, column: _codes(column, levels[j]),
-        lambda j, column: _numbers(column, _name(est, X2, j)),
-    )
+
+    def codes(j, column):
+        coded = found[j][1]
+        return _codes(column, levels[j]) if coded is None else coded
+
+    return _coded(X2, mask, codes, lambda j, column: _numbers(column, _name(est, X2, j)))
 
 
 def _warm_columns(est, X, X2, value):

@@ -41,6 +41,9 @@ pub(crate) enum Switch {
     /// A single categorical term's rows binned by level with no projected values written
     /// (`tree::categorical`).
     BinsWithoutValues,
+    /// A categorical column of one level at a node scored without its statistics
+    /// (`tree::categorical`).
+    OneLevel,
 }
 
 /// Counts one `c`.
@@ -117,7 +120,7 @@ mod tested {
     use std::sync::{Mutex, MutexGuard, PoisonError};
 
     pub(super) static COUNTS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
-    pub(super) static SWITCHES: [AtomicBool; 4] = [const { AtomicBool::new(true) }; 4];
+    pub(super) static SWITCHES: [AtomicBool; 5] = [const { AtomicBool::new(true) }; 5];
     pub(super) static LOCAL_LIMITS: Mutex<Option<[usize; 3]>> = Mutex::new(None);
 
     /// The count of `c` so far in this process.

@@ -333,7 +333,8 @@ fn level_statistics_by_row_grow_the_trees_of_the_sorted_rows() {
     // a column's level statistics summed row by row (no sort by level) are the sorted
     // rows' numbers, rare levels pooled included: the same forests, for classes, several
     // classes, regression, weights, missing levels, and oblique candidates; and so are a
-    // single term's level bins assigned without writing its projected values
+    // single term's level bins assigned without writing its projected values, and a
+    // column of one level at a node scored without its statistics
     use crate::probe::{self, Switch};
     let mut rng = Rng::from_seed(11);
     let n = 1500;
@@ -391,11 +392,18 @@ fn level_statistics_by_row_grow_the_trees_of_the_sorted_rows() {
             &y2,
             None,
         ),
+        (
+            "sporf regression",
+            sporf(with(ForestParams::regression())),
+            &yr,
+            None,
+        ),
     ];
     let _held = probe::hold();
     for (name, params, y, w) in cases {
         probe::set(Switch::LevelsByRow, false);
         probe::set(Switch::BinsWithoutValues, false);
+        probe::set(Switch::OneLevel, false);
         let sorted = Forest::fit(&params, x.view(), y, w).unwrap();
         probe::set(Switch::LevelsByRow, true);
         let by_row = Forest::fit(&params, x.view(), y, w).unwrap();
@@ -408,5 +416,9 @@ fn level_statistics_by_row_grow_the_trees_of_the_sorted_rows() {
             same,
             "{name}: other trees from the level bins without values"
         );
+        probe::set(Switch::OneLevel, true);
+        let one_level = Forest::fit(&params, x.view(), y, w).unwrap();
+        let same = bins_only.to_bytes().unwrap() == one_level.to_bytes().unwrap();
+        assert!(same, "{name}: other trees from one level scored alone");
     }
 }

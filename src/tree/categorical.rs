@@ -105,10 +105,13 @@ impl<C: Criterion> SplitSearch<'_, C> {
         if n_levels <= DENSE_LEVELS.max(samples.len()) {
             level_bins(cat, wj, n_levels);
             if self.bins_suffice(cat) {
-                // the scan reads the rows' bins only: no values to write
-                let bin_of = &cat.level_bin;
-                let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
-                ws.bins.assign_given(bins, &cat.bin_values);
+                // the scan reads the rows' bins only (none when there is one: the term is
+                // constant): no values to write
+                if cat.bin_values.len() > 1 {
+                    let bin_of = &cat.level_bin;
+                    let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
+                    ws.bins.assign_given(bins, &cat.bin_values);
+                }
                 cat.bins_assigned = true;
                 return;
             }
@@ -225,6 +228,17 @@ impl<C: Criterion> SplitSearch<'_, C> {
         cat.groups.clear();
         cat.stats.clear();
         cat.scores.clear();
+        let targets = self.crit.value_rule().is_none();
+        if !reliability && targets && probe::on(Switch::OneLevel) {
+            if let Some(level) = one_level(&cat.col) {
+                // what the statistics would give one level: the score 0 (standardised
+                // alone), no reliability; its weight and statistic are not read
+                cat.groups.push((level, 0.0, false));
+                cat.scores.push(0.0);
+                cat.reliability = f64::NAN;
+                return;
+            }
+        }
         if !reliability
             && probe::on(Switch::LevelsByRow)
             && self.crit.value_rule().is_none()
@@ -583,6 +597,14 @@ fn level_bins(cat: &mut CatScratch, wj: f32, n_levels: usize) {
         level_bin[l as usize] = (bin_values.len() - 1) as u32;
     }
     *level_bins = true;
+}
+
+/// The level of every row of `col` (a column's values at a node) when they all have the
+/// same one, none missing; else (or for no rows) `None`.
+fn one_level(col: &[f32]) -> Option<u32> {
+    let &first = col.first()?;
+    // (codes were checked at fit: NaN or 0..levels; NaN fails both comparisons)
+    (first >= 0.0 && col.iter().all(|&v| v == first)).then_some(first as u32)
 }
 
 /// Column `j` of `x` at the rows `samples`, into `out`.

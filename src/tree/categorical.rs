@@ -610,7 +610,13 @@ fn one_level(col: &[f32]) -> Option<u32> {
 /// Column `j` of `x` at the rows `samples`, into `out`.
 fn gather(x: &crate::data::FeatureMatrix<'_>, j: usize, samples: &[u32], out: &mut Vec<f32>) {
     out.clear();
-    out.extend(samples.iter().map(|&s| x.get(s as usize, j)));
+    if x.is_sparse() {
+        out.extend(samples.iter().map(|&s| x.get(s as usize, j)));
+    } else {
+        // (dense X: the column's layout read once, not at every row)
+        out.resize(samples.len(), 0.0);
+        x.gather_column(j, samples, out);
+    }
 }
 
 /// `cat.pairs`: (level, row) of the rows `samples` whose gathered value `cat.col` is

@@ -65,8 +65,11 @@ def main(argv=None):
                 est.fit(X[tr], y[tr])
                 cpu[model].append(time.process_time() - t0)
                 err[model].append(float(np.mean(est.predict(X[te]) != y[te])))
-                print(f"{sim:<14} seed {seed} {model:<24} {err[model][-1]:.4f} "
-                      f"{cpu[model][-1]:.2f} s", flush=True)
+                print(
+                    f"{sim:<14} seed {seed} {model:<24} {err[model][-1]:.4f} "
+                    f"{cpu[model][-1]:.2f} s",
+                    flush=True,
+                )
         cells = [f"{np.mean(err[m]):.4f} / {np.mean(cpu[m]):.2f}" for m in MODELS]
         lines.append(f"| {sim} | " + " | ".join(cells) + " |")
     text = "\n".join(lines)

@@ -47,9 +47,9 @@ def _cases(n):
         "levels": lambda: of.SPORFClassifier(**one).fit(frame, y),
         "sparse": lambda: of.SPORFClassifier(**one).fit(X_sp, y_sp),
         "pooled_morf": lambda: of.MORFClassifier(pooled=0.5, **one).fit(series, y_series),
-        "value_rule": lambda: of.UnsupervisedRandomForest(
-            n_components=None, **one
-        ).fit(X[: n // 4]),
+        "value_rule": lambda: of.UnsupervisedRandomForest(n_components=None, **one).fit(
+            X[: n // 4]
+        ),
     }
 
 

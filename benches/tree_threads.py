@@ -27,6 +27,7 @@ SPORF: its 4 screened finalists). Forests with fewer trees than threads are simu
 copies of the same tree. Also for other thresholds,
 which is why the engine forks at 8,192 rows.
 """
+
 import heapq
 
 import argparse
@@ -50,8 +51,18 @@ def cases(args):
     ]
     if args.hist:
         out += [
-            ("RF hist, 1 tree", lambda: of.RandomForestClassifier(n_estimators=1, splitter="hist"), [1, 2], 5),
-            ("SPORF hist, 1 tree", lambda: of.SPORFClassifier(n_estimators=1, splitter="hist"), [1, 2], 4),
+            (
+                "RF hist, 1 tree",
+                lambda: of.RandomForestClassifier(n_estimators=1, splitter="hist"),
+                [1, 2],
+                5,
+            ),
+            (
+                "SPORF hist, 1 tree",
+                lambda: of.SPORFClassifier(n_estimators=1, splitter="hist"),
+                [1, 2],
+                4,
+            ),
         ]
     if args.forest_trees:
         t = args.forest_trees
@@ -124,7 +135,13 @@ def simulate(X, y, make, root_fit_s, one_s, two_s, name, pieces):
     threads = [1, 2, 4, 8, 16, 32, 64]
     header = "| fork at | " + " | ".join(f"P={p}" for p in threads) + " |"
     lines += ["", header, "|---" * (len(threads) + 1) + "|"]
-    for fork_rows, par in [(2048, True), (8192, True), (32768, True), (8192, False), (10**12, False)]:
+    for fork_rows, par in [
+        (2048, True),
+        (8192, True),
+        (32768, True),
+        (8192, False),
+        (10**12, False),
+    ]:
         speed = []
         for p in threads:
             k = pieces if par else 1

@@ -100,6 +100,23 @@ def test_rotate_columns_are_each_rotation_one_by_one():
     assert rotate_columns(X, rotations[:0]) == []
 
 
+@pytest.mark.parametrize("scaling", ["rank", "minmax"])
+def test_the_scaling_is_the_same_on_any_number_of_threads(scaling):
+    # (enough values for the rank scaling's columns to run on threads; some missing)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40_000, 3)).round(2)
+    X[::7, 1] = np.nan
+    y = (X[:, 0] > 0).astype(int)
+    scaled = []
+    for n_jobs in (1, 2):
+        est = RotationEnsembleClassifier(
+            n_estimators=4, n_rotations=2, micro_forest_size=2, scaling=scaling, n_jobs=n_jobs
+        )
+        est.fit(X, y)
+        scaled.append(est._scale(X[:30_000]))
+    np.testing.assert_array_equal(scaled[0], scaled[1])
+
+
 def test_tree_complexity_matches_eq5():
     np.testing.assert_allclose(tree_complexity([11, 7], [4, 3], 100), [11.04, 7.03])
 

@@ -17,6 +17,8 @@ References
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from scipy import sparse
 from threadpoolctl import ThreadpoolController
@@ -25,7 +27,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from . import _core
 from ._tables import as_frame, numeric_columns
-from ._validation import _F32_MAX, SPARSE_FORMATS, _validate_data
+from ._validation import _F32_MAX, SPARSE_FORMATS, _validate_data, resolve_n_jobs
 
 __all__ = [
     "WEIGHTINGS",
@@ -132,12 +134,20 @@ class ScalingMixin:
                 columns = _canonical_csc(X)
                 values = [_column_values(columns, j) for j in range(X.shape[1])]
             else:  # NaN (missing) left out
-                values = [
-                    np.unique(c[~np.isnan(c)]) if np.isnan(c).any() else np.unique(c) for c in X.T
-                ]
+
+                def present_values(j):
+                    c = X[:, j]
+                    return np.unique(c[~np.isnan(c)]) if np.isnan(c).any() else np.unique(c)
+
+                values = _each_column(present_values, X.shape[1], X.size, self._scaling_threads())
                 values = [v if v.size else np.zeros(1) for v in values]
             self._rank_values = values
         return self._scale(X)
+
+    def _scaling_threads(self) -> int:
+        """Threads the rank scaling's columns may use: the estimator's ``n_jobs`` (one for
+        an estimator without it)."""
+        return resolve_n_jobs(getattr(self, "n_jobs", None))
 
     def _fitted_scaling(self):
         """The kind of scaling the fit left: "minmax", "rank" or None."""
@@ -156,13 +166,17 @@ class ScalingMixin:
             return (X - self._scale_min) / self._scale_span
         if kind == "rank":
             out = np.empty_like(X, dtype=np.float64)
-            for j, values in enumerate(self._rank_values):
+
+            def scale_column(j):
+                values = self._rank_values[j]
                 if values.size == 1:
                     out[:, j] = np.where(np.isnan(X[:, j]), np.nan, 0.0)
                 else:
                     # A training value maps to its (dense) rank / (n_unique - 1);
                     # new values interpolate between neighbours and clip to [0, 1].
                     out[:, j] = np.interp(X[:, j], values, np.linspace(0.0, 1.0, values.size))
+
+            _each_column(scale_column, len(self._rank_values), X.size, self._scaling_threads())
             return out
         return np.asarray(X, dtype=np.float64)
 
@@ -209,6 +223,23 @@ class ScalingMixin:
 
 
 _BLAS_LIBRARIES = None
+
+
+# The rank scaling of fewer values than this runs on the calling thread (threads cost more
+# than they save on small data).
+_PARALLEL_SCALING_VALUES = 1 << 16
+
+
+def _each_column(function, n_columns, n_values, n_jobs):
+    """``[function(j) for j in range(n_columns)]``, on up to ``n_jobs`` threads when the
+    data hold at least ``_PARALLEL_SCALING_VALUES`` values: NumPy's sorts, ``interp`` and
+    ufuncs release the GIL, and every column is computed alone, so the results are the
+    same on any number of threads."""
+    n_threads = min(n_jobs, n_columns)
+    if n_threads <= 1 or n_values < _PARALLEL_SCALING_VALUES:
+        return [function(j) for j in range(n_columns)]
+    with ThreadPoolExecutor(max_workers=n_threads) as pool:
+        return list(pool.map(function, range(n_columns)))
 
 
 def one_blas_thread():

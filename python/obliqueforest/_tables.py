@@ -342,15 +342,17 @@ def fit_columns(est, X, warm=False):
     mask = categorical_mask(value, X2)
     if not mask.any():
         return X
-    found = [_levels_and_codes(_column(X2, j)) if m else (None, None) for j, m in enumerate(mask)]
-    levels = [found_j[0] for found_j in found]
-    est._categories = levels
+    # each categorical column's levels found as it is coded (its codes come with them),
+    # one column's codes alive at a time
+    levels = [None] * len(mask)
 
     def codes(j, column):
-        coded = found[j][1]
+        levels[j], coded = _levels_and_codes(column)
         return _codes(column, levels[j]) if coded is None else coded
 
-    return _coded(X2, mask, codes, lambda j, column: _numbers(column, _name(est, X2, j)))
+    out = _coded(X2, mask, codes, lambda j, column: _numbers(column, _name(est, X2, j)))
+    est._categories = levels
+    return out
 
 
 def _warm_columns(est, X, X2, value):

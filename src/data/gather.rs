@@ -164,7 +164,8 @@ impl FeatureMatrix<'_> {
     }
 
     /// `out[k] = x[samples[k], j]` for dense X (sparse X never asks): the columns a
-    /// batch of pooled candidates sums from ([`crate::tree`]'s `pooled_batch`).
+    /// batch of pooled candidates sums from ([`crate::tree`]'s `pooled_batch`), and a
+    /// categorical column's values at a node (its `categorical` part).
     pub(crate) fn gather_column(&self, j: usize, samples: &[u32], out: &mut [f32]) {
         let rs = self.row_stride();
         match self.column(j) {

@@ -328,14 +328,12 @@ fn isolation_and_unsupervised_forests_split_categorical_columns() {
     assert!(scores.iter().all(|s| s.is_finite()));
 }
 
-#[test]
-fn level_statistics_by_row_grow_the_trees_of_the_sorted_rows() {
-    // a column's level statistics summed row by row (no sort by level) are the sorted
-    // rows' numbers, rare levels pooled included: the same forests, for classes, several
-    // classes, regression, weights, missing levels, and oblique candidates; and so are a
-    // single term's level bins assigned without writing its projected values, and a
-    // column of one level at a node scored without its statistics
-    use crate::probe::{self, Switch};
+/// Grows forests with the categorical part's fast path `switch` off and then on (the others
+/// at their default, on) and asserts the same model bytes: classes, weights, three classes,
+/// regression, SPORF classification and regression, with many levels (rare ones at small
+/// nodes) and missing levels. `what` names the path in the failure.
+fn the_fast_path_grows_the_same_forests(switch: crate::probe::Switch, what: &str) {
+    use crate::probe;
     let mut rng = Rng::from_seed(11);
     let n = 1500;
     let x = Array2::from_shape_fn((n, 4), |(_, j)| match j {
@@ -401,24 +399,36 @@ fn level_statistics_by_row_grow_the_trees_of_the_sorted_rows() {
     ];
     let _held = probe::hold();
     for (name, params, y, w) in cases {
-        probe::set(Switch::LevelsByRow, false);
-        probe::set(Switch::BinsWithoutValues, false);
-        probe::set(Switch::OneLevel, false);
-        let sorted = Forest::fit(&params, x.view(), y, w).unwrap();
-        probe::set(Switch::LevelsByRow, true);
-        let by_row = Forest::fit(&params, x.view(), y, w).unwrap();
-        let same = sorted.to_bytes().unwrap() == by_row.to_bytes().unwrap();
-        assert!(same, "{name}: other trees from the level statistics by row");
-        probe::set(Switch::BinsWithoutValues, true);
-        let bins_only = Forest::fit(&params, x.view(), y, w).unwrap();
-        let same = by_row.to_bytes().unwrap() == bins_only.to_bytes().unwrap();
-        assert!(
-            same,
-            "{name}: other trees from the level bins without values"
-        );
-        probe::set(Switch::OneLevel, true);
-        let one_level = Forest::fit(&params, x.view(), y, w).unwrap();
-        let same = bins_only.to_bytes().unwrap() == one_level.to_bytes().unwrap();
-        assert!(same, "{name}: other trees from one level scored alone");
+        probe::set(switch, false);
+        let slow = Forest::fit(&params, x.view(), y, w).unwrap();
+        probe::set(switch, true);
+        let fast = Forest::fit(&params, x.view(), y, w).unwrap();
+        let same = slow.to_bytes().unwrap() == fast.to_bytes().unwrap();
+        assert!(same, "{name}: other trees from {what}");
     }
+}
+
+#[test]
+fn level_statistics_by_row_grow_the_trees_of_the_sorted_rows() {
+    // a column's level statistics summed row by row (no sort by level) are the sorted
+    // rows' numbers, rare levels pooled included
+    the_fast_path_grows_the_same_forests(
+        crate::probe::Switch::LevelsByRow,
+        "the level statistics by row",
+    );
+}
+
+#[test]
+fn a_single_terms_level_bins_without_values_grow_the_same_trees() {
+    // a single categorical term's rows binned by level without writing its values
+    the_fast_path_grows_the_same_forests(
+        crate::probe::Switch::BinsWithoutValues,
+        "the level bins without values",
+    );
+}
+
+#[test]
+fn a_column_of_one_level_scored_alone_grows_the_same_trees() {
+    // a categorical column with one level at a node scored without its statistics
+    the_fast_path_grows_the_same_forests(crate::probe::Switch::OneLevel, "one level scored alone");
 }

@@ -1,7 +1,9 @@
 //! The categorical part of the split search: a candidate projection with categorical
 //! terms is read at a node through level maps computed from the node's in-bag rows (the
 //! rule is [`crate::columns`]'), and its projected values go on to the same scans as any
-//! other candidate's. The maps of the best candidate so far are kept
+//! other candidate's; a single term with no missing row under the searched scans hands
+//! its rows' bins to the level-bin scan instead of writing values
+//! ([`CatScratch::bins_assigned`]). The maps of the best candidate so far are kept
 //! ([`CatScratch::best`]), and the builder stores them with the node it splits.
 //!
 //! Invariant: a row's projected value here is [`crate::projection::ProjRef::value_by`] of
@@ -36,7 +38,8 @@ impl<C: Criterion> SplitSearch<'_, C> {
 
     /// Candidate `proj`, which has categorical terms ([`Self::has_categorical_terms`]):
     /// computes their maps at `node` into `ws.cat.cur` and the node's projected values
-    /// into `ws.vals`.
+    /// into `ws.vals`, or, for a single term whose bins suffice, the rows' bins into
+    /// `ws.bins` ([`Self::project_one`]).
     pub(super) fn project_categorical(
         &self,
         ws: &mut Workspace,
@@ -91,7 +94,9 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// read from a table indexed by level where the column has few levels for the node's
     /// rows, else by a search of the map; the same numbers as
     /// [`crate::columns::TermMaps::value_by`] (`wj` times the level's value, NaN for a
-    /// missing or unseen level).
+    /// missing or unseen level). When the bins suffice ([`Self::bins_suffice`]) it writes
+    /// no values: each row's bin goes to `ws.bins` (none for a single bin: the term is
+    /// constant) and `ws.cat.bins_assigned` says so.
     fn project_one(&self, ws: &mut Workspace, node: Node<'_>, j: usize, wj: f32) {
         let cat = &mut ws.cat;
         let samples = &ws.samples[node.start..node.end];

@@ -19,8 +19,9 @@
 //!    block, and finds the split itself; no later step runs.
 //! 2. [`Values::Levels`] (`categorical`): a candidate with categorical terms, read
 //!    through level maps fitted to the node's rows. A single term with no missing row,
-//!    under the searched scans, has its rows binned by level here and no values written:
-//!    only [`Scan::LevelBins`] can follow, and it reads the bins.
+//!    under the searched scans, with finite level values and at most 65,536 of them, has
+//!    its rows binned by level here and no values written: only [`Scan::LevelBins`] can
+//!    follow, and it reads the bins.
 //! 3. [`Values::Pooled`] (`pooled_batch`): a pooled candidate on dense X, computed with
 //!    the next pooled candidates of the node, sharing their pieces' sums.
 //! 4. [`Values::TermBatch`] (`term_batch`): the node's explicit candidates, projected
@@ -170,6 +171,7 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
         to_beat: Option<f64>,
     ) -> Option<Found> {
         let at = node.start..node.end;
+        ws.cat.new_values(); // (whichever caller asks: no bins of an earlier candidate)
         match self.values_part(ws, node, c, proj) {
             Values::Sparse => {
                 let found = self.sparse_split(ws, node, proj, mono)?;
@@ -240,8 +242,9 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
         }
     }
 
-    /// The first scan part for the candidate whose values are in `ws.vals` (in the module
-    /// doc's order); `None` when they cannot split the node.
+    /// The first scan part for the candidate whose values are in `ws.vals`, or whose level
+    /// bins are (`ws.cat.bins_assigned`), in the module doc's order; `None` when they
+    /// cannot split the node.
     fn scan_part(&self, ws: &Workspace, node: Node<'_>, proj: ProjRef<'_>) -> Option<Scan> {
         if let Scans::ValueRule(rule) = self.scans {
             return Some(Scan::ValueRule(rule)); // (it judges constant values itself)
@@ -309,7 +312,7 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
         }
     }
 
-    /// Runs scan part `scan` on the candidate's values in `ws.vals`.
+    /// Runs scan part `scan` on the candidate's values in `ws.vals` (or its level bins).
     #[allow(clippy::too_many_arguments)]
     fn run_scan(
         &self,

@@ -290,6 +290,12 @@ impl CatScratch {
     #[inline]
     pub(super) fn start_candidate(&mut self) {
         self.cur.clear();
+        self.new_values();
+    }
+
+    /// Called as a candidate's values part starts: no level bins yet.
+    #[inline]
+    pub(super) fn new_values(&mut self) {
         self.level_bins = false;
         self.bins_assigned = false;
     }

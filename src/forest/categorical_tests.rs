@@ -3,7 +3,7 @@
 
 use super::unsupervised_tests::isolation;
 use super::Forest;
-use crate::params::{Criterion, ForestParams, MaxFeatures, Task};
+use crate::params::{Criterion, ForestParams, MaxFeatures, Splitter, Task};
 use crate::projection::{Density, Projection, SparseSigned, WeightScale};
 use crate::rng::Rng;
 use ndarray::Array2;
@@ -330,7 +330,8 @@ fn isolation_and_unsupervised_forests_split_categorical_columns() {
 
 /// Grows forests with the categorical part's fast path `switch` off and then on (the others
 /// at their default, on) and asserts the same model bytes: classes, weights, three classes,
-/// regression, SPORF classification and regression, with many levels (rare ones at small
+/// regression, SPORF classification and regression, absolute error and the histogram
+/// splitter, with many levels (rare ones at small
 /// nodes) and missing levels. `what` names the path in the failure.
 fn the_fast_path_grows_the_same_forests(switch: crate::probe::Switch, what: &str) {
     use crate::probe;
@@ -394,6 +395,24 @@ fn the_fast_path_grows_the_same_forests(switch: crate::probe::Switch, what: &str
             "sporf regression",
             sporf(with(ForestParams::regression())),
             &yr,
+            None,
+        ),
+        (
+            "absolute error",
+            with(ForestParams {
+                criterion: Criterion::AbsoluteError,
+                ..ForestParams::regression()
+            }),
+            &yr,
+            None,
+        ),
+        (
+            "hist splitter",
+            with(ForestParams {
+                splitter: Splitter::Histogram { max_bins: 8 },
+                ..ForestParams::classification(2)
+            }),
+            &y2,
             None,
         ),
     ];

@@ -331,8 +331,8 @@ fn isolation_and_unsupervised_forests_split_categorical_columns() {
 /// Grows forests with the categorical part's fast path `switch` off and then on (the others
 /// at their default, on) and asserts the same model bytes: classes, weights, three classes,
 /// regression, SPORF classification and regression, absolute error and the histogram
-/// splitter, with many levels (rare ones at small
-/// nodes) and missing levels. `what` names the path in the failure.
+/// splitter, with many levels (rare ones at small nodes) and missing levels. `what` names
+/// the path in the failure.
 fn the_fast_path_grows_the_same_forests(switch: crate::probe::Switch, what: &str) {
     use crate::probe;
     let mut rng = Rng::from_seed(11);

@@ -2,8 +2,8 @@
 //! terms is read at a node through level maps computed from the node's in-bag rows (the
 //! rule is [`crate::columns`]'), and its projected values go on to the same scans as any
 //! other candidate's; a single term with no missing row under the searched scans hands
-//! its rows' bins to the level-bin scan instead of writing values
-//! ([`CatScratch::bins_assigned`]). The maps of the best candidate so far are kept
+//! its rows' bins to the level-bin scan instead of writing values ([`Read::LevelBins`]).
+//! The maps of the best candidate so far are kept
 //! ([`CatScratch::best`]), and the builder stores them with the node it splits.
 //!
 //! Invariant: a row's projected value here is [`crate::projection::ProjRef::value_by`] of
@@ -11,6 +11,7 @@
 
 use super::criterion::Criterion;
 use super::monotonic::Bounds;
+use super::parts::Read;
 use super::splitter::{Node, Scans, SplitSearch};
 use super::workspace::{CatScratch, Workspace};
 use crate::columns::{LevelMaps, TermMaps};
@@ -39,17 +40,17 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// Candidate `proj`, which has categorical terms ([`Self::has_categorical_terms`]):
     /// computes their maps at `node` into `ws.cat.cur` and the node's projected values
     /// into `ws.vals`, or, for a single term whose bins suffice, the rows' bins into
-    /// `ws.bins` ([`Self::project_one`]).
+    /// `ws.bins` ([`Self::project_one`]); says which.
     pub(super) fn project_categorical(
         &self,
         ws: &mut Workspace,
         rng: &mut Rng,
         node: Node<'_>,
         proj: ProjRef<'_>,
-    ) {
+    ) -> Read {
         let kinds = &self.cfg.categorical;
         let ProjRef::Sparse { idx, w } = proj else {
-            return; // (only sparse projections have categorical terms)
+            return Read::Values; // (only sparse projections have categorical terms)
         };
         ws.cat.cur.clear();
         let mixed = idx.iter().any(|&j| kinds[j as usize] == 0);
@@ -75,8 +76,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             }
         }
         if let ([j], [wj]) = (idx, w) {
-            self.project_one(ws, node, *j as usize, *wj);
-            return;
+            return self.project_one(ws, node, *j as usize, *wj);
         }
         self.scale_to_numeric_part(ws, node, idx, w);
         let samples = &ws.samples[node.start..node.end];
@@ -87,6 +87,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 .iter()
                 .map(|&s| maps.value_by(idx, w, |j| self.x.get(s as usize, j))),
         );
+        Read::Values
     }
 
     /// The node's values of a projection of one categorical term (column `j`, weight
@@ -96,8 +97,8 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// [`crate::columns::TermMaps::value_by`] (`wj` times the level's value, NaN for a
     /// missing or unseen level). When the bins suffice ([`Self::bins_suffice`]) it writes
     /// no values: each row's bin goes to `ws.bins` (none for a single bin: the term is
-    /// constant) and `ws.cat.bins_assigned` says so.
-    fn project_one(&self, ws: &mut Workspace, node: Node<'_>, j: usize, wj: f32) {
+    /// constant), and it says so ([`Read::LevelBins`]).
+    fn project_one(&self, ws: &mut Workspace, node: Node<'_>, j: usize, wj: f32) -> Read {
         let cat = &mut ws.cat;
         let samples = &ws.samples[node.start..node.end];
         if cat.col_of != Some((j, node.start, node.end)) {
@@ -112,13 +113,14 @@ impl<C: Criterion> SplitSearch<'_, C> {
             if self.bins_suffice(cat) {
                 // the scan reads the rows' bins only (none when there is one: the term is
                 // constant): no values to write
-                if cat.bin_values.len() > 1 {
-                    let bin_of = &cat.level_bin;
-                    let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
-                    ws.bins.assign_given(bins, &cat.bin_values);
+                let v = &cat.bin_values;
+                if v.len() < 2 {
+                    return Read::LevelBins(None);
                 }
-                cat.bins_assigned = true;
-                return;
+                let bin_of = &cat.level_bin;
+                let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
+                ws.bins.assign_given(bins, v);
+                return Read::LevelBins(Some((v[0], v[v.len() - 1])));
             }
             let (levels, values) = cat.cur.range((0, 1)).map(0);
             cat.dense.clear();
@@ -140,13 +142,14 @@ impl<C: Criterion> SplitSearch<'_, C> {
             let encode = |x| crate::columns::encode(levels, values, f32::NAN, x);
             ws.vals.extend(cat.col.iter().map(|&x| wj * encode(x)));
         }
+        Read::Values
     }
 
     /// Whether the single term whose level bins `cat` holds ([`level_bins`]) needs no
     /// projected values: the search scans every bin boundary (not a random threshold or
     /// a value rule), no row's level is missing, and the bins' values are finite and
     /// fit the rows' bins. Then the scan part reads the bins alone
-    /// ([`CatScratch::bins_assigned`]): the values would be the bins' values, row by row.
+    /// ([`Read::LevelBins`]): the values would be the bins' values, row by row.
     fn bins_suffice(&self, cat: &CatScratch) -> bool {
         probe::on(Switch::BinsWithoutValues)
             && matches!(self.scans, Scans::Searched)
@@ -158,11 +161,13 @@ impl<C: Criterion> SplitSearch<'_, C> {
     /// The split of a projection of one categorical term from a bin per level, in the
     /// order of its projected values ([`level_bins`]): the exact histogram scan, whose
     /// positions are the sorted scan's (between distinct values) without a sort of the
-    /// rows. `None` when the term has one value or more values than bins hold.
+    /// rows (binned here unless the values part binned them: `assigned`). `None` when the
+    /// term has one value or more values than bins hold.
     pub(super) fn level_split(
         &self,
         ws: &mut Workspace,
         node: Node<'_>,
+        assigned: bool,
         to_beat: Option<f64>,
         mono: Option<(i8, Bounds)>,
     ) -> Option<Option<(f64, f32)>> {
@@ -171,7 +176,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         if n_bins < 2 || n_bins > usize::from(u16::MAX) + 1 {
             return None;
         }
-        if !cat.bins_assigned {
+        if !assigned {
             let bin_of = &cat.level_bin;
             // every row's level is one of the node's (its map holds them all), none missing
             let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);

@@ -20,8 +20,8 @@
 //! 2. [`Values::Levels`] (`categorical`): a candidate with categorical terms, read
 //!    through level maps fitted to the node's rows. A single term with no missing row,
 //!    under the searched scans, with finite level values and at most 65,536 of them, has
-//!    its rows binned by level here and no values written: only [`Scan::LevelBins`] can
-//!    follow, and it reads the bins.
+//!    its rows binned by level here and no values written ([`Read::LevelBins`]): only
+//!    [`Scan::LevelBins`] can follow, and it reads the bins.
 //! 3. [`Values::Pooled`] (`pooled_batch`): a pooled candidate on dense X, computed with
 //!    the next pooled candidates of the node, sharing their pieces' sums.
 //! 4. [`Values::TermBatch`] (`term_batch`): the node's explicit candidates, projected
@@ -86,6 +86,17 @@ pub(super) enum Values {
     Projected,
 }
 
+/// What a values part left for the scan parts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Read {
+    /// The candidate's values at the node's rows, in `ws.vals`.
+    Values,
+    /// One categorical term's rows binned by level in `ws.bins` (no values written, none
+    /// missing): the bins' values span `[lo, hi]`, or `None` for a single bin (the term is
+    /// constant at the node).
+    LevelBins(Option<(f32, f32)>),
+}
+
 /// How one candidate's values are scanned (see the module doc for the order).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum Scan {
@@ -97,8 +108,9 @@ pub(super) enum Scan {
     Random { lo: f32, hi: f32 },
     /// Some rows missing: present values scanned, missing rows on either side.
     Missing,
-    /// One categorical term, a bin per level; its values span `[lo, hi]`.
-    LevelBins { lo: f32, hi: f32 },
+    /// One categorical term, a bin per level; its values span `[lo, hi]`; the rows' bins
+    /// are in `ws.bins` already when `assigned`.
+    LevelBins { lo: f32, hi: f32, assigned: bool },
     /// `n_bins` bins on `[lo, hi]`, exact (one value a bin) or approximate.
     Histogram {
         lo: f32,
@@ -171,22 +183,39 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
         to_beat: Option<f64>,
     ) -> Option<Found> {
         let at = node.start..node.end;
-        ws.cat.new_values(); // (whichever caller asks: no bins of an earlier candidate)
-        match self.values_part(ws, node, c, proj) {
+        ws.cat.new_values(); // (whichever caller asks: no level bins of an earlier candidate)
+        let read = match self.values_part(ws, node, c, proj) {
             Values::Sparse => {
                 let found = self.sparse_split(ws, node, proj, mono)?;
                 return Some(found.map(|(proxy, threshold)| (proxy, threshold, None)));
             }
             Values::Levels => self.project_categorical(ws, rng, node, proj),
-            Values::Pooled => self.pooled_values(ws, node, (cand, c, proj)),
+            Values::Pooled => {
+                self.pooled_values(ws, node, (cand, c, proj));
+                Read::Values
+            }
             Values::TermBatch => {
                 let vals = ws.term_batch.values(c, &at).unwrap_or_default();
                 ws.vals.clear();
                 ws.vals.extend_from_slice(vals);
+                Read::Values
             }
-            Values::Projected => ws.project_node(self.x, proj, at.start, at.end),
-        }
-        let mut scan = self.scan_part(ws, node, proj)?;
+            Values::Projected => {
+                ws.project_node(self.x, proj, at.start, at.end);
+                Read::Values
+            }
+        };
+        let mut scan = match read {
+            Read::Values => self.scan_part(ws, node, proj)?,
+            Read::LevelBins(range) => {
+                let (lo, hi) = range?; // (one bin: constant)
+                Scan::LevelBins {
+                    lo,
+                    hi,
+                    assigned: true,
+                }
+            }
+        };
         loop {
             match self.run_scan(scan, ws, rng, node, proj, mono, to_beat) {
                 Outcome::Constant => return None,
@@ -242,21 +271,11 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
         }
     }
 
-    /// The first scan part for the candidate whose values are in `ws.vals`, or whose level
-    /// bins are (`ws.cat.bins_assigned`), in the module doc's order; `None` when they
-    /// cannot split the node.
+    /// The first scan part for the candidate whose values are in `ws.vals` (in the module
+    /// doc's order); `None` when they cannot split the node.
     fn scan_part(&self, ws: &Workspace, node: Node<'_>, proj: ProjRef<'_>) -> Option<Scan> {
         if let Scans::ValueRule(rule) = self.scans {
             return Some(Scan::ValueRule(rule)); // (it judges constant values itself)
-        }
-        if ws.cat.bins_assigned {
-            // one categorical term's bins, none missing, and no values: the range is the
-            // bins' (at least two bins: the term varies)
-            let v = &ws.cat.bin_values;
-            return (v.len() >= 2).then(|| Scan::LevelBins {
-                lo: v[0],
-                hi: v[v.len() - 1],
-            });
         }
         // NaN only where X has some: one pass over the values, else none at all
         let n_missing = if self.x.has_missing() {
@@ -282,7 +301,11 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
                 // (common with sparse or binary data, e.g. image backgrounds)
                 let (lo, hi) = finite_range(&ws.vals)?;
                 if ws.cat.level_bins {
-                    Scan::LevelBins { lo, hi }
+                    Scan::LevelBins {
+                        lo,
+                        hi,
+                        assigned: false,
+                    }
                 } else {
                     self.histogram_or_sort(lo, hi, proj, node.n())
                 }
@@ -293,7 +316,11 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
     /// The part after `declined` for candidate `proj` at a node of `n` rows.
     fn after(&self, declined: Scan, proj: ProjRef<'_>, n: usize) -> Scan {
         match declined {
-            Scan::LevelBins { lo, hi } => self.histogram_or_sort(lo, hi, proj, n),
+            Scan::LevelBins { lo, hi, assigned } => {
+                // (bins the values part assigned are at least two and fit: never declined)
+                debug_assert!(!assigned, "assigned level bins declined");
+                self.histogram_or_sort(lo, hi, proj, n)
+            }
             _ => Scan::Sorted,
         }
     }
@@ -339,10 +366,12 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
                 let discrete = self.all_discrete(proj);
                 Outcome::Scored(self.split_missing(ws, node, discrete, to_beat))
             }
-            Scan::LevelBins { .. } => match self.level_split(ws, node, to_beat, mono) {
-                Some(found) => Outcome::Scored(with_no_side(found)),
-                None => Outcome::Declined,
-            },
+            Scan::LevelBins { assigned, .. } => {
+                match self.level_split(ws, node, assigned, to_beat, mono) {
+                    Some(found) => Outcome::Scored(with_no_side(found)),
+                    None => Outcome::Declined,
+                }
+            }
             Scan::Histogram {
                 lo,
                 hi,

@@ -261,9 +261,6 @@ pub(crate) struct CatScratch {
     /// A single term's levels as bins of its projected values: whether they are ready for
     /// the candidate being scored, each level's bin, the bins' values, and scratch.
     pub(super) level_bins: bool,
-    /// Whether the rows' bins are assigned already (`Workspace::bins`) and the node's
-    /// projected values left unwritten: the scan part then reads the bins' values.
-    pub(super) bins_assigned: bool,
     pub(super) level_bin: Vec<u32>,
     pub(super) bin_values: Vec<f32>,
     pub(super) order: Vec<(f32, u32)>,
@@ -297,7 +294,6 @@ impl CatScratch {
     #[inline]
     pub(super) fn new_values(&mut self) {
         self.level_bins = false;
-        self.bins_assigned = false;
     }
 
     /// The candidate just scored became the best: its maps (maybe none) are kept.

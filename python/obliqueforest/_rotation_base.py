@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextvars
 import time
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +42,7 @@ from ._rotation_math import (
     cut_weights,
     haar_rotation,
     linear_weights,
+    map_in_threads,
     one_blas_thread,
     rotate,
     rotate_columns,
@@ -508,23 +508,10 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
 
     @staticmethod
     def _map(function, items, n_jobs, progress):
-        """``map`` in order, with up to ``n_jobs`` concurrent calls when n_jobs > 1.
-
-        Core calls in worker threads cannot see Ctrl-C (Python handles signals in the main
-        thread only): an exception while waiting cancels them through ``progress`` and
-        waits for them, so no thread keeps computing after it.
-        """
-        items = list(items)
-        if n_jobs <= 1 or len(items) <= 1:
-            return [function(item) for item in items]
-        executor = ThreadPoolExecutor(max_workers=min(n_jobs, len(items)))
-        try:
-            return list(executor.map(function, items))
-        except BaseException:
-            progress.cancel()
-            raise
-        finally:
-            executor.shutdown(wait=True, cancel_futures=True)
+        """``map`` in order, with up to ``n_jobs`` concurrent calls when n_jobs > 1: core
+        calls in worker threads cannot see Ctrl-C, so an exception while waiting cancels
+        them through ``progress`` (:func:`map_in_threads`)."""
+        return map_in_threads(function, items, n_jobs, progress.cancel)
 
     def _rank(self, complexity, oob_error):
         """Rotation indices from best to worst for the chosen scheme (stable on ties)."""

@@ -235,11 +235,31 @@ def _each_column(function, n_columns, n_values, n_jobs):
     data hold at least ``_PARALLEL_SCALING_VALUES`` values: NumPy's sorts, ``interp`` and
     ufuncs release the GIL, and every column is computed alone, so the results are the
     same on any number of threads."""
-    n_threads = min(n_jobs, n_columns)
-    if n_threads <= 1 or n_values < _PARALLEL_SCALING_VALUES:
-        return [function(j) for j in range(n_columns)]
-    with ThreadPoolExecutor(max_workers=n_threads) as pool:
-        return list(pool.map(function, range(n_columns)))
+    n_jobs = n_jobs if n_values >= _PARALLEL_SCALING_VALUES else 1
+    return map_in_threads(function, range(n_columns), n_jobs)
+
+
+def map_in_threads(function, items, n_jobs, on_interrupt=None):
+    """``[function(item) for item in items]`` in order, with up to ``n_jobs`` concurrent
+    calls when n_jobs > 1.
+
+    An exception while waiting (Ctrl-C: Python handles signals in the main thread only)
+    calls ``on_interrupt`` (e.g. a ``Progress``'s ``cancel``, which stops core calls in
+    the worker threads), drops the calls not started and waits for the running ones, so
+    no thread keeps computing after it.
+    """
+    items = list(items)
+    if n_jobs <= 1 or len(items) <= 1:
+        return [function(item) for item in items]
+    executor = ThreadPoolExecutor(max_workers=min(n_jobs, len(items)))
+    try:
+        return list(executor.map(function, items))
+    except BaseException:
+        if on_interrupt is not None:
+            on_interrupt()
+        raise
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
 
 
 def one_blas_thread():

@@ -235,9 +235,9 @@ def _learn_levels(column) -> np.ndarray:
 
 
 def _levels_and_codes(column):
-    """``(levels, codes)``: the column's levels (:func:`_learn_levels`), and its
-    :func:`_codes` through them when finding the levels gave them (text levels, each row
-    by its level's index: the same numbers a lookup of the values gives), else None."""
+    """``(levels, codes)``: the column's levels (:func:`_learn_levels`), and each row's
+    index in them (-1 where missing) when finding the levels gave them (text levels: the
+    indices a lookup of the values gives), else None."""
     pd = _pandas()
     dtype = column.dtype
     if isinstance(dtype, pd.CategoricalDtype):
@@ -253,9 +253,7 @@ def _levels_and_codes(column):
         return np.array([False, True]), None
     if pd.api.types.infer_dtype(levels, skipna=False) != "string":
         return levels, None  # (other values may compare equal across types: look them up)
-    out = np.asarray(codes).astype(np.float64)
-    out[out < 0] = np.nan  # missing
-    return levels, out
+    return levels, np.asarray(codes)
 
 
 def column_levels(column) -> np.ndarray:
@@ -270,17 +268,19 @@ def column_levels(column) -> np.ndarray:
     return _learn_levels(column)
 
 
-def _codes(column, levels, unseen=np.nan) -> np.ndarray:
+def _codes(column, levels, unseen=np.nan, indices=None) -> np.ndarray:
     """Each value's index in ``levels`` as float64: NaN where it is missing, ``unseen``
-    where it is not a level."""
+    where it is not a level. ``indices``: the indices already found (-1 where missing,
+    :func:`_levels_and_codes`), not looked up again."""
     pd = _pandas()
-    index = pd.Index(levels)
-    if isinstance(column.dtype, pd.CategoricalDtype):
+    if indices is not None:
+        codes = indices
+    elif isinstance(column.dtype, pd.CategoricalDtype):
         # the categories mapped once, then each row by its category's code
-        of_category = np.append(index.get_indexer(column.cat.categories), -1)
+        of_category = np.append(pd.Index(levels).get_indexer(column.cat.categories), -1)
         codes = of_category[np.asarray(column.cat.codes)]
     else:
-        codes = index.get_indexer(column)
+        codes = pd.Index(levels).get_indexer(column)
     out = codes.astype(np.float64)
     out[codes < 0] = unseen
     out[np.asarray(pd.isna(column), dtype=bool)] = np.nan
@@ -347,8 +347,8 @@ def fit_columns(est, X, warm=False):
     levels = [None] * len(mask)
 
     def codes(j, column):
-        levels[j], coded = _levels_and_codes(column)
-        return _codes(column, levels[j]) if coded is None else coded
+        levels[j], indices = _levels_and_codes(column)
+        return _codes(column, levels[j], indices=indices)
 
     out = _coded(X2, mask, codes, lambda j, column: _numbers(column, _name(est, X2, j)))
     est._categories = levels

@@ -105,7 +105,6 @@ impl<C: Criterion> SplitSearch<'_, C> {
             gather(self.x, j, samples, &mut cat.col);
             cat.col_of = Some((j, node.start, node.end));
         }
-        let (levels, values) = cat.cur.range((0, 1)).map(0);
         let n_levels = self.cfg.categorical[j] as usize;
         ws.vals.clear();
         if n_levels <= DENSE_LEVELS.max(samples.len()) {
@@ -117,9 +116,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 if v.len() < 2 {
                     return Read::LevelBins(None);
                 }
-                let bin_of = &cat.level_bin;
-                let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
-                ws.bins.assign_given(bins, v);
+                assign_level_bins(cat, &mut ws.bins);
                 return Read::LevelBins(Some((v[0], v[v.len() - 1])));
             }
             let (levels, values) = cat.cur.range((0, 1)).map(0);
@@ -139,6 +136,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 wj * v
             }));
         } else {
+            let (levels, values) = cat.cur.range((0, 1)).map(0);
             let encode = |x| crate::columns::encode(levels, values, f32::NAN, x);
             ws.vals.extend(cat.col.iter().map(|&x| wj * encode(x)));
         }
@@ -177,10 +175,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
             return None;
         }
         if !assigned {
-            let bin_of = &cat.level_bin;
-            // every row's level is one of the node's (its map holds them all), none missing
-            let bins = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
-            ws.bins.assign_given(bins, &cat.bin_values);
+            assign_level_bins(cat, &mut ws.bins);
         }
         Some(self.binned_split(ws, node, true, to_beat, mono))
     }
@@ -607,6 +602,14 @@ fn level_bins(cat: &mut CatScratch, wj: f32, n_levels: usize) {
         level_bin[l as usize] = (bin_values.len() - 1) as u32;
     }
     *level_bins = true;
+}
+
+/// Each row of `cat.col` in its level's bin ([`level_bins`]) in `bins`: every row's level
+/// is one of the node's (its map holds them all), none missing.
+fn assign_level_bins(cat: &CatScratch, bins: &mut super::bins::Bins) {
+    let bin_of = &cat.level_bin;
+    let of_row = cat.col.iter().map(|&x| bin_of[x as usize] as usize);
+    bins.assign_given(of_row, &cat.bin_values);
 }
 
 /// The level of every row of `col` (a column's values at a node) when they all have the

@@ -25,7 +25,10 @@
 //!   `O(D)` a feature and leaf (`D` distinct features on the path), TreeSHAP's order; an
 //!   oblique path costs its terms, at most [`Limits::max_terms`] (up to two to the power
 //!   of its several-feature splits: the game is a product of AND gates over shared
-//!   features, and no polynomial algorithm is known for those).
+//!   features). No algorithm polynomial in the tree can do better unless P = #P: the
+//!   values of one-path trees with two-feature splits count a graph's independent sets
+//!   (the test `the_oblique_path_games_values_count_independent_sets`, and
+//!   `docs/explain.md`).
 //!
 //!   Interaction values ([`Forest::shap_interaction_values`], shap's
 //!   `shap_interaction_values`) are the mixed derivatives' integrals on the same rule.

@@ -5,6 +5,7 @@ use super::estimate::{HybridGame, PathGame, TreeGame};
 use super::*;
 use crate::params::ForestParams;
 use crate::projection::{Density, Gaussian, Projection, SparseSigned, WeightScale};
+use crate::tree::LEAF;
 use ndarray::Array2;
 
 fn data(n: usize, p: usize, seed: u64) -> (Array2<f32>, Vec<f64>, Vec<f64>) {
@@ -345,4 +346,156 @@ fn interaction_values_match_brute_force_for_every_family() {
         )
         .unwrap_err();
     assert!(err.to_string().contains("max_terms"), "{err}");
+}
+
+/// A one-path tree whose inner nodes are `splits` (features, weights, threshold; the path
+/// goes left, to a child of `fracs[k]` of the node's weight, the sibling is a leaf of
+/// value 0) ending in a leaf of value 1, as the only tree of a regression forest on `p`
+/// features.
+fn one_path_forest(p: usize, splits: &[(Vec<u32>, f32, f64)]) -> Forest {
+    let (x, reg, _) = data(40, p, 5);
+    let mut params = ForestParams::regression();
+    params.projection = Projection::new(SparseSigned {
+        density: Density::FeatureCombinations(2.0),
+        scaling: WeightScale::Robust,
+    });
+    params.n_estimators = 1;
+    let mut forest = Forest::fit(&params, x.view(), &reg, None).unwrap();
+    let n_nodes = 2 * splits.len() + 1;
+    let mut tree = forest.trees[0].clone();
+    tree.left = vec![LEAF; n_nodes];
+    tree.right = vec![0; n_nodes];
+    tree.threshold = vec![0.0; n_nodes];
+    tree.proj_ptr = vec![0];
+    (tree.proj_idx, tree.proj_w) = (Vec::new(), Vec::new());
+    tree.impurity = vec![0.0; n_nodes];
+    tree.n_node_samples = vec![1; n_nodes];
+    tree.weighted_n_node_samples = vec![1.0; n_nodes];
+    tree.depth = vec![0; n_nodes];
+    // path node k is node 2k - 1 (the root 0), its sibling leaf 2k + 2; the last leaf 2k + 1
+    let path = |k: usize| if k == 0 { 0 } else { 2 * k - 1 };
+    for (k, (_, threshold, frac)) in splits.iter().enumerate() {
+        let node = path(k);
+        tree.left[node] = (2 * k + 1) as u32;
+        tree.right[node] = (2 * k + 2) as u32;
+        tree.threshold[node] = *threshold;
+        let w = tree.weighted_n_node_samples[node];
+        tree.weighted_n_node_samples[2 * k + 1] = w * frac;
+        tree.weighted_n_node_samples[2 * k + 2] = w * (1.0 - frac);
+        tree.depth[2 * k + 1] = k as u32 + 1;
+        tree.depth[2 * k + 2] = k as u32 + 1;
+    }
+    let mut leaf_values = Vec::new();
+    for node in 0..n_nodes {
+        if let Some(k) = (0..splits.len()).find(|&k| path(k) == node) {
+            tree.proj_idx.extend(&splits[k].0);
+            tree.proj_w
+                .extend(std::iter::repeat_n(1.0, splits[k].0.len()));
+        } else {
+            tree.right[node] = leaf_values.len() as u32;
+            leaf_values.push(f64::from(u8::from(node == n_nodes - 2)));
+        }
+        tree.proj_ptr.push(tree.proj_idx.len() as u32);
+    }
+    tree.value = leaf_values;
+    forest.trees = vec![tree];
+    forest
+}
+
+/// Why no algorithm polynomial in the path can give the oblique path-dependent game's
+/// exact values (unless P = #P), shown on this implementation: they count a graph's
+/// independent sets of every size, a #P-complete problem (see `docs/explain.md`).
+///
+/// For a graph on `n` vertices, features `0..n` are its vertices and feature `n` a vertex
+/// `*` joined to all of them. The row's value 1 everywhere sends it off the path at each
+/// two-feature split `x_u + x_v <= 0` of an edge `uv` (covers 1/2), and along it at each
+/// axis split `x_v <= 1` (covers `t`). So `v(S) = 2^-|E'| [S independent] t^|V \ S|`,
+/// and `-2^|E'| φ_*(t) = Σ_a I_a w_a t^(n-a)` with `I_a` the independent sets of size `a`
+/// and `w_a = a!(n-a)!/(n+1)!`: `n` values of `t` give every `I_a`.
+#[test]
+fn the_oblique_path_games_values_count_independent_sets() {
+    let n = 6;
+    let edges = [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 0), (0, 3)];
+    let star = n as u32;
+    let independent = |s: &[bool]| edges.iter().all(|&(u, v)| !(s[u] && s[v]));
+    let mut want = vec![0u64; n + 1];
+    for mask in 0..1usize << n {
+        let s: Vec<bool> = (0..n).map(|j| mask >> j & 1 == 1).collect();
+        if independent(&s) {
+            want[mask.count_ones() as usize] += 1;
+        }
+    }
+    let mut splits: Vec<(Vec<u32>, f32, f64)> = edges
+        .iter()
+        .map(|&(u, v)| (vec![u as u32, v as u32], 0.0, 0.5))
+        .chain((0..star).map(|v| (vec![v, star], 0.0, 0.5)))
+        .collect();
+    let n_edges = splits.len() as i32;
+    let fact = |m: usize| (1..=m).map(|i| i as f64).product::<f64>();
+    let limits = Limits {
+        max_terms: 1 << 20,
+        ..Limits::default()
+    };
+    let row = Array2::<f32>::ones((1, n + 1));
+    let ts: Vec<f64> = (0..n).map(|k| (k + 1) as f64 / (n + 2) as f64).collect();
+    let mut system = Vec::new();
+    for (k, &t) in ts.iter().enumerate() {
+        splits.truncate(n_edges as usize);
+        splits.extend((0..star).map(|v| (vec![v], 1.0, t)));
+        let forest = one_path_forest(n + 1, &splits);
+        let shap = forest
+            .shap_values_with(row.view(), Game::PathDependent, limits, 1)
+            .unwrap();
+        assert_eq!(shap.n_estimated, 0);
+        if k == 0 {
+            // the tree plays the game above, for every feature
+            let game = |s: &[bool]| {
+                let edge_ok = independent(s) && !(s[n] && s[..n].iter().any(|&b| b));
+                let off = s[..n].iter().filter(|&&b| !b).count() as i32;
+                vec![f64::from(u8::from(edge_ok)) * 0.5f64.powi(n_edges) * t.powi(off)]
+            };
+            let brute = brute_force(n + 1, 1, &game);
+            for (j, b) in brute.iter().enumerate() {
+                let got = shap.values[[0, j, 0]];
+                assert!(
+                    (got - b).abs() < 1e-12 * b.abs().max(1e-3),
+                    "{j}: {got} vs {b}"
+                );
+            }
+        }
+        let p_t = -shap.values[[0, n, 0]] * 2f64.powi(n_edges);
+        system.push((
+            (1..=n).map(|a| t.powi((n - a) as i32)).collect::<Vec<_>>(),
+            p_t,
+        ));
+    }
+    // solve the Vandermonde system for the coefficients I_a w_a (Gaussian elimination)
+    for c in 0..n {
+        let pivot = (c..n)
+            .max_by(|&a, &b| system[a].0[c].abs().total_cmp(&system[b].0[c].abs()))
+            .unwrap();
+        system.swap(c, pivot);
+        for r in 0..n {
+            if r != c {
+                let f = system[r].0[c] / system[c].0[c];
+                let (row_c, rhs_c) = (system[c].0.clone(), system[c].1);
+                system[r]
+                    .0
+                    .iter_mut()
+                    .zip(&row_c)
+                    .for_each(|(x, y)| *x -= f * y);
+                system[r].1 -= f * rhs_c;
+            }
+        }
+    }
+    for a in 1..=n {
+        let w = fact(a) * fact(n - a) / fact(n + 1);
+        let count = system[a - 1].1 / system[a - 1].0[a - 1] / w;
+        assert!(
+            (count - want[a] as f64).abs() < 1e-6,
+            "size {a}: {count} vs {}",
+            want[a]
+        );
+    }
+    assert_eq!(&want[1..4], &[6, 8, 2]); // a check of the brute force itself
 }

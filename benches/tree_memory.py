@@ -1,13 +1,14 @@
 """Bytes per row and concurrent tree that a fit holds beyond X (issue 48 item 2).
 
     python benches/tree_memory.py --n 2000000 --out benches/results/tree_memory.md
+    python benches/tree_memory.py --n 2000000 --trees 8 --threads 2   # more trees than threads
     PYTHONPATH=<other build>/python python benches/tree_memory.py ...   # before / after
 
 Each case runs in a child interpreter (``--child``), which makes ``n`` rows x 32 float32
 (``benches/scale.py``'s generator; Fortran order, or C order with ``c``), reads its resident
 memory (``VmRSS``), resets the kernel's high-water mark (``/proc/self/clear_refs``), fits
-``--trees`` trees on as many threads (so that many trees grow at once; ``min_samples_leaf=5``,
-bootstrap, seed 0), and reports the peak (``VmHWM``) less the memory before the fit and
+``--trees`` trees on as many threads, or on ``--threads`` (so that many trees grow at once;
+``min_samples_leaf=5``, bootstrap, seed 0), and reports the peak (``VmHWM``) less the memory before the fit and
 less the fitted trees (``n_bytes``, which the peak holds at most): the fit's working
 memory, divided by rows x concurrent trees. A C-order X is copied once into the layout the
 trees read (X's size again): its bytes per row and tree are given beyond that copy too.
@@ -19,6 +20,7 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -32,7 +34,7 @@ CASES = [
 ]
 
 
-def child(model, order, n, trees):
+def child(model, order, n, trees, threads):
     import numpy as np
     from _memory import reset_peak_rss, status_kb
     from scale import make_data
@@ -47,17 +49,20 @@ def child(model, order, n, trees):
         "rf_hist": lambda: of.RandomForestClassifier(splitter="hist"),
         "sporf": lambda: of.SPORFClassifier(),
     }[model]
-    est = make().set_params(n_estimators=trees, n_jobs=trees, min_samples_leaf=5, random_state=0)
+    est = make().set_params(n_estimators=trees, n_jobs=threads, min_samples_leaf=5, random_state=0)
     before = status_kb("VmRSS") * 1024
     if not reset_peak_rss():
         raise SystemExit("cannot reset the peak resident memory here")
+    start = time.perf_counter()
     est.fit(X, y)
+    seconds = time.perf_counter() - start
     peak = status_kb("VmHWM") * 1024
     out = {
         "before": before,
         "peak": peak,
         "trees_bytes": int(est._forest.n_bytes),
         "x_bytes": int(X.nbytes),
+        "seconds": seconds,
         "package": str(Path(of.__file__).parent),
     }
     print(json.dumps(out))
@@ -67,24 +72,28 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--n", type=int, default=2_000_000)
     ap.add_argument("--trees", type=int, default=2)
+    ap.add_argument(
+        "--threads", type=int, help="threads (n_jobs), the trees growing at once (default: --trees)"
+    )
     ap.add_argument("--out", type=Path)
-    ap.add_argument("--child", nargs=4, metavar=("MODEL", "ORDER", "N", "TREES"))
+    ap.add_argument("--child", nargs=5, metavar=("MODEL", "ORDER", "N", "TREES", "THREADS"))
     args = ap.parse_args()
     if args.child:
-        model, order, n, trees = args.child
-        child(model, order, int(n), int(trees))
+        model, order, n, trees, threads = args.child
+        child(model, order, int(n), int(trees), int(threads))
         return
-    n, t = args.n, args.trees
+    n, trees = args.n, args.trees
+    t = min(args.threads or trees, trees)  # the trees growing at once
     lines = [
-        f"n = {n:,} x 32 float32, {t} trees on {t} threads, min_samples_leaf=5: the fit's peak "
-        "resident memory beyond X and the fitted trees, per row and concurrent tree",
+        f"n = {n:,} x 32 float32, {trees} trees on {t} threads, min_samples_leaf=5: the fit's "
+        "peak resident memory beyond X and the fitted trees, per row and concurrent tree",
         "",
-        "| case | peak beyond X, MiB | trees, MiB | bytes / row / tree | beyond X's copy |",
-        "|---|---:|---:|---:|---:|",
+        "| case | peak beyond X, MiB | trees, MiB | bytes / row / tree | beyond X's copy | fit, s |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
     package = None
     for name, model, order in CASES:
-        cmd = [sys.executable, __file__, "--child", model, order, str(n), str(t)]
+        cmd = [sys.executable, __file__, "--child", model, order, str(n), str(trees), str(t)]
         r = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout)
         package = r["package"]
         working = r["peak"] - r["before"] - r["trees_bytes"]
@@ -93,7 +102,7 @@ def main():
         copy_s = "" if beyond_copy is None else f"{beyond_copy:.1f}"
         lines.append(
             f"| {name} | {(r['peak'] - r['before']) / 2**20:.0f} | {r['trees_bytes'] / 2**20:.0f} "
-            f"| {per:.1f} | {copy_s} |"
+            f"| {per:.1f} | {copy_s} | {r['seconds']:.2f} |"
         )
         print(lines[-1], flush=True)
     text = "\n".join(lines) + f"\n\n(obliqueforest from {package})\n"

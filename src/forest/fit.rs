@@ -55,6 +55,11 @@ pub(crate) struct Growth<'d, 'a> {
     pub(crate) held: u64,
 }
 
+/// Trees of at least this many rows hand the memory their growth freed back to the system
+/// once grown ([`crate::alloc::release_free_memory`]); smaller ones (a rotation
+/// ensemble's micro-forests, tests) free too little for the walk to pay.
+const RELEASE_ROWS: usize = 1 << 16;
+
 /// [`grow_trees`] for several forests at once, in one pool of `n_threads`: every tree of
 /// every forest is one task of the same parallel loop, so small forests (a rotation
 /// ensemble's micro-forests) keep every thread busy to the end and share one hand-off to
@@ -122,6 +127,9 @@ pub(crate) fn grow_batch(
                 }
                 // a cancelled builder stops splitting; its tree is dropped below
                 let tree_result = carried.run(|| grow_one(batch[f].data, &growers[f], t, ws));
+                if batch[f].data.x.n_samples >= RELEASE_ROWS {
+                    crate::alloc::release_free_memory();
+                }
                 let oob_rows = tree_result.1.as_deref().map_or(0, std::mem::size_of_val);
                 let oob_rows = oob_rows as u64;
                 tally.add(&tree_result.0, oob_rows);

@@ -15,7 +15,7 @@ use super::criterion::{
 use super::fill::{Fill, Filler};
 use super::monotonic::Bounds;
 use super::splitter::{Node, SplitSearch};
-use super::workspace::{node_stats, project, stable_partition, Workspace};
+use super::workspace::{node_stats, partition_room, project, stable_partition, Workspace};
 use super::{Tree, LEAF};
 use crate::data::{FeatureMatrix, Targets};
 use crate::params::{self, TreeConfig};
@@ -755,7 +755,7 @@ impl<C: Criterion> Builder<'_, C> {
         stable_partition(
             &mut ws.samples[p.start..p.end],
             &ws.vals,
-            &mut ws.right_rows,
+            partition_room(&mut ws.pairs, &mut ws.sort_buf),
             |v| v <= p.threshold || (missing_left && v.is_nan()),
         )
     }

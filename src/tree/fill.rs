@@ -14,7 +14,7 @@
 //! the parent's honest estimate stands in for an empty leaf.
 
 use super::criterion::Criterion;
-use super::workspace::{node_stats, stable_partition, Workspace};
+use super::workspace::{node_stats, partition_room, stable_partition, Workspace};
 use super::{LeafRows, Tree};
 use crate::data::FeatureMatrix;
 use crate::projection::CompactDescriptors;
@@ -104,7 +104,7 @@ impl<C: Criterion> Filler<'_, C> {
         stable_partition(
             &mut ws.samples[start..end],
             &ws.vals,
-            &mut ws.right_rows,
+            partition_room(&mut ws.pairs, &mut ws.sort_buf),
             |v| tree.child(node, v) == left,
         )
     }

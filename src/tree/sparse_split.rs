@@ -21,7 +21,7 @@ use super::criterion::{Criterion, ScanStats};
 use super::monotonic::Bounds;
 use super::scan::{midpoint, offer, sort_pairs, ScanDriver};
 use super::splitter::{Node, SplitSearch};
-use super::workspace::{project_nonzeros, Workspace};
+use super::workspace::{partition_room, project_nonzeros, RightRows, Workspace};
 use crate::params::Splitter;
 use crate::probe::{self, Count};
 use crate::projection::ProjRef;
@@ -232,7 +232,8 @@ impl<C: Criterion> SplitSearch<'_, C> {
         );
         ws.present.sort_unstable();
         let samples = &mut ws.samples[start..end];
-        ws.right_rows.clear();
+        let room = partition_room(&mut ws.pairs, &mut ws.sort_buf);
+        let mut right = RightRows::in_buffer(room, samples.len());
         let (mut i, mut next) = (0, 0);
         let away = &ws.present;
         for k in 0..samples.len() {
@@ -243,10 +244,10 @@ impl<C: Criterion> SplitSearch<'_, C> {
                 samples[i] = s;
                 i += 1;
             } else {
-                ws.right_rows.push(s);
+                right.push(s);
             }
         }
-        samples[i..].copy_from_slice(&ws.right_rows);
+        right.copy_to(&mut samples[i..]);
         Some(i)
     }
 }

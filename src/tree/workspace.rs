@@ -15,6 +15,7 @@ use crate::alloc::reserve_huge;
 use crate::data::FeatureMatrix;
 use crate::projection::{ProjRef, ProjectionBuf, SamplerScratch};
 use crate::tree::RowWeights;
+use std::mem::MaybeUninit;
 
 /// Per-worker memory reused across nodes and trees.
 #[derive(Default)]
@@ -22,6 +23,9 @@ pub(crate) struct Workspace {
     /// The in-bag rows; a node owns `samples[start..end]`.
     pub(super) samples: Vec<u32>,
     pub(super) pairs: Vec<(f32, u32)>,
+    /// The radix sort's scratch ([`super::scan::sort_pairs`], which swaps it with `pairs`).
+    /// A partition sets its right rows aside in one of the two ([`partition_room`]): no
+    /// sort runs while a node is partitioned.
     pub(super) sort_buf: Vec<(f32, u32)>,
     /// The node's rows projected on one candidate (or on the chosen split).
     pub(super) vals: Vec<f32>,
@@ -40,7 +44,6 @@ pub(crate) struct Workspace {
     pub(super) arena_maps: crate::columns::LevelMaps,
     pub(super) node_maps: Vec<(u32, u32)>,
     pub(super) node_values: Vec<f64>,
-    pub(super) right_rows: Vec<u32>,
     /// Scratch of [`project`].
     pub(super) terms: Gather,
     /// The node's pooled candidates, computed together.
@@ -83,7 +86,6 @@ impl Workspace {
         reserve_huge(&mut self.pairs, n);
         reserve_huge(&mut self.sort_buf, n);
         reserve_huge(&mut self.vals, n);
-        reserve_huge(&mut self.right_rows, n);
         reserve_huge(&mut self.packed, n);
     }
 
@@ -202,16 +204,17 @@ pub(super) fn node_stats<C: Criterion>(
 }
 
 /// Moves the rows of `samples` whose projected value (`vals`, parallel to it) `goes_left`
-/// to the front and returns their count; `right_rows` is scratch. Stable: rows keep their
+/// to the front and returns their count; `scratch` (a sort buffer, [`partition_room`])
+/// holds the right rows meanwhile ([`RightRows`]). Stable: rows keep their
 /// (initially ascending) order in both children, so the gathers of every later node walk
 /// X in address order, and a node's rows stay ascending.
 pub(super) fn stable_partition(
     samples: &mut [u32],
     vals: &[f32],
-    right_rows: &mut Vec<u32>,
+    scratch: &mut Vec<(f32, u32)>,
     goes_left: impl Fn(f32) -> bool,
 ) -> usize {
-    right_rows.clear();
+    let mut right = RightRows::in_buffer(scratch, samples.len());
     let mut i = 0;
     for k in 0..samples.len() {
         let s = samples[k];
@@ -219,11 +222,72 @@ pub(super) fn stable_partition(
             samples[i] = s;
             i += 1;
         } else {
-            right_rows.push(s);
+            right.push(s);
         }
     }
-    samples[i..].copy_from_slice(right_rows);
+    right.copy_to(&mut samples[i..]);
     i
+}
+
+/// Of the workspace's two sort buffers (`pairs` and `sort_buf`, which a radix sort swaps),
+/// the one at the lower address: the buffer a partition sets its right rows aside in
+/// ([`RightRows`]). The exact search's sorts fill both anyway; always the same one, so
+/// that the histogram search, which sorts little, touches no more of them than the rows
+/// set aside. Both hold nothing a partition's caller reads.
+pub(super) fn partition_room<'a>(
+    pairs: &'a mut Vec<(f32, u32)>,
+    sort_buf: &'a mut Vec<(f32, u32)>,
+) -> &'a mut Vec<(f32, u32)> {
+    if pairs.as_ptr() < sort_buf.as_ptr() {
+        pairs
+    } else {
+        sort_buf
+    }
+}
+
+/// A partition's right rows, four bytes each, set aside in the free capacity of a sort
+/// buffer ([`partition_room`]).
+pub(super) struct RightRows<'a> {
+    room: &'a mut [MaybeUninit<u32>],
+    len: usize,
+}
+
+impl<'a> RightRows<'a> {
+    /// Room for `n` rows in `buf`, emptied (every user of the sort buffer fills what it
+    /// reads first).
+    pub(super) fn in_buffer(buf: &'a mut Vec<(f32, u32)>, n: usize) -> Self {
+        const _: () = assert!(std::mem::size_of::<(f32, u32)>() == 2 * std::mem::size_of::<u32>());
+        buf.clear();
+        buf.reserve(n.div_ceil(2));
+        let spare = buf.spare_capacity_mut();
+        // SAFETY: a (f32, u32) pair is two 4-byte fields without padding (its size,
+        // asserted above, is that of two u32) and aligned as a u32, so the vector's spare
+        // capacity, borrowed mutably for 'a, is 2 * len places of a u32, uninitialised as
+        // MaybeUninit allows; the vector's length stays 0, so it reads none of them.
+        let room = unsafe {
+            std::slice::from_raw_parts_mut(
+                spare.as_mut_ptr().cast::<MaybeUninit<u32>>(),
+                2 * spare.len(),
+            )
+        };
+        RightRows { room, len: 0 }
+    }
+
+    /// Sets row `s` aside (at most `n` of them).
+    #[inline]
+    pub(super) fn push(&mut self, s: u32) {
+        self.room[self.len].write(s);
+        self.len += 1;
+    }
+
+    /// The rows set aside, in order, into `out` (as many places).
+    pub(super) fn copy_to(&self, out: &mut [u32]) {
+        assert_eq!(out.len(), self.len, "as many places as rows set aside");
+        for (o, r) in out.iter_mut().zip(&self.room[..self.len]) {
+            // SAFETY: `push` wrote every place below `len`
+            *o = unsafe { r.assume_init() };
+        }
+    }
 }
 
 /// Memory the categorical part of the split search ([`super::categorical`]) reuses from

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import time
@@ -83,7 +84,8 @@ def main():
         child(model, order, int(n), int(trees), int(threads))
         return
     n, trees = args.n, args.trees
-    t = min(args.threads or trees, trees)  # the trees growing at once
+    # the trees growing at once (n_jobs above the cores is capped at the cores)
+    t = min(args.threads or trees, trees, os.cpu_count() or 1)
     lines = [
         f"n = {n:,} x 32 float32, {trees} trees on {t} threads, min_samples_leaf=5: the fit's "
         "peak resident memory beyond X and the fitted trees, per row and concurrent tree",

@@ -1,6 +1,7 @@
 """The size of the path-dependent game on oblique paths (docs/explain.md, "Why an oblique
 tree costs more"): per leaf of RF's and SPORF's fully grown regression trees on
-``benches/shap_bench.py``'s data (``make_regression``, 5,000 x 20), the distinct features
+``benches/shap_bench.py``'s training data (its ``data``: ``make_regression``, 5,000 x 20,
+float32), the distinct features
 of its path, its multi-feature splits, and the distinct unions of their feature sets (the
 terms the exact values multiply out, before any is dropped for the explained row; the
 count stops growing past 70,000).
@@ -12,12 +13,16 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
+from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import make_regression
 
-import obliqueforest as of
-from obliqueforest.interpret import split_rules
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from shap_bench import data  # noqa: E402  (benches/shap_bench.py)
+
+import obliqueforest as of  # noqa: E402
+from obliqueforest.interpret import split_rules  # noqa: E402
 
 
 def path_sizes(model, tree):
@@ -46,8 +51,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trees", type=int, default=4)
     args = parser.parse_args(argv)
-    X, y = make_regression(5050, 20, n_informative=10, noise=10.0, random_state=0)
-    X, y = X[:5000], y[:5000]
+    X, y, _ = data("regression", 5000, 500, 20)  # shap_bench.py's defaults
     for name, cls in (("RF", of.RandomForestRegressor), ("SPORF", of.SPORFRegressor)):
         model = cls(n_estimators=args.trees, random_state=0).fit(X, y)
         sizes = np.array([s for t in range(args.trees) for s in path_sizes(model, t)])

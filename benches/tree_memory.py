@@ -7,7 +7,8 @@
 Each case runs in a child interpreter (``--child``), which makes ``n`` rows x 32 float32
 (``benches/scale.py``'s generator; Fortran order, or C order with ``c``), reads its resident
 memory (``VmRSS``), resets the kernel's high-water mark (``/proc/self/clear_refs``), fits
-``--trees`` trees on as many threads, or on ``--threads`` (so that many trees grow at once;
+``--trees`` trees on as many threads, or on ``--threads`` (so that many trees grow at once,
+at most the cores the process may use, as the library caps ``n_jobs``;
 ``min_samples_leaf=5``, bootstrap, seed 0), and reports the peak (``VmHWM``) less the memory before the fit and
 less the fitted trees (``n_bytes``, which the peak holds at most): the fit's working
 memory, divided by rows x concurrent trees. A C-order X is copied once into the layout the
@@ -84,8 +85,9 @@ def main():
         child(model, order, int(n), int(trees), int(threads))
         return
     n, trees = args.n, args.trees
-    # the trees growing at once (n_jobs above the cores is capped at the cores)
-    t = min(args.threads or trees, trees, os.cpu_count() or 1)
+    # the trees growing at once (n_jobs above the cores this process may use is capped at
+    # them, as the library caps it)
+    t = min(args.threads or trees, trees, len(os.sched_getaffinity(0)))
     lines = [
         f"n = {n:,} x 32 float32, {trees} trees on {t} threads, min_samples_leaf=5: the fit's "
         "peak resident memory beyond X and the fitted trees, per row and concurrent tree",

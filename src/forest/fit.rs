@@ -55,9 +55,9 @@ pub(crate) struct Growth<'d, 'a> {
     pub(crate) held: u64,
 }
 
-/// Trees of at least this many rows hand the memory their growth freed back to the system
-/// once grown ([`crate::alloc::release_free_memory`]); smaller ones (a rotation
-/// ensemble's micro-forests, tests) free too little for the walk to pay.
+/// Trees grown on at least this many training rows hand the memory their growth freed back
+/// to the system once grown ([`crate::alloc::release_free_memory`]); on fewer (a rotation
+/// ensemble's micro-forests, tests) a tree frees too little for the walk to pay.
 const RELEASE_ROWS: usize = 1 << 16;
 
 /// [`grow_trees`] for several forests at once, in one pool of `n_threads`: every tree of

@@ -46,7 +46,7 @@ pyo3::create_exception!(
 /// `compute`) to `ForestInternalError`, an allocation the machine refused
 /// ([`Error::OutOfMemory`]) to Python's `MemoryError`, a file the system could not read
 /// or write ([`Error::Io`]) to the `OSError` of its kind (`FileNotFoundError`,
-/// `PermissionError`, ...) that is also a `ForestError` ([`file_error_types`]), everything
+/// `PermissionError`, ...) that is also a `ForestError` (`file_error_types`), everything
 /// else to `ForestError`.
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {

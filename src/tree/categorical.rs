@@ -246,7 +246,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         }
         if !reliability
             && probe::on(Switch::LevelsByRow)
-            && self.crit.value_rule().is_none()
+            && targets
             && self.crit.binned()
             && n_levels <= samples.len()
         {

@@ -21,7 +21,7 @@ use super::criterion::{Criterion, ScanStats};
 use super::monotonic::Bounds;
 use super::scan::{midpoint, offer, sort_pairs, ScanDriver};
 use super::splitter::{Node, SplitSearch};
-use super::workspace::{partition_room, project_nonzeros, RightRows, Workspace};
+use super::workspace::{partition_room, partition_rows, project_nonzeros, Workspace};
 use crate::params::Splitter;
 use crate::probe::{self, Count};
 use crate::projection::ProjRef;
@@ -233,21 +233,11 @@ impl<C: Criterion> SplitSearch<'_, C> {
         ws.present.sort_unstable();
         let samples = &mut ws.samples[start..end];
         let room = partition_room(&mut ws.pairs, &mut ws.sort_buf);
-        let mut right = RightRows::in_buffer(room, samples.len());
-        let (mut i, mut next) = (0, 0);
-        let away = &ws.present;
-        for k in 0..samples.len() {
-            let s = samples[k];
+        let (away, mut next) = (&ws.present, 0);
+        Some(partition_rows(samples, room, |_, s| {
             let is_away = next < away.len() && away[next] == s;
             next += usize::from(is_away);
-            if is_away != zeros_left {
-                samples[i] = s;
-                i += 1;
-            } else {
-                right.push(s);
-            }
-        }
-        right.copy_to(&mut samples[i..]);
-        Some(i)
+            is_away != zeros_left
+        }))
     }
 }

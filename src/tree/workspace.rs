@@ -214,11 +214,21 @@ pub(super) fn stable_partition(
     scratch: &mut Vec<(f32, u32)>,
     goes_left: impl Fn(f32) -> bool,
 ) -> usize {
+    partition_rows(samples, scratch, |k, _| goes_left(vals[k]))
+}
+
+/// [`stable_partition`] by a rule on each row's place `k` in `samples` and the row `s`
+/// itself, asked once a row in order.
+pub(super) fn partition_rows(
+    samples: &mut [u32],
+    scratch: &mut Vec<(f32, u32)>,
+    mut goes_left: impl FnMut(usize, u32) -> bool,
+) -> usize {
     let mut right = RightRows::in_buffer(scratch, samples.len());
     let mut i = 0;
     for k in 0..samples.len() {
         let s = samples[k];
-        if goes_left(vals[k]) {
+        if goes_left(k, s) {
             samples[i] = s;
             i += 1;
         } else {
@@ -247,7 +257,7 @@ pub(super) fn partition_room<'a>(
 
 /// A partition's right rows, four bytes each, set aside in the free capacity of a sort
 /// buffer ([`partition_room`]).
-pub(super) struct RightRows<'a> {
+struct RightRows<'a> {
     room: &'a mut [MaybeUninit<u32>],
     len: usize,
 }
@@ -255,7 +265,7 @@ pub(super) struct RightRows<'a> {
 impl<'a> RightRows<'a> {
     /// Room for `n` rows in `buf`, emptied (every user of the sort buffer fills what it
     /// reads first).
-    pub(super) fn in_buffer(buf: &'a mut Vec<(f32, u32)>, n: usize) -> Self {
+    fn in_buffer(buf: &'a mut Vec<(f32, u32)>, n: usize) -> Self {
         const _: () = assert!(std::mem::size_of::<(f32, u32)>() == 2 * std::mem::size_of::<u32>());
         buf.clear();
         buf.reserve(n.div_ceil(2));
@@ -275,13 +285,13 @@ impl<'a> RightRows<'a> {
 
     /// Sets row `s` aside (at most `n` of them).
     #[inline]
-    pub(super) fn push(&mut self, s: u32) {
+    fn push(&mut self, s: u32) {
         self.room[self.len].write(s);
         self.len += 1;
     }
 
     /// The rows set aside, in order, into `out` (as many places).
-    pub(super) fn copy_to(&self, out: &mut [u32]) {
+    fn copy_to(&self, out: &mut [u32]) {
         assert_eq!(out.len(), self.len, "as many places as rows set aside");
         for (o, r) in out.iter_mut().zip(&self.room[..self.len]) {
             // SAFETY: `push` wrote every place below `len`

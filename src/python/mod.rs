@@ -24,6 +24,12 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString, PyType};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
+/// The extension's Rust allocations: large ones mapped and unmapped on their own, so that a
+/// fit's freed per-row buffers go back to the system ([`crate::alloc::MappedLarge`]). The
+/// interpreter and NumPy keep their allocator.
+#[global_allocator]
+static ALLOCATOR: crate::alloc::MappedLarge = crate::alloc::MappedLarge;
+
 // named by the module's full path, which pickle finds the classes under (errors raised in
 // a worker process, by Dask or joblib, travel back pickled)
 pyo3::create_exception!(

@@ -224,6 +224,17 @@ mod mapped {
         }
     }
 
+    /// A block for `layout` (zeroed when `zeroed`): mapped when large ([`take`]), else the
+    /// system allocator's.
+    #[inline]
+    unsafe fn allocate(layout: Layout, zeroed: bool) -> *mut u8 {
+        match (mapped(layout.size(), layout.align()), zeroed) {
+            (true, _) => unsafe { take(layout.size(), zeroed) },
+            (false, false) => unsafe { System.alloc(layout) },
+            (false, true) => unsafe { System.alloc_zeroed(layout) },
+        }
+    }
+
     // SAFETY: every block is freed by the allocator that made it: whether a block is large
     // depends only on its size and alignment, which Rust passes unchanged to `dealloc` and
     // `realloc` (the size a block was allocated or last reallocated with), and a large
@@ -233,20 +244,12 @@ mod mapped {
     unsafe impl GlobalAlloc for super::MappedLarge {
         #[inline]
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            if mapped(layout.size(), layout.align()) {
-                unsafe { take(layout.size(), false) }
-            } else {
-                unsafe { System.alloc(layout) }
-            }
+            unsafe { allocate(layout, false) }
         }
 
         #[inline]
         unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-            if mapped(layout.size(), layout.align()) {
-                unsafe { take(layout.size(), true) }
-            } else {
-                unsafe { System.alloc_zeroed(layout) }
-            }
+            unsafe { allocate(layout, true) }
         }
 
         #[inline]

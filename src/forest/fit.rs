@@ -114,6 +114,12 @@ pub(crate) fn grow_batch(
     let working = limits::working_bytes_lower_bound(n_max, workers);
     let held = batch.iter().map(|g| g.held).sum();
     let tally = limits::Tally::new(budget.map(|b| b.saturating_sub(working)), held, n_trees);
+    if n_max >= RELEASE_ROWS {
+        // what the caller freed before the fit (a Python caller's encoding of the targets,
+        // a converted copy of X) would otherwise stay in glibc's heap under the trees'
+        // buffers: 8 bytes a row from scikit-learn's class encoding
+        crate::alloc::release_free_memory();
+    }
     let tasks: Vec<(usize, usize)> = batch
         .iter()
         .enumerate()

@@ -307,7 +307,7 @@ fn gib(b: u64) -> String {
 /// its weight in the tree (a byte for bootstrap counts, 8 with sample or class weights),
 /// and for the rows a tree draws, their places among a node's rows (4), their projected
 /// values (4) and the scan's tags or sorted pairs (4 or 8); measured, with everything a
-/// fit allocates, 21-37 (benches/results/tree_memory.md).
+/// fit allocates, 18-33 (benches/results/tree_memory.md).
 pub const WORKING_BYTES_PER_ROW: u64 = 12;
 
 /// A lower bound of the memory a fit on `n_samples` rows uses while `workers` trees grow

@@ -11,7 +11,7 @@ use crate::prune::prune_cost_complexity;
 use crate::rng::{Purpose, Rng};
 use crate::sparse::Features;
 use crate::threads::thread_pool;
-use crate::tree::{Fill, Grower, RowWeights, Tree, Workspace};
+use crate::tree::{Fill, Grower, RowWeights, Tree, TreesGrowing, Workspace};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -92,6 +92,10 @@ pub(crate) fn grow_batch(
         .zip(&stats)
         .map(|(g, stats)| g.data.params.projection.sampler(stats))
         .collect();
+    let n_trees: usize = batch.iter().map(|g| g.range.len()).sum();
+    let workers = pool.current_num_threads().min(n_trees).max(1);
+    // (subtrees take free threads only once fewer trees than threads are left)
+    let growing = TreesGrowing::new(n_trees, pool.current_num_threads());
     let growers: Vec<_> = batch
         .iter()
         .zip(&samplers)
@@ -100,11 +104,10 @@ pub(crate) fn grow_batch(
             sampler,
             x: &g.data.x,
             y: &g.data.y,
+            growing: Some(&growing),
         })
         .collect();
     let budget = limits::budget_bytes();
-    let n_trees: usize = batch.iter().map(|g| g.range.len()).sum();
-    let workers = pool.current_num_threads().min(n_trees).max(1);
     for g in batch.iter().filter(|g| g.range.start == 0) {
         let (params, n) = (g.data.params, g.data.x.n_samples);
         limits::check_request(params, n, g.data.y.n_present(), workers, budget)?;
@@ -135,6 +138,7 @@ pub(crate) fn grow_batch(
                 }
                 // a cancelled builder stops splitting; its tree is dropped below
                 let tree_result = carried.run(|| grow_one(batch[f].data, &growers[f], t, ws));
+                growing.finished_one();
                 if batch[f].data.x.n_samples >= RELEASE_ROWS {
                     crate::alloc::release_free_memory();
                 }
@@ -393,6 +397,7 @@ fn grow_one(data: &FitData<'_>, grower: &Grower<'_>, t: usize, ws: &mut Workspac
             sampler: &sampler,
             x: grower.x,
             y: grower.y,
+            growing: grower.growing,
         };
         sub.grow(weights, fill.as_ref(), prune, &mut rng, ws)
     } else {

@@ -194,3 +194,23 @@ fn compress(x: &Array2<f32>) -> (Vec<u64>, Vec<u32>, Vec<f32>) {
     }
     (ptr, idx, val)
 }
+
+#[test]
+fn subtrees_are_offered_to_other_threads_once_fewer_trees_than_threads_are_left() {
+    let growing = crate::tree::TreesGrowing::new(3, 2);
+    assert!(
+        !growing.may_spare(),
+        "3 trees for 2 threads: each thread has its own"
+    );
+    growing.finished_one();
+    assert!(!growing.may_spare(), "2 trees left for 2 threads");
+    growing.finished_one();
+    assert!(growing.may_spare(), "1 tree left: a thread may be free");
+    growing.finished_one();
+    growing.finished_one(); // (a cancelled fit's count stays at 0)
+    assert!(growing.may_spare());
+    assert!(
+        crate::tree::TreesGrowing::new(1, 4).may_spare(),
+        "fewer trees than threads"
+    );
+}

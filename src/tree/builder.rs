@@ -13,6 +13,7 @@ use super::criterion::{
     MultiGini, MultiSquaredError, Poisson, SquaredError, Unlabelled, ValueRule,
 };
 use super::fill::{Fill, Filler};
+use super::growing::TreesGrowing;
 use super::monotonic::Bounds;
 use super::splitter::{Node, SplitSearch};
 use super::workspace::{node_stats, partition_room, project, stable_partition, Workspace};
@@ -78,6 +79,10 @@ pub(crate) struct Grower<'a> {
     pub(crate) x: &'a FeatureMatrix<'a>,
     /// The training targets.
     pub(crate) y: &'a Targets,
+    /// The trees of the fit still growing or waiting, when the fit counts them: subtrees
+    /// fork onto other threads only while some thread may be free ([`TreesGrowing`]);
+    /// `None`: whenever the pool has another thread.
+    pub(crate) growing: Option<&'a TreesGrowing>,
 }
 
 impl Grower<'_> {
@@ -160,6 +165,7 @@ impl Grower<'_> {
             search: SplitSearch::new(self.cfg, self.sampler, self.x, crit, weights),
             // a subtree grows on its own copy already
             targets: (!subtree).then_some(self.y),
+            growing: self.growing,
         }
     }
 }
@@ -283,6 +289,8 @@ pub(super) struct Builder<'a, C> {
     /// The tree's targets, when its subtrees may grow on copies of their rows
     /// ([`Builder::grow_local`]); `None` in such a subtree.
     targets: Option<&'a Targets>,
+    /// As [`Grower::growing`].
+    pub(super) growing: Option<&'a TreesGrowing>,
 }
 
 /// The nodes waiting to be split: a stack (depth-first), or under `max_leaf_nodes` a heap
@@ -560,6 +568,7 @@ impl<C: Criterion> Builder<'_, C> {
             sampler: self.search.sampler,
             x: &x,
             y: &y,
+            growing: self.growing,
         };
         grower.with_criterion(Subtree {
             weights: weights.view(),

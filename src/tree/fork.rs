@@ -11,7 +11,10 @@
 //! come in the same order: the two children in adjacent slots (`right = left + 1`, as the
 //! tree's layout wants), then the left child's descendants, then the right child's; each
 //! slot holds the same values, since a subtree reads only its rows, in their order, and its
-//! stream. Trees whose root has fewer rows never fork, and grow as they always did.
+//! stream. Trees whose root has fewer rows never fork, and grow as they always did. While
+//! a fit has at least as many trees left as threads ([`TreesGrowing`]), every thread has a
+//! tree of its own: a fork then grows both subtrees here, without offering the right one
+//! (nor copying its rows for another thread).
 //!
 //! Why [`FORK_ROWS`] = 8,192: a subtree of that many rows costs milliseconds of search
 //! (about `n log n` sorted values per candidate and level), against microseconds for a
@@ -22,6 +25,7 @@
 
 use super::builder::{note_missing_side, push_slot, Builder, Pending, Slot};
 use super::criterion::Criterion;
+use super::growing::TreesGrowing;
 use super::monotonic::Bounds;
 use super::workspace::Workspace;
 use super::{Tree, LEAF};
@@ -89,7 +93,8 @@ impl<C: Criterion> Builder<'_, C> {
             rows: (mid, p.end, depth),
             bounds: bounds_r,
         };
-        if rayon::current_num_threads() < 2 {
+        if rayon::current_num_threads() < 2 || !self.growing.is_none_or(TreesGrowing::may_spare) {
+            // (no thread to take the right subtree: both here, without the right rows' copy)
             self.grow_child(tree, ws, &mut rng_l, left, limits);
             self.grow_child(tree, ws, &mut rng_r, right, limits);
         } else {

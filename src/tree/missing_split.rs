@@ -167,6 +167,7 @@ mod tests {
             sampler: &sampler,
             x: &fm,
             y: &targets,
+            growing: None,
         };
         let mut rng = Rng::from_seed(params.seed);
         grower.grow(

@@ -62,6 +62,7 @@ mod categorical;
 pub(crate) mod criterion;
 mod fill;
 mod fork;
+mod growing;
 mod hist_split;
 mod missing_split;
 pub(crate) mod monotonic;
@@ -84,6 +85,7 @@ mod workspace;
 
 pub(crate) use builder::Grower;
 pub(crate) use fill::Fill;
+pub(crate) use growing::TreesGrowing;
 pub use packed::PackedTree;
 pub(crate) use weights::RowWeights;
 pub(crate) use workspace::Workspace;

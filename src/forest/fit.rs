@@ -93,9 +93,10 @@ pub(crate) fn grow_batch(
         .map(|(g, stats)| g.data.params.projection.sampler(stats))
         .collect();
     let n_trees: usize = batch.iter().map(|g| g.range.len()).sum();
-    let workers = pool.current_num_threads().min(n_trees).max(1);
+    let threads = pool.current_num_threads();
+    let workers = threads.min(n_trees).max(1);
     // (subtrees take free threads only once fewer trees than threads are left)
-    let growing = TreesGrowing::new(n_trees, pool.current_num_threads());
+    let growing = TreesGrowing::new(n_trees, threads);
     let growers: Vec<_> = batch
         .iter()
         .zip(&samplers)

@@ -93,7 +93,9 @@ impl<C: Criterion> Builder<'_, C> {
             rows: (mid, p.end, depth),
             bounds: bounds_r,
         };
-        if rayon::current_num_threads() < 2 || !self.growing.is_none_or(TreesGrowing::may_spare) {
+        let offered =
+            rayon::current_num_threads() > 1 && self.growing.is_none_or(TreesGrowing::may_spare);
+        if !offered {
             // (no thread to take the right subtree: both here, without the right rows' copy)
             self.grow_child(tree, ws, &mut rng_l, left, limits);
             self.grow_child(tree, ws, &mut rng_r, right, limits);

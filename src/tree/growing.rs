@@ -28,7 +28,7 @@ impl TreesGrowing {
 
     /// Counts one tree grown.
     pub(crate) fn finished_one(&self) {
-        // (saturating: a cancelled fit may count trees it did not start)
+        // (saturating: the count never wraps, however often it is called)
         let _ = self
             .unfinished
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));

@@ -630,6 +630,13 @@ pub(super) mod tests {
             let got: Vec<u32> = pairs.iter().map(|p| p.0.to_bits()).collect();
             let exp: Vec<u32> = want.iter().map(|p| p.0.to_bits()).collect();
             assert_eq!(got, exp, "n = {n}");
+            // the radix sorts are stable: tied values (the specials repeat) keep their tags'
+            // order (the comparison sort of small nodes need not)
+            if n >= SMALL {
+                let tags: Vec<u32> = pairs.iter().map(|p| p.1).collect();
+                let want_tags: Vec<u32> = want.iter().map(|p| p.1).collect();
+                assert_eq!(tags, want_tags, "n = {n}, tags");
+            }
             // any tie order: the same values, each still with one of its pairs' tags
             let got: Vec<u32> = as_integers.iter().map(|p| p.0.to_bits()).collect();
             assert_eq!(got, exp, "n = {n}, as integers");

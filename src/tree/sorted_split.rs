@@ -8,8 +8,10 @@
 //! Invariant: this is the plain path every other part answers to. The threshold is the
 //! midpoint of the two values around the best position, strictly between the largest
 //! value sent left and the smallest sent right, so partitioning by `<= threshold`
-//! reproduces the split scored. Tied values keep the rows' order unless the criterion's
-//! statistics are exact for the tree's weights (then any order gives the same sums).
+//! reproduces the split scored. Tied values keep the rows' order on nodes the radix sort
+//! sorts (256 rows or more) unless the criterion's statistics are exact for the tree's
+//! weights (then any order gives the same sums); smaller nodes take the comparison sort's
+//! order, the same on every run ([`super::scan::sort_pairs`]).
 
 use super::criterion::Criterion;
 use super::monotonic::Bounds;

@@ -10,6 +10,7 @@
 //! f64 addition a term (never fused), so the same inputs give the same bits anywhere.
 
 use ndarray::{Array2, ArrayView1, ArrayView2, ShapeBuilder};
+use std::ops::Range;
 
 /// The orthogonal factor Q of the QR decomposition of the square matrix `a`, each column's
 /// sign chosen so that R's diagonal is positive (0 counts as positive): for a standard
@@ -87,21 +88,118 @@ pub fn orthogonal_factor(a: ArrayView2<'_, f64>) -> Array2<f64> {
 /// When `x` has not `q`'s number of rows as columns.
 pub fn rotate(x: ArrayView2<'_, f64>, q: ArrayView2<'_, f64>, fortran: bool) -> Array2<f32> {
     assert_eq!(x.ncols(), q.nrows(), "x @ q: x has q's rows as columns");
-    let (p, m) = q.dim();
+    let (n, p, m) = (x.nrows(), x.ncols(), q.ncols());
     // q's columns in blocks of ROTATE_LANES (the last padded with zeros), block b's row k
     // at b * p + k: a row's sums for one block are held in registers, and every value still
     // sums its terms over ascending k, one product and one addition a term
     let lanes = q_lanes(q);
     // X by row as one slice (a copy only when it is not row-major already)
-    let n = x.nrows();
     let x = x.as_standard_layout();
     let x = x.as_slice().expect("a standard-layout array is one slice");
+    let mut out = vec![0.0f32; n * m];
+    rotate_block((x, p), &lanes, (0..n, 0..m), fortran, &mut out);
+    to_matrix(out, n, m, fortran)
+}
+
+/// [`rotate`] on `threads` threads, the same values (each one row's sums over one block of
+/// [`ROTATE_LANES`] columns of q, whichever thread computes it): column-major output in
+/// groups of those blocks, row-major in groups of rows, each group a contiguous part of
+/// the result. One thread, or a column-major product of one block, computes in the
+/// calling thread.
+///
+/// # Errors
+/// [`Error::Cancelled`](crate::Error::Cancelled) when the call's token is cancelled, and
+/// [`Error::Internal`](crate::Error::Internal) when the operating system refuses the threads.
+///
+/// # Panics
+/// When `x` has not `q`'s number of rows as columns.
+pub fn rotate_on(
+    x: ArrayView2<'_, f64>,
+    q: ArrayView2<'_, f64>,
+    fortran: bool,
+    threads: usize,
+) -> crate::Result<Array2<f32>> {
+    use rayon::prelude::*;
+    assert_eq!(x.ncols(), q.nrows(), "x @ q: x has q's rows as columns");
+    let (n, p, m) = (x.nrows(), x.ncols(), q.ncols());
+    let blocks = m.div_ceil(ROTATE_LANES);
+    let parts = if fortran {
+        blocks
+    } else {
+        n.div_ceil(FORTRAN_TILE)
+    };
+    let groups = threads.min(parts);
+    if groups <= 1 {
+        let rotated = rotate(x, q, fortran);
+        crate::cancel::check()?;
+        return Ok(rotated);
+    }
+    let (lanes, x) = (q_lanes(q), x.as_standard_layout());
+    let x = x.as_slice().expect("a standard-layout array is one slice");
+    // group g: parts [g * parts / groups, (g + 1) * parts / groups), as rows or columns
+    let bounds = |g: usize, unit: usize, len: usize| (g * parts / groups * unit).min(len);
+    let spans: Vec<_> = (0..groups)
+        .map(|g| match fortran {
+            true => (
+                0..n,
+                bounds(g, ROTATE_LANES, m)..bounds(g + 1, ROTATE_LANES, m),
+            ),
+            false => (
+                bounds(g, FORTRAN_TILE, n)..bounds(g + 1, FORTRAN_TILE, n),
+                0..m,
+            ),
+        })
+        .collect();
+    let mut out = vec![0.0f32; n * m];
+    let mut parts_out = Vec::with_capacity(groups);
+    let mut rest = &mut out[..];
+    for (rows, cols) in &spans {
+        let (part, tail) = rest.split_at_mut(rows.len() * cols.len());
+        parts_out.push(part);
+        rest = tail;
+    }
+    let carried = crate::cancel::carry();
+    crate::cancel::install(&*crate::threads::thread_pool(threads)?, || {
+        spans
+            .into_par_iter()
+            .zip(parts_out)
+            .with_min_len(1)
+            .for_each(|(span, part)| {
+                carried.run(|| rotate_block((x, p), &lanes, span, fortran, part));
+            });
+    });
+    crate::cancel::check()?;
+    Ok(to_matrix(out, n, m, fortran))
+}
+
+/// An `n` × `m` matrix of `values` (column-major when `fortran`).
+fn to_matrix(values: Vec<f32>, n: usize, m: usize, fortran: bool) -> Array2<f32> {
+    if fortran {
+        Array2::from_shape_vec((n, m).f(), values).expect("n * m values")
+    } else {
+        Array2::from_shape_vec((n, m), values).expect("n * m values")
+    }
+}
+
+/// The values of [`rotate`] at rows `rows` and columns `cols` (which start on a block of
+/// [`ROTATE_LANES`] and end on one or at q's last column) into `out` (column-major when
+/// `fortran`): `x` by row as one slice of rows of `p`, q's columns as [`q_lanes`] lays
+/// them out.
+fn rotate_block(
+    (x, p): (&[f64], usize),
+    lanes: &[[f64; ROTATE_LANES]],
+    (rows, cols): (Range<usize>, Range<usize>),
+    fortran: bool,
+    out: &mut [f32],
+) {
+    let lanes = &lanes[cols.start / ROTATE_LANES * p..cols.end.div_ceil(ROTATE_LANES) * p];
     // a row's values (NaN as 0) and its missing features
     let (mut row, mut missing) = (vec![0.0f64; p], Vec::new());
     #[cfg(target_arch = "x86_64")]
     let avx2 = std::arch::is_x86_feature_detected!("avx2");
-    rows_into(n, m, fortran, |i, out| {
-        let xi = &x[i * p..(i + 1) * p];
+    let first = rows.start;
+    rows_into(out, rows.len(), cols.len(), fortran, |i, out| {
+        let xi = &x[(first + i) * p..(first + i + 1) * p];
         let mut any_missing = false;
         for (r, &v) in row.iter_mut().zip(xi) {
             let nan = v.is_nan();
@@ -115,10 +213,10 @@ pub fn rotate(x: ArrayView2<'_, f64>, q: ArrayView2<'_, f64>, fortran: bool) -> 
         #[cfg(target_arch = "x86_64")]
         if avx2 {
             // SAFETY: the processor has AVX2, checked above
-            return unsafe { rotate_row_avx2(&row, &missing, &lanes, out) };
+            return unsafe { rotate_row_avx2(&row, &missing, lanes, out) };
         }
-        rotate_row(&row, &missing, &lanes, out);
-    })
+        rotate_row(&row, &missing, lanes, out);
+    });
 }
 
 /// q's columns in blocks of [`ROTATE_LANES`], the last padded with zeros: block b's row k
@@ -211,7 +309,8 @@ pub fn rotate_csr(
         shift.iter_mut().zip(w).for_each(|(s, &w)| *s += o * w);
     }
     let mut acc = vec![0.0f64; m];
-    rows_into(n_rows, m, fortran, |i, out| {
+    let mut rotated = vec![0.0f32; n_rows * m];
+    rows_into(&mut rotated, n_rows, m, fortran, |i, out| {
         acc.fill(0.0);
         for e in indptr[i] as usize..indptr[i + 1] as usize {
             let (k, v) = (indices[e] as usize, data[e]);
@@ -221,19 +320,22 @@ pub fn rotate_csr(
         for ((o, &a), &s) in out.iter_mut().zip(&acc).zip(&shift) {
             *o = (a + s) as f32;
         }
-    })
+    });
+    to_matrix(rotated, n_rows, m, fortran)
 }
 
-/// An `n` × `m` f32 matrix (column-major when `fortran`) whose row `i` `row(i, out)` writes.
+/// Fills `out`, an `n` × `m` f32 matrix (column-major when `fortran`), row `i` as
+/// `row(i, out)` writes it.
 fn rows_into(
+    out: &mut [f32],
     n: usize,
     m: usize,
     fortran: bool,
     mut row: impl FnMut(usize, &mut [f32]),
-) -> Array2<f32> {
-    let mut out = vec![0.0f32; n * m];
-    if m == 0 {
-        return Array2::from_shape_vec((n, m), out).expect("an empty matrix");
+) {
+    debug_assert_eq!(out.len(), n * m);
+    if m == 0 || n == 0 {
+        return;
     }
     if fortran {
         // rows a tile at a time, each column's values of the tile then written together
@@ -254,7 +356,6 @@ fn rows_into(
                 }
             }
         }
-        Array2::from_shape_vec((n, m).f(), out).expect("n * m values")
     } else {
         for (i, chunk) in out.chunks_exact_mut(m).enumerate() {
             if i % CANCEL_ROWS == 0 && crate::cancel::requested() {
@@ -262,7 +363,6 @@ fn rows_into(
             }
             row(i, chunk);
         }
-        Array2::from_shape_vec((n, m), out).expect("n * m values")
     }
 }
 
@@ -381,6 +481,18 @@ mod tests {
                 let got = rotate(x, q.view(), fortran);
                 for i in 0..n {
                     same(&got.row(i).to_vec(), &want.row(i).to_vec());
+                }
+                // on threads: groups of lane blocks (column-major) or of row tiles, the
+                // same bits in the same layout
+                let bits = |a: &Array2<f32>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                for threads in [2, 3, 5] {
+                    let on = rotate_on(x, q.view(), fortran, threads).expect("not cancelled");
+                    assert_eq!(on.is_standard_layout(), !fortran);
+                    assert_eq!(
+                        bits(&on),
+                        bits(&got),
+                        "{threads} threads, fortran {fortran}"
+                    );
                 }
             }
         }

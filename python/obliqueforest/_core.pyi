@@ -104,9 +104,10 @@ def shap_values_rotated(
     """Shapley values of a rotation ensemble's mean over all its trees, on the original
     features: ``forests[k]`` reads ``scaled @ rotations[k]`` (see ``Forest.shap_values``)."""
 
-def rotate(x: np.ndarray, q: np.ndarray, fortran: bool) -> np.ndarray:
+def rotate(x: np.ndarray, q: np.ndarray, fortran: bool, n_jobs: int | None = None) -> np.ndarray:
     """``x @ q`` (float64) as float32, column-major when ``fortran``: sums over ascending
-    k; a NaN term is left out and makes the value NaN where its weight is not 0."""
+    k; a NaN term is left out and makes the value NaN where its weight is not 0. On
+    ``n_jobs`` threads, the same values."""
 
 def rotate_csr(
     n_rows: int,

@@ -422,7 +422,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
             )
             return
         for ks in plan.batches(range(self.n_rotations)):
-            X_rots = rotate_columns(plan.X_scaled, plan.rotations[ks])
+            X_rots = rotate_columns(plan.X_scaled, plan.rotations[ks], plan.n_jobs)
             forests = _core.Forest.fit_many(
                 X_rots, plan.y_core, plan.sample_weight, [params[k] for k in ks], plan.progress
             )
@@ -468,7 +468,7 @@ class _BaseRotationEnsemble(RotationTreesMixin, ScalingMixin, TransactionalFit, 
                 X_rots = (
                     [plan.rotated[k] for k in ks]
                     if plan.cache
-                    else rotate_columns(plan.X_scaled, plan.rotations[ks])
+                    else rotate_columns(plan.X_scaled, plan.rotations[ks], plan.n_jobs)
                 )
                 more = [int(counts[k] - U) for k in ks]
                 completed = [forests[k] for k in ks]

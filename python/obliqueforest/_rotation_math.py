@@ -273,8 +273,9 @@ def one_blas_thread():
     return _BLAS_LIBRARIES.limit(limits=1, user_api="blas")
 
 
-def rotate(X_scaled, rotation, order="C"):
-    """``X_scaled @ rotation`` as the float32 the core takes: one matrix product.
+def rotate(X_scaled, rotation, order="C", n_jobs=None):
+    """``X_scaled @ rotation`` as the float32 the core takes: one matrix product, on
+    ``n_jobs`` threads for dense X (the same values on any number).
 
     ``order="F"`` gives the rotated data in the column order the core grows trees on, which
     it borrows at any width (row-major data of more than 16 features it copies in every
@@ -295,7 +296,8 @@ def rotate(X_scaled, rotation, order="C"):
     if isinstance(X_scaled, _ScaledSparse):
         out = X_scaled.rotated(rotation, fortran)
     else:
-        out = _core.rotate(np.ascontiguousarray(X_scaled, dtype=np.float64), rotation, fortran)
+        X_rows = np.ascontiguousarray(X_scaled, dtype=np.float64)
+        out = _core.rotate(X_rows, rotation, fortran, n_jobs)
     if np.isinf(out).any():
         raise ValueError(
             f"a rotation maps X to values beyond float32's range ({_F32_MAX:.3g}) in which "
@@ -305,13 +307,14 @@ def rotate(X_scaled, rotation, order="C"):
     return out
 
 
-def rotate_columns(X_scaled, rotations):
+def rotate_columns(X_scaled, rotations, n_jobs=None):
     """``[X_scaled @ Q for Q in rotations]``, column-major, from one product of X with the
     rotations side by side (``X @ [Q_1 ... Q_B]``, the core's p x B*p case of ``rotate``):
     each rotated copy is a column-major block of the one result, so the same values as
     ``rotate(X_scaled, Q, "F")`` one by one (every value sums its own column's terms in
     the same order) from one pass over X, a row's sums of all the rotations computed
-    while the row is in registers, and one call for the batch instead of one a rotation.
+    while the row is in registers, and one call for the batch instead of one a rotation,
+    its rotations' columns shared among ``n_jobs`` threads.
     """
     rotations = np.asarray(rotations, dtype=np.float64)
     n_rotations, p, m = rotations.shape
@@ -319,7 +322,7 @@ def rotate_columns(X_scaled, rotations):
         return []
     # (p, B*m): rotation b's columns at b*m .. (b+1)*m
     joined = rotations.transpose(1, 0, 2).reshape(p, n_rotations * m)
-    out = rotate(X_scaled, joined, "F")
+    out = rotate(X_scaled, joined, "F", n_jobs)
     return [out[:, b * m : (b + 1) * m] for b in range(n_rotations)]
 
 

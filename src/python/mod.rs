@@ -352,13 +352,15 @@ fn orthogonal_factor<'py>(
 }
 
 /// `x @ q` as float32, the same on every machine ([`crate::linalg::rotate`]); column-major
-/// when `fortran`.
+/// when `fortran`; on `n_jobs` threads ([`crate::linalg::rotate_on`]: the same values).
 #[pyfunction]
+#[pyo3(signature = (x, q, fortran, n_jobs=None))]
 fn rotate<'py>(
     py: Python<'py>,
     x: PyReadonlyArray2<'py, f64>,
     q: PyReadonlyArray2<'py, f64>,
     fortran: bool,
+    n_jobs: Option<i64>,
 ) -> PyResult<Bound<'py, PyArray2<f32>>> {
     let (x, q) = (x.as_array(), q.as_array());
     if x.ncols() != q.nrows() {
@@ -368,8 +370,11 @@ fn rotate<'py>(
             q.nrows()
         )));
     }
+    let threads = crate::threads::n_threads(n_jobs)?;
     let work = x.len().saturating_mul(q.ncols());
-    let rotated = compute_sized(py, work, || Ok(crate::linalg::rotate(x, q, fortran)))?;
+    let rotated = compute_sized(py, work, || {
+        crate::linalg::rotate_on(x, q, fortran, threads)
+    })?;
     Ok(rotated.into_pyarray(py))
 }
 

@@ -102,9 +102,8 @@ pub fn rotate(x: ArrayView2<'_, f64>, q: ArrayView2<'_, f64>, fortran: bool) -> 
 }
 
 /// [`rotate`] on `threads` threads, the same values (each one row's sums over one block of
-/// [`ROTATE_LANES`] columns of q, whichever thread computes it): column-major output in
-/// groups of those blocks, row-major in groups of rows, each group a contiguous part of
-/// the result. One thread, or a column-major product of one block, computes in the
+/// 16 columns of q, whichever thread computes it): column-major output in groups of those
+/// blocks, row-major in groups of rows, each group a contiguous part of the result. One thread, or a column-major product of one block, computes in the
 /// calling thread.
 ///
 /// # Errors

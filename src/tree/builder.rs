@@ -361,9 +361,7 @@ impl<C: Criterion> Builder<'_, C> {
         } = self.search;
         let k = cfg.n_outputs;
         self.prepare(ws, weights.len());
-        ws.samples.clear();
-        ws.samples
-            .extend((0..weights.len() as u32).filter(|&i| weights[i as usize] > 0.0));
+        weights.positive_rows(&mut ws.samples);
         ws.arena_idx.clear();
         ws.arena_w.clear();
         ws.node_proj.clear();

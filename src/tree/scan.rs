@@ -174,9 +174,7 @@ impl Packing {
             return None;
         }
         let most = f64::from(u32::MAX >> bits);
-        let fits = weights
-            .iter()
-            .all(|w| w <= most && super::criterion::whole_weight(w));
+        let fits = weights.whole_max().is_some_and(|w| w <= most);
         fits.then_some(Packing { bits })
     }
 

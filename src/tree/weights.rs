@@ -3,6 +3,7 @@
 //! class weights (a forest's default), a tree keeps a byte a row instead of eight; every
 //! read gives the same `f64`, so the trees are the same.
 
+use super::criterion::whole_weight;
 use crate::prefetch::prefetch;
 use std::ops::Index;
 
@@ -35,14 +36,63 @@ impl<'a> RowWeights<'a> {
         }
     }
 
-    /// The weights in row order.
-    pub(crate) fn iter(self) -> impl Iterator<Item = f64> + 'a {
-        let (counts, values) = match self {
-            RowWeights::Counts(c) => (c, &[][..]),
-            RowWeights::Values(v) => (&[][..], v),
-        };
-        let counts = counts.iter().map(|&c| f64::from(c));
-        counts.chain(values.iter().copied())
+    /// The sum of the weights when every one is whole ([`whole_weight`]), else `None`
+    /// (one-byte counts are, and sum as integers: the same number while the sum is below
+    /// 2^53, and above it as close as an `f64` holds).
+    pub(crate) fn whole_total(self) -> Option<f64> {
+        match self {
+            RowWeights::Counts(c) => Some(c.iter().map(|&v| u64::from(v)).sum::<u64>() as f64),
+            RowWeights::Values(v) => {
+                let mut total = 0.0f64;
+                for &w in v {
+                    if !whole_weight(w) {
+                        return None;
+                    }
+                    total += w;
+                }
+                Some(total)
+            }
+        }
+    }
+
+    /// The largest weight (0 for no rows) when every one is whole ([`whole_weight`]), else
+    /// `None`.
+    pub(crate) fn whole_max(self) -> Option<f64> {
+        match self {
+            RowWeights::Counts(c) => Some(f64::from(c.iter().copied().max().unwrap_or(0))),
+            RowWeights::Values(v) => v
+                .iter()
+                .try_fold(0.0f64, |most, &w| whole_weight(w).then(|| most.max(w))),
+        }
+    }
+
+    /// The rows of positive weight, ascending, into `out` (emptied first): one branch-free
+    /// pass, a row's index written in place and kept when its weight is positive (a
+    /// bootstrap sample leaves about a third of the rows out, in no order a branch could
+    /// predict). Writes only the places it keeps and the one after.
+    pub(crate) fn positive_rows(self, out: &mut Vec<u32>) {
+        out.clear();
+        out.reserve(self.len());
+        let spare = out.spare_capacity_mut();
+        let mut kept = 0;
+        match self {
+            RowWeights::Counts(c) => {
+                for (i, &w) in c.iter().enumerate() {
+                    spare[kept].write(i as u32);
+                    kept += usize::from(w > 0);
+                }
+            }
+            RowWeights::Values(v) => {
+                for (i, &w) in v.iter().enumerate() {
+                    spare[kept].write(i as u32);
+                    kept += usize::from(w > 0.0);
+                }
+            }
+        }
+        // SAFETY: each of the first `kept` places was written (place k holds the k-th row
+        // kept: a place is written before `kept` moves past it), and `kept` <= the rows,
+        // which the reserved capacity holds
+        unsafe { out.set_len(kept) };
     }
 
     /// Asks for row `i`'s weight ahead of its read.
@@ -103,6 +153,38 @@ impl OwnedWeights {
         match self {
             OwnedWeights::Counts(c) => RowWeights::Counts(c),
             OwnedWeights::Values(v) => RowWeights::Values(v),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positive_rows_totals_and_maxima_read_counts_as_values() {
+        let counts: Vec<u8> = vec![0, 2, 0, 0, 1, 255, 0, 3];
+        let values: Vec<f64> = counts.iter().map(|&c| f64::from(c)).collect();
+        let mut rows = vec![7, 7, 7];
+        for w in [RowWeights::Counts(&counts), RowWeights::Values(&values)] {
+            w.positive_rows(&mut rows);
+            assert_eq!(rows, [1, 4, 5, 7]);
+            assert_eq!(w.whole_total(), Some(261.0));
+            assert_eq!(w.whole_max(), Some(255.0));
+        }
+        // none kept, no rows
+        RowWeights::Counts(&[0, 0]).positive_rows(&mut rows);
+        assert!(rows.is_empty());
+        assert_eq!(RowWeights::Counts(&[]).whole_max(), Some(0.0));
+        // a fractional, negative or missing weight is not whole, and only positive ones are
+        // kept
+        for odd in [0.5, -1.0, f64::NAN] {
+            let w = [1.0, odd, 2.0];
+            assert_eq!(RowWeights::Values(&w).whole_total(), None, "{odd}");
+            assert_eq!(RowWeights::Values(&w).whole_max(), None, "{odd}");
+            RowWeights::Values(&w).positive_rows(&mut rows);
+            let want: &[u32] = if odd > 0.0 { &[0, 1, 2] } else { &[0, 2] };
+            assert_eq!(rows, want, "{odd}");
         }
     }
 }

@@ -241,14 +241,9 @@ impl<'a, R: ClassRule, const MULTI: bool> Criterion for Classes<'a, R, MULTI> {
         if MULTI || !R::INTEGER_TERMS {
             return false;
         }
-        let mut total = 0.0f64;
-        for w in weights.iter() {
-            if !super::whole_weight(w) {
-                return false;
-            }
-            total += w;
-        }
-        4.0 * total * total < (1u64 << 53) as f64
+        weights
+            .whole_total()
+            .is_some_and(|total| 4.0 * total * total < (1u64 << 53) as f64)
     }
     fn packable_slots(&self, n_outputs: usize) -> Option<usize> {
         (!MULTI).then_some(n_outputs) // one output: a row's weight goes to its class

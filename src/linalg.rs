@@ -87,24 +87,13 @@ pub fn orthogonal_factor(a: ArrayView2<'_, f64>) -> Array2<f64> {
 /// # Panics
 /// When `x` has not `q`'s number of rows as columns.
 pub fn rotate(x: ArrayView2<'_, f64>, q: ArrayView2<'_, f64>, fortran: bool) -> Array2<f32> {
-    assert_eq!(x.ncols(), q.nrows(), "x @ q: x has q's rows as columns");
-    let (n, p, m) = (x.nrows(), x.ncols(), q.ncols());
-    // q's columns in blocks of ROTATE_LANES (the last padded with zeros), block b's row k
-    // at b * p + k: a row's sums for one block are held in registers, and every value still
-    // sums its terms over ascending k, one product and one addition a term
-    let lanes = q_lanes(q);
-    // X by row as one slice (a copy only when it is not row-major already)
-    let x = x.as_standard_layout();
-    let x = x.as_slice().expect("a standard-layout array is one slice");
-    let mut out = vec![0.0f32; n * m];
-    rotate_block((x, p), &lanes, (0..n, 0..m), fortran, &mut out);
-    to_matrix(out, n, m, fortran)
+    rotate_in(x, q, fortran, None)
 }
 
 /// [`rotate`] on `threads` threads, the same values (each one row's sums over one block of
 /// 16 columns of q, whichever thread computes it): column-major output in groups of those
-/// blocks, row-major in groups of rows, each group a contiguous part of the result. One thread, or a column-major product of one block, computes in the
-/// calling thread.
+/// blocks, row-major in groups of rows, each group a contiguous part of the result. One
+/// thread computes in the calling thread.
 ///
 /// # Errors
 /// [`Error::Cancelled`](crate::Error::Cancelled) when the call's token is cancelled, and
@@ -118,24 +107,41 @@ pub fn rotate_on(
     fortran: bool,
     threads: usize,
 ) -> crate::Result<Array2<f32>> {
+    let pool = match threads {
+        0 | 1 => None,
+        _ => Some(crate::threads::thread_pool(threads)?),
+    };
+    let rotated = rotate_in(x, q, fortran, pool.as_deref());
+    crate::cancel::check()?;
+    Ok(rotated)
+}
+
+/// [`rotate`], on `pool`'s threads when given ([`rotate_on`]).
+fn rotate_in(
+    x: ArrayView2<'_, f64>,
+    q: ArrayView2<'_, f64>,
+    fortran: bool,
+    pool: Option<&rayon::ThreadPool>,
+) -> Array2<f32> {
     use rayon::prelude::*;
     assert_eq!(x.ncols(), q.nrows(), "x @ q: x has q's rows as columns");
     let (n, p, m) = (x.nrows(), x.ncols(), q.ncols());
-    let blocks = m.div_ceil(ROTATE_LANES);
+    // q's columns in blocks of ROTATE_LANES (the last padded with zeros), block b's row k
+    // at b * p + k: a row's sums for one block are held in registers, and every value still
+    // sums its terms over ascending k, one product and one addition a term
+    let lanes = q_lanes(q);
+    // X by row as one slice (a copy only when it is not row-major already)
+    let x = x.as_standard_layout();
+    let x = x.as_slice().expect("a standard-layout array is one slice");
+    // group g: parts [g * parts / groups, (g + 1) * parts / groups), as blocks of columns
+    // (column-major) or tiles of rows
     let parts = if fortran {
-        blocks
+        m.div_ceil(ROTATE_LANES)
     } else {
         n.div_ceil(FORTRAN_TILE)
     };
-    let groups = threads.min(parts);
-    if groups <= 1 {
-        let rotated = rotate(x, q, fortran);
-        crate::cancel::check()?;
-        return Ok(rotated);
-    }
-    let (lanes, x) = (q_lanes(q), x.as_standard_layout());
-    let x = x.as_slice().expect("a standard-layout array is one slice");
-    // group g: parts [g * parts / groups, (g + 1) * parts / groups), as rows or columns
+    let threads = pool.map_or(1, rayon::ThreadPool::current_num_threads);
+    let groups = threads.min(parts).max(1);
     let bounds = |g: usize, unit: usize, len: usize| (g * parts / groups * unit).min(len);
     let spans: Vec<_> = (0..groups)
         .map(|g| match fortran {
@@ -157,18 +163,26 @@ pub fn rotate_on(
         parts_out.push(part);
         rest = tail;
     }
-    let carried = crate::cancel::carry();
-    crate::cancel::install(&*crate::threads::thread_pool(threads)?, || {
-        spans
-            .into_par_iter()
-            .zip(parts_out)
-            .with_min_len(1)
-            .for_each(|(span, part)| {
-                carried.run(|| rotate_block((x, p), &lanes, span, fortran, part));
+    match pool {
+        Some(pool) if groups > 1 => {
+            let carried = crate::cancel::carry();
+            crate::cancel::install(pool, || {
+                spans
+                    .into_par_iter()
+                    .zip(parts_out)
+                    .with_min_len(1)
+                    .for_each(|(span, part)| {
+                        carried.run(|| rotate_block((x, p), &lanes, span, fortran, part));
+                    });
             });
-    });
-    crate::cancel::check()?;
-    Ok(to_matrix(out, n, m, fortran))
+        }
+        _ => {
+            for (span, part) in spans.into_iter().zip(parts_out) {
+                rotate_block((x, p), &lanes, span, fortran, part);
+            }
+        }
+    }
+    to_matrix(out, n, m, fortran)
 }
 
 /// An `n` × `m` matrix of `values` (column-major when `fortran`).

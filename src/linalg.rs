@@ -172,12 +172,16 @@ fn rotate_in(
                     .zip(parts_out)
                     .with_min_len(1)
                     .for_each(|(span, part)| {
-                        carried.run(|| rotate_block((x, p), &lanes, span, fortran, part));
+                        carried.run(|| {
+                            crate::alloc::prefault(part);
+                            rotate_block((x, p), &lanes, span, fortran, part);
+                        });
                     });
             });
         }
         _ => {
             for (span, part) in spans.into_iter().zip(parts_out) {
+                crate::alloc::prefault(part);
                 rotate_block((x, p), &lanes, span, fortran, part);
             }
         }
@@ -206,30 +210,113 @@ fn rotate_block(
     out: &mut [f32],
 ) {
     let lanes = &lanes[cols.start / ROTATE_LANES * p..cols.end.div_ceil(ROTATE_LANES) * p];
-    // a row's values (NaN as 0) and its missing features
-    let (mut row, mut missing) = (vec![0.0f64; p], Vec::new());
+    let x = &x[rows.start * p..rows.end * p];
+    let (n, m) = (rows.len(), cols.len());
     #[cfg(target_arch = "x86_64")]
-    let avx2 = std::arch::is_x86_feature_detected!("avx2");
-    let first = rows.start;
-    rows_into(out, rows.len(), cols.len(), fortran, |i, out| {
-        let xi = &x[(first + i) * p..(first + i + 1) * p];
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2, checked above
+        return unsafe { rotate_rows_avx2((x, p), lanes, (n, m), fortran, out) };
+    }
+    rotate_rows((x, p), lanes, (n, m), fortran, out);
+}
+
+/// [`rotate_block`]'s values: the `n` rows of `x` (rows of `p`) times the `m` columns of q
+/// in `lanes`, into `out`. Column-major output goes a tile of [`FORTRAN_TILE`] rows at a
+/// time, and within it one block of [`ROTATE_LANES`] columns at a time: the tile's values
+/// of a block (1 KiB) are computed, then written as one cache line of each of its columns.
+#[inline(always)]
+fn rotate_rows(
+    (x, p): (&[f64], usize),
+    lanes: &[[f64; ROTATE_LANES]],
+    (n, m): (usize, usize),
+    fortran: bool,
+    out: &mut [f32],
+) {
+    debug_assert_eq!(out.len(), n * m);
+    if !fortran {
+        let mut row = RowTerms::new(p);
+        for (i, out) in out.chunks_exact_mut(m.max(1)).enumerate() {
+            if i % CANCEL_ROWS == 0 && crate::cancel::requested() {
+                break; // cancelled: the caller returns the cancellation, not these values
+            }
+            row.read(&x[i * p..(i + 1) * p]);
+            rotate_row(&row.values, &row.missing, lanes, out);
+        }
+        return;
+    }
+    let mut tile: Vec<RowTerms> = (0..FORTRAN_TILE).map(|_| RowTerms::new(p)).collect();
+    let mut values = [[0.0f32; ROTATE_LANES]; FORTRAN_TILE];
+    for start in (0..n).step_by(FORTRAN_TILE) {
+        if start % CANCEL_ROWS == 0 && crate::cancel::requested() {
+            break; // cancelled: the caller returns the cancellation, not these values
+        }
+        let rows = FORTRAN_TILE.min(n - start);
+        for (t, row) in tile.iter_mut().take(rows).enumerate() {
+            row.read(&x[(start + t) * p..(start + t + 1) * p]);
+        }
+        for (b, block) in lanes.chunks_exact(p.max(1)).enumerate() {
+            let first = b * ROTATE_LANES;
+            let width = ROTATE_LANES.min(m - first);
+            for (row, v) in tile.iter().zip(values.iter_mut()).take(rows) {
+                rotate_row(&row.values, &row.missing, block, &mut v[..width]);
+            }
+            for c in 0..width {
+                let column = &mut out[(first + c) * n + start..][..rows];
+                for (o, v) in column.iter_mut().zip(&values) {
+                    *o = v[c];
+                }
+            }
+        }
+    }
+}
+
+/// [`rotate_rows`] compiled for AVX2: four of a block's sums to an instruction instead of
+/// two, each still one product and one addition a term (AVX2 has no fused multiply-add),
+/// so the same values.
+///
+/// # Safety
+/// The processor must have AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rotate_rows_avx2(
+    x: (&[f64], usize),
+    lanes: &[[f64; ROTATE_LANES]],
+    shape: (usize, usize),
+    fortran: bool,
+    out: &mut [f32],
+) {
+    rotate_rows(x, lanes, shape, fortran, out)
+}
+
+/// One row of X as [`rotate_row`] reads it: its values with NaN as 0, and its missing
+/// features.
+struct RowTerms {
+    values: Vec<f64>,
+    missing: Vec<usize>,
+}
+
+impl RowTerms {
+    fn new(p: usize) -> Self {
+        RowTerms {
+            values: vec![0.0; p],
+            missing: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn read(&mut self, xi: &[f64]) {
         let mut any_missing = false;
-        for (r, &v) in row.iter_mut().zip(xi) {
+        for (r, &v) in self.values.iter_mut().zip(xi) {
             let nan = v.is_nan();
             any_missing |= nan;
             *r = if nan { 0.0 } else { v };
         }
-        missing.clear();
+        self.missing.clear();
         if any_missing {
-            missing.extend((0..p).filter(|&k| xi[k].is_nan()));
+            self.missing
+                .extend((0..xi.len()).filter(|&k| xi[k].is_nan()));
         }
-        #[cfg(target_arch = "x86_64")]
-        if avx2 {
-            // SAFETY: the processor has AVX2, checked above
-            return unsafe { rotate_row_avx2(&row, &missing, lanes, out) };
-        }
-        rotate_row(&row, &missing, lanes, out);
-    });
+    }
 }
 
 /// q's columns in blocks of [`ROTATE_LANES`], the last padded with zeros: block b's row k
@@ -271,23 +358,6 @@ fn rotate_row(row: &[f64], missing: &[usize], lanes: &[[f64; ROTATE_LANES]], out
             }
         }
     }
-}
-
-/// [`rotate_row`] compiled for AVX2: four of a block's sums to an instruction instead of
-/// two, each still one product and one addition a term (AVX2 has no fused multiply-add),
-/// so the same values.
-///
-/// # Safety
-/// The processor must have AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn rotate_row_avx2(
-    row: &[f64],
-    missing: &[usize],
-    lanes: &[[f64; ROTATE_LANES]],
-    out: &mut [f32],
-) {
-    rotate_row(row, missing, lanes, out)
 }
 
 /// Columns of q a [`rotate`] pass computes at once (their sums fit in registers).
@@ -509,24 +579,26 @@ mod tests {
                 }
             }
         }
-        // each build of the row kernel on its own (an AVX2 machine runs only one in rotate)
+        // each build of the kernel on its own (an AVX2 machine runs only one in rotate)
         let lanes = q_lanes(q.view());
-        for i in 0..n {
-            let row: Vec<f64> = x
-                .row(i)
-                .iter()
-                .map(|&v| if v.is_nan() { 0.0 } else { v })
-                .collect();
-            let missing: Vec<usize> = (0..p).filter(|&k| x[[i, k]].is_nan()).collect();
-            let mut got = vec![0.0f32; m];
-            rotate_row(&row, &missing, &lanes, &mut got);
-            same(&got, &want.row(i).to_vec());
+        let x_rows = x.as_standard_layout();
+        let x_rows = x_rows.as_slice().expect("standard layout");
+        let bits_of = |v: &[f32]| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        for fortran in [false, true] {
+            // want's values in the layout's order
+            let want: Vec<u32> = match fortran {
+                true => want.t().iter().map(|v| v.to_bits()).collect(),
+                false => want.iter().map(|v| v.to_bits()).collect(),
+            };
+            let mut got = vec![0.0f32; n * m];
+            rotate_rows((x_rows, p), &lanes, (n, m), fortran, &mut got);
+            assert_eq!(bits_of(&got), want, "portable build, fortran {fortran}");
             #[cfg(target_arch = "x86_64")]
             if std::arch::is_x86_feature_detected!("avx2") {
-                let mut got = vec![0.0f32; m];
+                let mut got = vec![0.0f32; n * m];
                 // SAFETY: the processor has AVX2
-                unsafe { rotate_row_avx2(&row, &missing, &lanes, &mut got) };
-                same(&got, &want.row(i).to_vec());
+                unsafe { rotate_rows_avx2((x_rows, p), &lanes, (n, m), fortran, &mut got) };
+                assert_eq!(bits_of(&got), want, "AVX2 build, fortran {fortran}");
             }
         }
     }

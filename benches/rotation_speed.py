@@ -10,7 +10,9 @@ machine, which wall time is not) and as wall seconds:
 
 * **RF**: this library's ``RandomForestClassifier`` with M trees (the same tree settings:
   gini, ``max_features="sqrt"``, fully grown, bootstrap) on the same data;
-* **ensemble**: ``RotationEnsembleClassifier(M, n_rotations=R, micro_forest_size=U)``;
+* **ensemble**: ``RotationEnsembleClassifier(M, n_rotations=R, micro_forest_size=U)``, a
+  fresh clone fitted in each repeat (as RF is a fresh estimator: no fit of the three
+  includes releasing an earlier model);
 * **same trees**: the ensemble's very trees grown as plain core forests (each rotation's
   ``max(c_k, U)`` trees, same seed) on its rotated data, without out-of-bag records or any
   orchestration, in one ``Forest.fit_many`` call for all rotations (one ``Forest.fit``
@@ -29,9 +31,12 @@ data repeated ten times, each value jittered by 1% of its feature's standard dev
 (seeded) so that no two rows coincide. ``--data waveform,classification`` adds Breiman's
 waveform-21 (5000 rows) and ``make_classification`` (5000 x 20).
 
-Run::
+``--phases`` adds, per weighting, the median wall milliseconds of the ensemble's phases
+(its methods, its two core calls, the rotated copies' product, the whole fit) over
+``--repeat`` more fits. Run::
 
     python benches/rotation_speed.py --n-jobs 2 --repeat 7
+    python benches/rotation_speed.py --n-jobs 2 --repeat 15 --phases
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ import numpy as np
 import obliqueforest
 from obliqueforest import RandomForestClassifier, _core
 from obliqueforest.rotation import WEIGHTINGS, RotationEnsembleClassifier, rotate
+from sklearn.base import clone
 from sklearn.datasets import load_wine, make_classification
 from sklearn.utils import check_random_state
 
@@ -131,6 +137,66 @@ def same_trees(est, X, y, n_jobs):
     return grow
 
 
+#: The ensemble's phases ``--phases`` times: its methods, then the core calls and the
+#: product inside them (each entry's time includes those it calls).
+PHASES = (
+    "_plan_fit",
+    "_grow_micro_forests",
+    "_rotation_oob_errors",
+    "_weight_rotations",
+    "_complete_forests",
+    "_fit_rotations",
+)
+
+
+def phase_times(est, X, y, repeat):
+    """Median wall milliseconds of each of the ensemble's phases over ``repeat`` fits of
+    fresh clones, timed with ``time.perf_counter`` around its methods (``PHASES``), its
+    two core calls and the rotated copies' product, and the whole fit: where the fit's
+    time beyond its trees goes. Wraps those functions for the duration only."""
+    from obliqueforest import _rotation_base
+    from obliqueforest._rotation_base import _BaseRotationEnsemble
+
+    spent = {}
+
+    def timing(name, fn):
+        def timed_fn(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                spent[name] = spent.get(name, 0.0) + time.perf_counter() - start
+
+        return timed_fn
+
+    class Forest:  # the core class, its two batch calls timed
+        fit_many = staticmethod(timing("core: micro-forests", _core.Forest.fit_many))
+        fit_more_many = staticmethod(timing("core: completion", _core.Forest.fit_more_many))
+
+    class Core:
+        def __getattr__(self, name):
+            return Forest if name == "Forest" else getattr(_core, name)
+
+    saved = {name: _BaseRotationEnsemble.__dict__[name] for name in PHASES}
+    saved_core, saved_rotate = _rotation_base._core, _rotation_base.rotate_columns
+    rows = []
+    try:
+        for name in PHASES:
+            setattr(_BaseRotationEnsemble, name, timing(name, saved[name]))
+        _rotation_base._core = Core()
+        _rotation_base.rotate_columns = timing("product (rotate_columns)", saved_rotate)
+        for _ in range(repeat):
+            spent.clear()
+            fit = timing("whole fit", clone(est).fit)
+            fit(X, y)
+            rows.append(dict(spent))
+    finally:
+        for name, fn in saved.items():
+            setattr(_BaseRotationEnsemble, name, fn)
+        _rotation_base._core, _rotation_base.rotate_columns = saved_core, saved_rotate
+    return {name: 1e3 * float(np.median([r.get(name, 0.0) for r in rows])) for name in rows[0]}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n-estimators", type=int, default=1000)
@@ -140,6 +206,11 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--weightings", default="exp,bst")
     parser.add_argument("--data", default="wine1780")
+    parser.add_argument(
+        "--phases",
+        action="store_true",
+        help="also time the ensemble's phases (median ms of --repeat fits; see phase_times)",
+    )
     args = parser.parse_args(argv)
     M, R, U = args.n_estimators, args.n_rotations, args.micro_forest_size
     for weighting in args.weightings.split(","):
@@ -184,7 +255,10 @@ def main(argv=None):
             runs = []  # per repeat: (cpu, wall) of RF, ensemble, same trees
             for _ in range(args.repeat):
                 t_rf, _ = timed(rf)
-                t_ens, _ = timed(lambda X=X, y=y, est=est: est.fit(X, y))
+                # a fresh estimator, as RF's fit is: the previous model is released outside
+                # the timing for all three (refitting one estimator would also time the
+                # release of its last model)
+                t_ens, _ = timed(lambda X=X, y=y, est=est: clone(est).fit(X, y))
                 t_same = timed(grow_same)[0] if grow_same else (np.nan, np.nan)
                 runs.append((t_rf, t_ens, t_same))
             cpu, wall = np.array(runs)[:, :, 0], np.array(runs)[:, :, 1]
@@ -202,6 +276,14 @@ def main(argv=None):
                 + f"{np.median(wall[:, 1] / wall[:, 2]):>9.3f}",
                 flush=True,
             )
+            if args.phases:
+                phases = phase_times(est, X, y, args.repeat)
+                print(
+                    "    phases, median ms: "
+                    + ", ".join(f"{name} {ms:.2f}" for name, ms in phases.items())
+                    + f"; same trees {1e3 * np.median(wall[:, 2]):.2f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -44,6 +44,9 @@ pub(crate) enum Switch {
     /// A categorical column of one level at a node scored without its statistics
     /// (`tree::categorical`).
     OneLevel,
+    /// A single categorical term at a node of too few rows for two groups of levels
+    /// found constant without its statistics (`tree::categorical`).
+    FewRowsForLevels,
 }
 
 /// Counts one `c`.
@@ -120,7 +123,7 @@ mod tested {
     use std::sync::{Mutex, MutexGuard, PoisonError};
 
     pub(super) static COUNTS: [AtomicUsize; 7] = [const { AtomicUsize::new(0) }; 7];
-    pub(super) static SWITCHES: [AtomicBool; 5] = [const { AtomicBool::new(true) }; 5];
+    pub(super) static SWITCHES: [AtomicBool; 6] = [const { AtomicBool::new(true) }; 6];
     pub(super) static LOCAL_LIMITS: Mutex<Option<[usize; 3]>> = Mutex::new(None);
 
     /// The count of `c` so far in this process.

@@ -362,6 +362,11 @@ fn the_fast_path_grows_the_same_forests(switch: crate::probe::Switch, what: &str
         categorical: vec![40, 6, 0, 0],
         ..p
     };
+    let rare_below = |rows: usize, p: ForestParams| {
+        let mut p = with(p);
+        p.growth.min_category_samples = rows;
+        p
+    };
     let sporf = |p: ForestParams| ForestParams {
         projection: Projection::new(SparseSigned {
             density: Density::FeatureCombinations(1.5),
@@ -415,6 +420,19 @@ fn the_fast_path_grows_the_same_forests(switch: crate::probe::Switch, what: &str
             &y2,
             None,
         ),
+        // rare levels pooled from other row counts: every level alone, and from 5 rows
+        (
+            "gini, every level alone",
+            rare_below(1, ForestParams::classification(2)),
+            &y2,
+            None,
+        ),
+        (
+            "regression, levels of 5 rows",
+            rare_below(5, ForestParams::regression()),
+            &yr,
+            None,
+        ),
     ];
     let _held = probe::hold();
     for (name, params, y, w) in cases {
@@ -443,6 +461,16 @@ fn a_single_terms_level_bins_without_values_grow_the_same_trees() {
     the_fast_path_grows_the_same_forests(
         crate::probe::Switch::BinsWithoutValues,
         "the level bins without values",
+    );
+}
+
+#[test]
+fn a_single_term_at_too_few_rows_for_two_groups_grows_the_same_trees() {
+    // a single categorical term at a node of at most min_category_samples rows found
+    // constant without its statistics
+    the_fast_path_grows_the_same_forests(
+        crate::probe::Switch::FewRowsForLevels,
+        "the term found constant at few rows",
     );
 }
 

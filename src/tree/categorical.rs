@@ -37,6 +37,38 @@ impl<C: Criterion> SplitSearch<'_, C> {
         }
     }
 
+    /// Whether `proj` is a single categorical term that cannot split `node`: the node has
+    /// at most `min_category_samples` rows, none missing the term's column, so its levels
+    /// form one group at most (a level of fewer rows than that is rare, and the rare ones
+    /// are pooled), whose score standardises to 0 for every row: the candidate is
+    /// constant, as its statistics would find at more cost (the nodes of two and three
+    /// rows, the most numerous of a tree grown to purity, have many such candidates). Under
+    /// the searched scans of trees with targets only (a value rule orders levels at
+    /// random, and a missing row could still split from the rest).
+    pub(super) fn too_few_rows_for_levels(
+        &self,
+        ws: &Workspace,
+        node: Node<'_>,
+        proj: ProjRef<'_>,
+    ) -> bool {
+        let ProjRef::Sparse { idx: &[j], .. } = proj else {
+            return false;
+        };
+        let kinds = &self.cfg.categorical;
+        if kinds.is_empty() || kinds[j as usize] == 0 {
+            return false;
+        }
+        let j = j as usize;
+        node.n() <= self.cfg.growth.min_category_samples
+            && matches!(self.scans, Scans::Searched)
+            && self.crit.value_rule().is_none()
+            && probe::on(Switch::FewRowsForLevels)
+            && (!self.x.has_missing()
+                || ws.samples[node.start..node.end]
+                    .iter()
+                    .all(|&s| self.x.get(s as usize, j) >= 0.0))
+    }
+
     /// Candidate `proj`, which has categorical terms ([`Self::has_categorical_terms`]):
     /// computes their maps at `node` into `ws.cat.cur` and the node's projected values
     /// into `ws.vals`, or, for a single term whose bins suffice, the rows' bins into

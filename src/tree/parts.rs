@@ -184,6 +184,9 @@ impl<'a, C: Criterion> SplitSearch<'a, C> {
     ) -> Option<Found> {
         let at = node.start..node.end;
         ws.cat.new_values(); // (whichever caller asks: no level bins of an earlier candidate)
+        if self.too_few_rows_for_levels(ws, node, proj) {
+            return None; // (constant: see there)
+        }
         let read = match self.values_part(ws, node, c, proj) {
             Values::Sparse => {
                 let found = self.sparse_split(ws, node, proj, mono)?;

@@ -8,7 +8,7 @@ the two above half of scikit-learn's one-hot fit time), the bench's split for se
 thread, 100 trees, the fastest of ``--repeats`` fits of:
 
 * ``raw``: our forest on the raw DataFrame, at ``min_samples_split`` 2 (the default), 8,
-  32 and 128: the time the nodes of fewer rows take is the difference;
+  32 and 128 (``--splits``): the time the nodes of fewer rows take is the difference;
 * ``codes``: the categorical columns as numeric codes (NaN for missing), no categorical
   split;
 * ``numeric``: the numeric columns alone, ours and scikit-learn's forest (its defaults, as
@@ -18,6 +18,7 @@ Run::
 
     python benches/small_nodes.py
     python benches/small_nodes.py --only hi sumhes --repeats 5
+    python benches/small_nodes.py --splits 2 3 4     # the nodes of two and three rows
 """
 
 from __future__ import annotations
@@ -67,11 +68,18 @@ def main(argv=None):
     parser.add_argument("--only", nargs="+", default=["males", "diamonds"], choices=list(cb.TABLES))
     parser.add_argument("--repeats", type=int, default=3, help="fits per cell, fastest kept")
     parser.add_argument("--trees", type=int, default=100)
+    parser.add_argument(
+        "--splits",
+        nargs="+",
+        type=int,
+        default=[2, 8, 32, 128],
+        help="min_samples_split of the raw columns (2 8 32 128)",
+    )
     args = parser.parse_args(argv)
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     loader = argparse.Namespace(max_rows=10000, synthetic_rows=6000, levels=1500, quick=False)
-    splits = (2, 8, 32, 128)
+    splits = args.splits
     print(
         f"one thread, {args.trees} trees, fastest of {args.repeats} fits, seconds; "
         "the bench's split for seed 0\n"

@@ -12,6 +12,11 @@
 //! histogram bins, the random splitter, a rule without targets), whose split its own
 //! room defines.
 //!
+//! Before both steps, a single categorical term at a node of too few rows for two groups
+//! of its levels, none missing, is found constant without either
+//! ([`SplitSearch::too_few_rows_for_levels`], `categorical`): the plain path finds it
+//! constant too.
+//!
 //! **Values** ([`Values`]): where a candidate's projected values at the node come from.
 //! 1. [`Values::Sparse`] (`sparse_split`): sparse X whose criterion statistics are exact
 //!    for the tree's weights, a linear candidate and a splitter that scans every

@@ -7,7 +7,8 @@
 //! [`on`] is `true`, [`local_limits`] is `None` and [`test_or`] is its production value,
 //! each a constant the compiler folds away, so a build for users runs exactly the code it
 //! would without them. Under test, counts and switches are process-wide; a test that
-//! reads a count or sets a switch holds [`hold`] so that such tests run one at a time.
+//! reads a count or sets a switch holds `hold()` (test builds only) so that such tests
+//! run one at a time.
 
 /// What a test may count: a fast path taken.
 #[derive(Clone, Copy, Debug)]

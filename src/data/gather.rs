@@ -24,7 +24,7 @@ impl FeatureMatrix<'_> {
     /// row by row (every value a float: what a batch of candidates that share features
     /// gathers fastest, [`Self::gather_block`]), into memory a node's subtree keeps in the
     /// caches; sparse X into columns of the rows' own entries
-    /// ([`SparseStore::gather_rows`]: `None` unless the rows ascend and the copy can be
+    /// ([`crate::sparse::SparseStore::gather_rows`]: `None` unless the rows ascend and the copy can be
     /// allocated).
     pub(crate) fn gather_rows(&self, rows: &[u32], by_row: bool) -> Option<FeatureMatrix<'static>> {
         if let Store::Sparse(x) = &self.store {

@@ -21,7 +21,7 @@ use crate::rng::{Purpose, Rng};
 
 /// How often tree `t` of a forest seeded with `seed` draws each of `n` rows into its
 /// bootstrap sample of `n_draws` rows. The one place the bootstrap is drawn: growing a tree
-/// and [`Forest::in_bag_counts`] both call it, so the in-bag rows reported afterwards are
+/// and [`super::Forest::in_bag_counts`] both call it, so the in-bag rows reported afterwards are
 /// the ones the tree was grown on.
 pub(super) fn bootstrap_counts(seed: u64, t: usize, n: usize, n_draws: usize) -> Vec<u32> {
     let mut counts = vec![0u32; n];
@@ -117,7 +117,7 @@ fn balance_classes(weights: &mut [f64], counts: &[u32], slots: &[u32], k: usize,
 /// drawn rows, in ascending order, from the tree's `Honest` stream picks
 /// `round(fraction × drawn)` of them, clamped to leave at least one row in each part when
 /// two or more are drawn (none when fewer). The one place the honest split is drawn:
-/// growing a tree and [`Forest::honest_counts`] both call it.
+/// growing a tree and [`super::Forest::honest_counts`] both call it.
 pub(super) fn honest_mask(
     seed: u64,
     t: usize,

@@ -1,7 +1,7 @@
 //! What a model file holds, as plain types: the estimator kind, class labels with their
 //! numpy dtype, parameters and attributes, the projection record ([`Header`]), and the
 //! forests with what surrounds them ([`Body`]). Checking them against each other is
-//! [`super::check`]'s; reading and writing them is [`super::file`]'s.
+//! [`super::check()`]'s; reading and writing them is [`super::file`]'s.
 
 use crate::error::{Error, Result};
 use crate::params::Task;

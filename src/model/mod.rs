@@ -16,7 +16,7 @@
 //! Every model is written as version 5; files of versions 1 to 4 (whose header had no
 //! record, and which had only the sections their model needed) are read by `compat`.
 //!
-//! Invariant: a [`Model`] exists only after [`check`] accepted it, on reading and on
+//! Invariant: a [`Model`] exists only after [`check()`] accepted it, on reading and on
 //! writing alike. `check` compares every header field with the core model (n_features,
 //! task, classes and their dtypes, estimator kind, the projection record, sizes of every
 //! array) and names the field on a mismatch; on reading, every forest's
@@ -129,7 +129,7 @@ impl Model {
     /// Builds a model from its parts, checking them as a loaded file is checked.
     ///
     /// # Errors
-    /// As [`check`].
+    /// As [`check()`].
     pub fn new(header: Header, body: Body<Forest>) -> Result<Model> {
         Model::checked(ModelFile { header, body })
     }

@@ -276,7 +276,7 @@ fn shown(param: &Param) -> String {
 /// the module invariant).
 ///
 /// # Errors
-/// [`Error::CorruptModel`] naming the unknown parameters or attributes, or the first
+/// [`crate::Error::CorruptModel`] naming the unknown parameters or attributes, or the first
 /// parameter whose value takes none of its forms.
 pub(super) fn check(h: &Header) -> Result<()> {
     let name = h.estimator.name();
@@ -334,7 +334,7 @@ pub(super) fn check(h: &Header) -> Result<()> {
 /// grow (see the module invariant).
 ///
 /// # Errors
-/// [`Error::CorruptModel`] naming `estimator` when it does not.
+/// [`crate::Error::CorruptModel`] naming `estimator` when it does not.
 pub(super) fn check_family(h: &Header) -> Result<()> {
     let name = h.estimator.name();
     let tag = h.projection.tag.as_str();

@@ -53,7 +53,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         bins::kind(self.cfg.splitter, discrete, lo, hi, n)
     }
 
-    /// Whether every feature of `proj` looks discrete (see [`FeatureMatrix::is_discrete`]).
+    /// Whether every feature of `proj` looks discrete (see [`crate::data::FeatureMatrix::is_discrete`]).
     pub(super) fn all_discrete(&self, proj: ProjRef<'_>) -> bool {
         if !self.x.any_discrete() {
             return false; // (a pooled candidate has thousands of terms)

@@ -1,4 +1,4 @@
-//! Candidate screening at large nodes ([`crate::params::ForestParams::candidate_samples`]):
+//! Candidate screening at large nodes ([`crate::params::Growth::candidate_samples`]):
 //! every candidate scored on a random sample of the node's rows, the best few on all of
 //! them ([`SplitSearch::screened_search`]).
 //!

@@ -297,7 +297,7 @@ impl<C: Criterion> SplitSearch<'_, C> {
         }))
     }
 
-    /// Whether the search skips candidates that repeat an earlier one ([`Repeats`]), and
+    /// Whether the search skips candidates that repeat an earlier one ([`super::repeats::Repeats`]), and
     /// whether mirrors count as repeats: `None` where a candidate's score depends on more
     /// than its projected values (the random splitter and trees without targets draw a
     /// random number a candidate; compact descriptors have no explicit weights). Mirrors

@@ -63,7 +63,7 @@ pub(crate) struct Workspace {
     /// (none between searches).
     pub(super) node_mask: Vec<u64>,
     /// Criterion statistics of a screened node's screen rows
-    /// ([`crate::params::ForestParams::candidate_samples`]).
+    /// ([`crate::params::Growth::candidate_samples`]).
     pub(super) screen_stats: Vec<f64>,
     /// A screened node's rows in their order before the screen was drawn.
     pub(super) screen_order: Vec<u32>,

@@ -234,6 +234,8 @@ fn rotate_rows(
 ) {
     debug_assert_eq!(out.len(), n * m);
     if !fortran {
+        // (rows_into's row-major loop, written out: through its closure the AVX2 build
+        // lost its kernel, a fifth slower)
         let mut row = RowTerms::new(p);
         for (i, out) in out.chunks_exact_mut(m.max(1)).enumerate() {
             if i % CANCEL_ROWS == 0 && crate::cancel::requested() {

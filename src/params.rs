@@ -9,7 +9,9 @@
 //! can make a fit abort on an allocation or overflow an index.
 
 use crate::error::{invalid, Result};
-pub use crate::growth::{Growth, DEFAULT_MIN_CATEGORY_SAMPLES};
+pub use crate::growth::{
+    Growth, DEFAULT_MIN_CATEGORY_SAMPLES, DEFAULT_MIN_CATEGORY_SAMPLES_REGRESSION,
+};
 use crate::projection::{AxisAligned, Projection};
 use serde::{Deserialize, Serialize};
 
@@ -279,12 +281,16 @@ pub struct ForestParams {
 }
 
 impl ForestParams {
-    /// These parameters on one thread: what two forests' parameters are compared as,
-    /// since the thread count never changes a tree.
-    pub(crate) fn on_one_thread(&self) -> ForestParams {
-        let mut p = self.clone();
-        p.growth.n_jobs = 1;
-        p
+    /// These parameters with the default growth settings: what two forests' parameters
+    /// are compared as. The growth settings are how a forest was grown, never part of its
+    /// bytes (a forest read back has [`Growth::default`], whatever its task's defaults):
+    /// the thread count never changes a tree, and the others are applied to the trees
+    /// themselves, which the comparisons compare.
+    pub(crate) fn without_growth(&self) -> ForestParams {
+        ForestParams {
+            growth: Growth::default(),
+            ..self.clone()
+        }
     }
 }
 
@@ -338,12 +344,18 @@ impl ForestParams {
         }
     }
 
-    /// Defaults of scikit-learn's RandomForestRegressor (squared error, all features).
+    /// Defaults of scikit-learn's RandomForestRegressor (squared error, all features); rare
+    /// levels of categorical columns pooled below
+    /// [`DEFAULT_MIN_CATEGORY_SAMPLES_REGRESSION`] rows.
     pub fn regression() -> Self {
         ForestParams {
             task: Task::Regression,
             criterion: Criterion::SquaredError,
             max_features: MaxFeatures::All,
+            growth: Growth {
+                min_category_samples: DEFAULT_MIN_CATEGORY_SAMPLES_REGRESSION,
+                ..Growth::default()
+            },
             ..Self::classification(2)
         }
     }

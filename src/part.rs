@@ -176,7 +176,7 @@ impl Forest {
     /// out-of-bag sums are added tree by tree in index order, as a single fit adds them.
     ///
     /// # Errors
-    /// No parts; parts of forests with different parameters (the thread count aside) or
+    /// No parts; parts of forests with different parameters (the growth settings aside) or
     /// feature counts; gaps or overlaps in the tree ranges; with OOB, parts grown on
     /// different numbers of rows.
     pub fn from_parts<'a>(parts: impl IntoIterator<Item = &'a ForestPart>) -> Result<Forest> {
@@ -187,7 +187,7 @@ impl Forest {
             return bad("no parts to join".into());
         };
         let params = first.forest.params.clone();
-        let same = |p: &ForestParams| p.on_one_thread() == params.on_one_thread();
+        let same = |p: &ForestParams| p.without_growth() == params.without_growth();
         let mut trees = Vec::with_capacity(params.n_estimators);
         for part in &order {
             if !same(&part.forest.params) || part.forest.n_features != first.forest.n_features {
@@ -253,13 +253,13 @@ impl Forest {
     /// with their out-of-bag predictions added onto this forest's in tree order.
     ///
     /// # Errors
-    /// A part of another forest (parameters other than the tree and thread counts, or
-    /// features, differ), one that does not start at this forest's next tree, or one
-    /// grown on a different number of rows when OOB is kept.
+    /// A part of another forest (parameters other than the tree count and the growth
+    /// settings, or features, differ), one that does not start at this forest's next tree,
+    /// or one grown on a different number of rows when OOB is kept.
     pub fn append_part(&mut self, part: &ForestPart) -> Result<()> {
         let comparable = |p: &ForestParams| ForestParams {
             n_estimators: 0,
-            ..p.on_one_thread()
+            ..p.without_growth()
         };
         if comparable(&part.forest.params) != comparable(&self.params)
             || part.forest.n_features != self.n_features

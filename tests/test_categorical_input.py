@@ -15,6 +15,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import InvalidParameterError
 
 import obliqueforest as of
+from obliqueforest._trees import ObliqueTreeClassifier, ObliqueTreeRegressor
 from obliqueforest.projections import Patch
 
 pd = pytest.importorskip("pandas")
@@ -523,3 +524,54 @@ def test_a_model_file_keeps_the_levels(tmp_path):
     plain = of.RandomForestClassifier(5, random_state=0).fit(numeric, y2)
     plain.save(tmp_path / "n.of")
     assert of.load(tmp_path / "n.of").categories_ == [None] * numeric.shape[1]
+
+
+def _pairs_table(n_levels=40):
+    """One categorical column whose every level has two rows, and y its level's effect:
+    a column only a forest that scores levels of two rows can split."""
+    levels = [f"l{k}" for k in range(n_levels)]
+    X = pd.DataFrame({"level": pd.Categorical(np.repeat(levels, 2), levels)})
+    effect = np.random.default_rng(3).normal(size=n_levels)
+    return X, np.repeat(effect, 2)
+
+
+@pytest.mark.parametrize(
+    "cls", [of.RandomForestRegressor, of.SPORFRegressor, of.ObliqueForestRegressor]
+)
+def test_regressors_score_levels_of_two_rows_and_classifiers_pool_them(cls):
+    X, y = _pairs_table()
+    assert cls().min_category_samples == 2
+    # (every row once: bootstrap would leave levels of one row)
+    kw = {"n_estimators": 5, "bootstrap": False, "random_state": 0}
+    fit = cls(**kw).fit(X, y)
+    assert fit.score(X, y) > 0.99
+    pooled = cls(**kw, min_category_samples=3).fit(X, y)
+    assert np.ptp(pooled.predict(X)) == 0  # every level pooled: no split
+    # (each tree of a forest, estimators_)
+    assert ObliqueTreeRegressor().min_category_samples == 2
+    for classifier in (of.RandomForestClassifier, of.SPORFClassifier, ObliqueTreeClassifier):
+        assert classifier().min_category_samples == 3
+
+
+def test_a_model_file_keeps_min_category_samples_at_either_default(tmp_path):
+    from obliqueforest import _io
+
+    X, y = _pairs_table()
+    for value in (2, 3):
+        est = of.RandomForestRegressor(5, min_category_samples=value, random_state=0).fit(X, y)
+        est.save(tmp_path / "m.of")
+        assert _io._plain_params(est)["min_category_samples"] == value
+        assert of.load(tmp_path / "m.of").min_category_samples == value
+    # a model of numeric columns at its default holds no trace of them; at another
+    # value it records it
+    numeric = pd.DataFrame({"x": np.arange(80.0)})
+    plain = of.RandomForestRegressor(5, random_state=0).fit(numeric, y)
+    assert not {"min_category_samples", "categorical_features"} & set(_io._plain_params(plain))
+    plain.set_params(min_category_samples=3).fit(numeric, y)
+    assert _io._plain_params(plain)["min_category_samples"] == 3
+    # a file written when every file left the parameters out at 3 (before regressors'
+    # default became 2) loads a model with categorical columns as fitted with 3
+    saved = {"n_estimators": 5}
+    old = _io._params(of.RandomForestRegressor, saved, None, categorical=True)
+    assert old.min_category_samples == 3
+    assert _io._params(of.RandomForestRegressor, saved, None).min_category_samples == 2

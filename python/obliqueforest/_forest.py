@@ -181,7 +181,7 @@ class ObliqueForestRegressor(_ForestRegressor):
         max_samples: Any = None, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
         splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
         honest_fraction: Any = 0.0, store_leaf_values: Any = False,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 2,
         categorical_in_projections: Any = True,
     ):
         self.projection = projection
@@ -292,7 +292,7 @@ class RandomForestRegressor(_ForestRegressor):
         verbose: Any = 0, warm_start: Any = False, max_samples: Any = None, ccp_alpha: Any = 0.0,
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = None, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 2,
         categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators
@@ -466,7 +466,7 @@ class SPORFRegressor(_SPORFMixin, _ForestRegressor):
         warm_start: Any = False, max_samples: Any = None, ccp_alpha: Any = 0.0,
         monotonic_cst: Any = None, splitter: Any = "best", max_bins: Any = 256,
         candidate_samples: Any = 512, honest_fraction: Any = 0.0, store_leaf_values: Any = False,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 2,
         categorical_in_projections: Any = True,
     ):
         self.n_estimators = n_estimators

@@ -21,6 +21,7 @@ file names its class, which is looked up in the package's one list of estimators
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 
 import numpy as np
@@ -102,15 +103,21 @@ def _plain_params(est):
 
     ``n_jobs`` is left out: a thread count is never read from a file. A ``RandomState``
     instance has no plain form and is saved as None (the fitted model does not need it).
-    The parameters of categorical columns are left out at their defaults
-    (:data:`_LEFT_OUT_AT_DEFAULT`), which a loaded model takes again.
+    The parameters of categorical columns (:data:`_LEFT_OUT_AT_DEFAULT`) are left out of
+    a model without categorical columns where they are at the estimator's defaults,
+    which a loaded model takes again; a model with categorical columns records them all.
     """
     from .projections import _Projection
 
     params = {}
     fitted = getattr(est, "_fit_params", None)
+    # (an autoencoder's categorical columns are its codec's, not the parameters')
+    categorical = getattr(est, "_categories", None) is not None
+    defaults = _signature_defaults(type(est))
     for k, v in (fitted if fitted is not None else est.get_params(deep=False)).items():
-        if k == "n_jobs" or (k in _LEFT_OUT_AT_DEFAULT and _is_default(v, _LEFT_OUT_AT_DEFAULT[k])):
+        if k == "n_jobs" or (
+            k in _LEFT_OUT_AT_DEFAULT and not categorical and _is_default(v, defaults.get(k))
+        ):
             continue
         if isinstance(v, _Projection):
             v = {"__projection__": type(v).__name__, **_flatten(v._state())}
@@ -120,11 +127,24 @@ def _plain_params(est):
     return params
 
 
-#: Parameters a model file leaves out at these values (their defaults): a model saved
-#: before they existed reads as one fitted with them, and a model that does not use them
-#: (numeric columns; its categorical columns are kept as ``_categories_*`` attributes)
-#: holds no trace of them.
+#: The parameters of categorical columns, each with its first default: a model file
+#: leaves them out of a model without categorical columns (kept as ``_categories_*``
+#: attributes) where they are at the estimator's defaults, so that model holds no trace of
+#: them, and a model saved before they existed reads as one fitted with them. A file of a
+#: model with categorical columns that lacks one was written when every file left them
+#: out at these values (before regressors' ``min_category_samples`` default became 2): the
+#: model was fitted with this value (:func:`_params`).
 _LEFT_OUT_AT_DEFAULT = {p.name: p.default for p in FOREST_PARAMS if not p.saved_at_default}
+
+
+def _signature_defaults(cls) -> dict:
+    """The defaults of ``cls``'s constructor, by parameter name (what a loaded model that
+    lacks a parameter takes)."""
+    return {
+        name: p.default
+        for name, p in inspect.signature(cls.__init__).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
 
 
 def _is_default(value, default) -> bool:
@@ -462,7 +482,7 @@ def _estimator_class(name):
     return estimator_class(name)
 
 
-def _params(cls, saved, forest):
+def _params(cls, saved, forest, categorical=False):
     from sklearn.utils._param_validation import InvalidParameterError
 
     from . import projections
@@ -472,6 +492,13 @@ def _params(cls, saved, forest):
     # below), so a Rust service refuses the same files with the same messages; parameters
     # added since a file was written take the value that reproduces its model
     params = {**getattr(cls, "_added_param_values", {}), **saved}
+    if categorical:
+        # a model with categorical columns whose file lacks their parameters was fitted
+        # with their first defaults (_LEFT_OUT_AT_DEFAULT)
+        own = _signature_defaults(cls)
+        for k, v in _LEFT_OUT_AT_DEFAULT.items():
+            if k in own:
+                params.setdefault(k, v)
     spec = params.get("projection")
     if isinstance(spec, dict):
         spec = dict(spec)
@@ -570,7 +597,8 @@ def load(path):
     """
     parts = _core.load_model(os.fspath(path))
     cls = _estimator_class(parts["estimator"])
-    est = _params(cls, parts["params"], parts.get("forest"))
+    categorical = any(k.startswith(_CATEGORIES) for k in parts["attributes"])
+    est = _params(cls, parts["params"], parts.get("forest"), categorical)
     est.n_features_in_ = int(parts["n_features"])
     _check_projection_record(est, parts["projection"])
     if parts["feature_names"] is not None:

@@ -403,7 +403,7 @@ class ObliqueTreeRegressor(_TreeMixin, _RegressorMixin, _BaseForest):
         max_features: Any = 1.0, random_state: Any = None, max_leaf_nodes: Any = None,
         min_impurity_decrease: Any = 0.0, ccp_alpha: Any = 0.0, monotonic_cst: Any = None,
         splitter: Any = "best", max_bins: Any = 256, candidate_samples: Any = None,
-        categorical_features: Any = "from_dtype", min_category_samples: Any = 3,
+        categorical_features: Any = "from_dtype", min_category_samples: Any = 2,
         categorical_in_projections: Any = True,
     ):
         self.projection = projection

@@ -76,8 +76,8 @@ pub struct Forest {
 /// (caches and out-of-bag bookkeeping aside).
 impl PartialEq for Forest {
     fn eq(&self, other: &Self) -> bool {
-        // n_jobs is how a forest was grown, not what it is
-        self.params.on_one_thread() == other.params.on_one_thread()
+        // the growth settings are how a forest was grown, not what it is
+        self.params.without_growth() == other.params.without_growth()
             && self.n_features == other.n_features
             && self.trees == other.trees
             && self.leaf_targets == other.leaf_targets

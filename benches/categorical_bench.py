@@ -42,8 +42,9 @@ missing string stays NaN in the raw frame that our forests, YDF (missing) and Li
 (missing) get, is a category of its own for ``OneHotEncoder`` and the code -1 for
 ``OrdinalEncoder``. ``diamonds`` and ``hi`` are subsampled (seeded) to ``--max-rows``.
 
-Protocol: ``--repeats`` (3) random 75/25 splits with seeds 0, 1, 2, ... (stratified for
-classification); the model seed is the split's seed. Held-out error: misclassification
+Protocol: ``--repeats`` (3) random 75/25 splits with seeds 0, 1, 2, ... (from
+``--first-seed`` if given; stratified for classification); the model seed is the split's
+seed. Held-out error: misclassification
 rate (classification) or 1 - R^2 (regression), the mean over repeats; fit wall time
 (``time.perf_counter`` around ``fit``, encoders included), the mean over repeats, and its
 ratio to ``sk_onehot``'s. Means across tables per method are over the real tables used
@@ -440,7 +441,7 @@ def run_table(name, args, methods, failures):
     """``{method: (errors, fit seconds)}`` over the repeats; None where a fit raised."""
     X, y, task = load(name, args)
     out = {m: ([], []) for m in methods}
-    for seed in range(args.repeats):
+    for seed in range(args.first_seed, args.first_seed + args.repeats):
         train, test = train_test_split(
             np.arange(len(y)),
             test_size=0.25,
@@ -553,6 +554,9 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trees", type=int, default=100, help="trees, every model (100)")
     parser.add_argument("--repeats", type=int, default=3, help="75/25 splits, seeds 0.. (3)")
+    parser.add_argument(
+        "--first-seed", type=int, default=0, help="the first split's seed (0): another set"
+    )
     parser.add_argument("--n-jobs", type=int, default=2, help="threads, every model (2)")
     parser.add_argument(
         "--max-rows", type=int, default=10000, help="subsample diamonds and hi to (10000)"
@@ -640,7 +644,8 @@ def main(argv=None):
         "",
         f"Every model: {args.trees} trees, {args.n_jobs} threads, the split's seed, its "
         f"defaults otherwise (see the script's docstring for the peers' settings). "
-        f"{args.repeats} random 75/25 split(s) (seeds 0..{args.repeats - 1}, stratified for "
+        f"{args.repeats} random 75/25 split(s) (seeds {args.first_seed}.."
+        f"{args.first_seed + args.repeats - 1}, stratified for "
         "classification). Error: held-out misclassification rate (classification), "
         "1 - R^2 (regression); mean over the splits. Fit: wall seconds of `fit` (encoders "
         "included), mean over the splits. of_* get the raw DataFrame. Tables marked "

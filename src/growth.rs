@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 /// How a forest is grown, beyond what its trees are: settings applied while growing
 /// (pruning, constraints, screening, threads), so never part of a model's bytes. A warm
 /// start, a pickle of the parameters and a worker growing trees for a cluster are each
-/// given the whole of it; a model read from bytes has the defaults (one thread, nothing
-/// applied). A new growth setting is a field here, its row in the Python parameter
-/// table, and the code that applies it.
+/// given the whole of it; a model read from bytes has [`Growth::default`] (one thread,
+/// nothing applied, classifiers' `min_category_samples`, whatever its task: a warm start
+/// of a regressor passes its own). A new growth setting is a field here, its row in the
+/// Python parameter table, and the code that applies it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Growth {
     /// Minimal cost-complexity pruning of every grown tree ([`crate::prune`]); 0 prunes
